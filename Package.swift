@@ -1,0 +1,88 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "Ubiquity",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "ubiq", targets: ["ubiq"]),
+        .executable(name: "ubiq-bench", targets: ["ubiq-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ],
+    targets: [
+        // Pure: IDs, paths, versions, conflict rule, chunker, hashes, HLC, key-value values and limits.
+        .target(
+            name: "UbiqCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Wire types and stable error codes shared by server and clients.
+        .target(name: "UbiqProtocol", dependencies: ["UbiqCore"]),
+        // SQLite metadata (GRDB) and the content-addressed chunk folder, behind protocols.
+        .target(
+            name: "UbiqStorage",
+            dependencies: [
+                "UbiqCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // Hummingbird routes, authentication, push channel, quota.
+        .target(
+            name: "UbiqServer",
+            dependencies: [
+                "UbiqCore", "UbiqProtocol", "UbiqStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The HTTP + WebSocket client of the server API (used by the engine, the tests and the benchmarks).
+        .target(
+            name: "UbiqClient",
+            dependencies: [
+                "UbiqCore", "UbiqProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Argument parsing, exit codes, --json.
+        .target(
+            name: "UbiqCLI",
+            dependencies: [
+                "UbiqCore", "UbiqServer", "UbiqStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "ubiq", dependencies: ["UbiqCLI"]),
+        .executableTarget(
+            name: "ubiq-bench",
+            dependencies: [
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Test-only helpers: seeded RNG, temp dirs, a server on a loopback port, child processes.
+        .target(
+            name: "UbiqTesting",
+            dependencies: ["UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol"],
+            path: "Tests/UbiqTesting"
+        ),
+        .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),
+        .testTarget(
+            name: "UbiqServerTests",
+            dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting"]
+        ),
+    ]
+)

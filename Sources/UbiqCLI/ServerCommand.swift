@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import UbiqCore
+import UbiqServer
+
+/// `ubiq server …`
+struct ServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "server",
+        abstract: "Run the sync server, or manage its accounts.",
+        subcommands: [ServerRun.self, UserCommand.self],
+        defaultSubcommand: ServerRun.self
+    )
+}
+
+/// Options shared by the server commands.
+struct DataOption: ParsableArguments {
+    @Option(name: .long, help: "Data directory (default: $XDG_DATA_HOME/ubiquity/server).")
+    var data: String?
+
+    func directory() -> URL {
+        if let data { return URL(fileURLWithPath: data, isDirectory: true) }
+        return ServerConfiguration.defaultDataDirectory(environment: ProcessInfo.processInfo.environment)
+    }
+}
+
+/// `ubiq server [--data DIR] [--listen HOST:PORT]`
+struct ServerRun: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the server in the foreground (the default).")
+
+    @OptionGroup var data: DataOption
+
+    @Option(name: .long, help: "Address to listen on, HOST:PORT (default: 127.0.0.1:\(ServerConfiguration.defaultPort)). Port 0 picks a free port.")
+    var listen: String = "127.0.0.1:\(ServerConfiguration.defaultPort)"
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        do { _ = try ServerConfiguration.parseListen(listen) } catch let e as CoreError { throw ValidationError(e.message) }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
+    }
+
+    func run() async throws {
+        let (host, port) = try ServerConfiguration.parseListen(listen)
+        let dir = data.directory()
+        let services = try ServerServices.embedded(at: dir)
+        var logger = Logger(label: "ubiq.server")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let app = UbiqServerApp.make(services: services, host: host, port: port, logger: logger) { bound in
+            let shownHost = host.contains(":") ? "[\(host)]" : host
+            print("ubiq server listening on http://\(shownHost):\(bound) (data: \(dir.path))")
+            fflush(nil)
+        }
+        do {
+            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        } catch {
+            throw CLIError(.storageFailure, "cannot serve on \(host):\(port): \(error)")
+        }
+    }
+}
+
+/// `ubiq server user …`
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage accounts.", subcommands: [UserAdd.self])
+}
+
+/// `ubiq server user add NAME [--password-stdin] [--quota SIZE] [--data DIR]`
+struct UserAdd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Create an account (prints a generated password unless one is given).")
+
+    @Argument(help: "User name: 1-64 characters of a-z 0-9 . _ -")
+    var name: String
+
+    @Flag(name: .long, help: "Read the password from the first line of standard input.")
+    var passwordStdin = false
+
+    @Option(name: .long, help: "Storage quota, e.g. 5GiB, 500MB (default: 5GiB).")
+    var quota: String?
+
+    @OptionGroup var data: DataOption
+
+    func run() async throws {
+        let quotaBytes = try quota.map { try ByteSize.parse($0) } ?? ServerConfiguration.defaultQuota
+        let password: String
+        var generated = false
+        if passwordStdin {
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                throw CLIError(.invalidValue, "no password on standard input")
+            }
+            password = line
+        } else {
+            password = Self.generatePassword()
+            generated = true
+        }
+        let services = try ServerServices.embedded(at: data.directory())
+        try await services.addUser(name: name, password: password, quota: quotaBytes)
+        print("created user \(name) (quota \(ByteSize.format(quotaBytes)))")
+        if generated { print("password: \(password)") }
+    }
+
+    /// 20 characters from an unambiguous alphabet (about 100 bits).
+    static func generatePassword() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyzACDEFGHJKLMNPQRSTUVWXYZ23456789")
+        var rng = SystemRandomNumberGenerator()
+        return String((0..<20).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] })
+    }
+}

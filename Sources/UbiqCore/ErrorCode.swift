@@ -1,0 +1,45 @@
+/// Stable error codes shared by every layer: the core, the server's wire errors,
+/// the client and the command line. A code never changes meaning once shipped.
+public enum ErrorCode: String, Codable, Sendable, CaseIterable {
+    // Input validation
+    case invalidPath = "invalid_path"
+    case invalidContainer = "invalid_container"
+    case invalidHash = "invalid_hash"
+    case invalidRequest = "invalid_request"
+    case invalidValue = "invalid_value"
+    case payloadTooLarge = "payload_too_large"
+    // Authentication and authorisation
+    case unauthorized = "unauthorized"
+    case badCredentials = "bad_credentials"
+    case forbidden = "forbidden"
+    case tooManyAttempts = "too_many_attempts"
+    // State
+    case notFound = "not_found"
+    case pathExists = "path_exists"
+    case storageFull = "storage_full"
+    case hashMismatch = "hash_mismatch"
+    case missingChunks = "missing_chunks"
+    case incompleteContent = "incomplete_content"
+    case userExists = "user_exists"
+    // Key-value limits
+    case kvTooManyKeys = "kv_too_many_keys"
+    case kvKeyInvalid = "kv_key_invalid"
+    case kvValueTooLarge = "kv_value_too_large"
+    case kvStoreTooLarge = "kv_store_too_large"
+    // Everything else
+    case storageFailure = "storage_failure"
+    case internalError = "internal_error"
+}
+
+/// The core layer's error: a stable code and a sentence a person can read.
+public struct CoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let code: ErrorCode
+    public let message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(message) [\(code.rawValue)]" }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// A UUID-backed identifier; concrete IDs differ only by their tag so they cannot be mixed up.
+public protocol UUIDIdentifier: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    var uuid: UUID { get }
+    init(uuid: UUID)
+}
+
+extension UUIDIdentifier {
+    /// Parses the canonical text form; nil when it is not a UUID.
+    public init?(string: String) {
+        guard let u = UUID(uuidString: string) else { return nil }
+        self.init(uuid: u)
+    }
+    /// Lower-case canonical text form.
+    public var description: String { uuid.uuidString.lowercased() }
+    public static func < (a: Self, b: Self) -> Bool { a.description < b.description }
+    public init(from decoder: Decoder) throws {
+        let s = try decoder.singleValueContainer().decode(String.self)
+        guard let u = UUID(uuidString: s) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a UUID: \(s.prefix(64))"))
+        }
+        self.init(uuid: u)
+    }
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}
+
+/// An item's stable identity across renames and moves.
+public struct ItemID: UUIDIdentifier { public let uuid: UUID; public init(uuid: UUID) { self.uuid = uuid } }
+/// One committed content state of an item.
+public struct VersionID: UUIDIdentifier { public let uuid: UUID; public init(uuid: UUID) { self.uuid = uuid } }
+/// One installation of the client.
+public struct DeviceID: UUIDIdentifier { public let uuid: UUID; public init(uuid: UUID) { self.uuid = uuid } }
+
+/// Makes UUIDs; injected so pure code never calls `UUID()` itself.
+public protocol UUIDSource: Sendable {
+    func next() -> UUID
+}
+
+/// A container's name, e.g. `TEAM.com.example.notes`: 1–255 bytes of `A–Z a–z 0–9 . _ -`,
+/// not starting with a dot.
+public struct ContainerID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    public let string: String
+    public init(validating s: String) throws {
+        guard !s.isEmpty, s.utf8.count <= 255, !s.hasPrefix("."),
+              s.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
+        else { throw CoreError(.invalidContainer, "container ID must be 1-255 characters of A-Z a-z 0-9 . _ - not starting with '.'") }
+        string = s
+    }
+    public var description: String { string }
+    public static func < (a: Self, b: Self) -> Bool { a.string < b.string }
+    public init(from decoder: Decoder) throws {
+        try self.init(validating: try decoder.singleValueContainer().decode(String.self))
+    }
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(string)
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+
+/// A property-list value stored in the key-value store, typed explicitly on the wire:
+/// `{"type": "string", "value": "…"}`; dates as ISO-8601 text, data as base64,
+/// arrays and dictionaries holding typed values.
+public indirect enum KVValue: Hashable, Sendable {
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case bool(Bool)
+    case date(Date)
+    case data(Data)
+    case array([KVValue])
+    case dictionary([String: KVValue])
+
+    /// The type's name on the wire and in `--json`.
+    public var typeName: String {
+        switch self {
+        case .string: "string"
+        case .int: "int"
+        case .double: "double"
+        case .bool: "bool"
+        case .date: "date"
+        case .data: "data"
+        case .array: "array"
+        case .dictionary: "dictionary"
+        }
+    }
+
+    /// The bytes this value counts against the store's limits: UTF-8 length of strings and
+    /// dictionary keys, the length of data, 8 for numbers and dates, 1 for booleans,
+    /// summed through arrays and dictionaries.
+    public var byteCount: Int {
+        switch self {
+        case .string(let s): s.utf8.count
+        case .int, .double, .date: 8
+        case .bool: 1
+        case .data(let d): d.count
+        case .array(let a): a.reduce(0) { $0 + $1.byteCount }
+        case .dictionary(let d): d.reduce(0) { $0 + $1.key.utf8.count + $1.value.byteCount }
+        }
+    }
+
+    /// Nesting depth (a scalar is 1).
+    public var depth: Int {
+        switch self {
+        case .array(let a): 1 + (a.map(\.depth).max() ?? 0)
+        case .dictionary(let d): 1 + (d.values.map(\.depth).max() ?? 0)
+        default: 1
+        }
+    }
+
+    /// Rejects values JSON and property lists cannot carry faithfully (NaN, infinities) and
+    /// nesting deeper than ``KVLimits/maxDepth``.
+    public func validate() throws {
+        if depth > KVLimits.maxDepth { throw CoreError(.invalidValue, "value is nested deeper than \(KVLimits.maxDepth) levels") }
+        try walk { v in
+            if case .double(let d) = v, !d.isFinite { throw CoreError(.invalidValue, "a double must be finite") }
+        }
+    }
+
+    func walk(_ body: (KVValue) throws -> Void) rethrows {
+        try body(self)
+        switch self {
+        case .array(let a): for v in a { try v.walk(body) }
+        case .dictionary(let d): for v in d.values { try v.walk(body) }
+        default: break
+        }
+    }
+}
+
+extension KVValue: Codable {
+    enum CodingKeys: String, CodingKey { case type, value }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try c.decode(String.self, forKey: .type)
+        switch type {
+        case "string": self = .string(try c.decode(String.self, forKey: .value))
+        case "int": self = .int(try c.decode(Int64.self, forKey: .value))
+        case "double": self = .double(try c.decode(Double.self, forKey: .value))
+        case "bool": self = .bool(try c.decode(Bool.self, forKey: .value))
+        case "date":
+            let s = try c.decode(String.self, forKey: .value)
+            guard let d = KVDateFormat.parse(s) else {
+                throw DecodingError.dataCorruptedError(forKey: .value, in: c, debugDescription: "not an ISO-8601 date: \(s.prefix(64))")
+            }
+            self = .date(d)
+        case "data":
+            let s = try c.decode(String.self, forKey: .value)
+            guard let d = Data(base64Encoded: s) else {
+                throw DecodingError.dataCorruptedError(forKey: .value, in: c, debugDescription: "not base64")
+            }
+            self = .data(d)
+        case "array": self = .array(try c.decode([KVValue].self, forKey: .value))
+        case "dictionary": self = .dictionary(try c.decode([String: KVValue].self, forKey: .value))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown value type '\(type.prefix(32))'")
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(typeName, forKey: .type)
+        switch self {
+        case .string(let s): try c.encode(s, forKey: .value)
+        case .int(let i): try c.encode(i, forKey: .value)
+        case .double(let d): try c.encode(d, forKey: .value)
+        case .bool(let b): try c.encode(b, forKey: .value)
+        case .date(let d): try c.encode(KVDateFormat.format(d), forKey: .value)
+        case .data(let d): try c.encode(d.base64EncodedString(), forKey: .value)
+        case .array(let a): try c.encode(a, forKey: .value)
+        case .dictionary(let d): try c.encode(d, forKey: .value)
+        }
+    }
+}
+
+/// ISO-8601 with milliseconds, in UTC (`2026-11-22T10:42:00.000Z`).
+public enum KVDateFormat {
+    public static func format(_ d: Date) -> String {
+        d.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+    }
+    public static func parse(_ s: String) -> Date? {
+        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(s) { return d }
+        return try? Date.ISO8601FormatStyle().parse(s)
+    }
+}
+
+/// The key-value store's limits (product §4).
+public enum KVLimits {
+    /// At most this many keys in one store.
+    public static let maxKeys = 1024
+    /// A key is 1...64 bytes of UTF-8.
+    public static let maxKeyBytes = 64
+    /// One key plus its value, in bytes (1 MB = 1,048,576 bytes).
+    public static let maxEntryBytes = 1 << 20
+    /// The whole store, in bytes.
+    public static let maxStoreBytes = 1 << 20
+    /// Deepest nesting of arrays and dictionaries.
+    public static let maxDepth = 32
+
+    /// Checks one key (and optional value) on its own.
+    public static func check(key: String, value: KVValue?) throws {
+        let kb = key.utf8.count
+        guard kb >= 1, kb <= maxKeyBytes else { throw CoreError(.kvKeyInvalid, "a key must be 1-\(maxKeyBytes) bytes of UTF-8 (got \(kb))") }
+        guard !key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw CoreError(.kvKeyInvalid, "a key may not contain control characters")
+        }
+        if let value {
+            try value.validate()
+            let size = kb + value.byteCount
+            if size > maxEntryBytes { throw CoreError(.kvValueTooLarge, "key '\(key)' and its value are \(size) bytes; the limit is \(maxEntryBytes)") }
+        }
+    }
+
+    /// Checks a whole store after a change: the number of keys and the total bytes.
+    public static func check(store: [String: KVValue]) throws {
+        if store.count > maxKeys { throw CoreError(.kvTooManyKeys, "the store would hold \(store.count) keys; the limit is \(maxKeys)") }
+        let total = totalBytes(store)
+        if total > maxStoreBytes { throw CoreError(.kvStoreTooLarge, "the store would hold \(total) bytes; the limit is \(maxStoreBytes)") }
+    }
+
+    /// The bytes a store counts against its limit.
+    public static func totalBytes(_ store: [String: KVValue]) -> Int {
+        store.reduce(0) { $0 + $1.key.utf8.count + $1.value.byteCount }
+    }
+}
+
+/// One key's state as kept by server and devices: the value (nil = removed, a tombstone),
+/// its HLC stamp and the device that wrote it.
+public struct KVEntry: Hashable, Sendable, Codable {
+    public let key: String
+    public let value: KVValue?
+    public let stamp: HLCTimestamp
+    public let device: DeviceID
+
+    public init(key: String, value: KVValue?, stamp: HLCTimestamp, device: DeviceID) {
+        self.key = key
+        self.value = value
+        self.stamp = stamp
+        self.device = device
+    }
+
+    /// Last-writer-wins: the greater HLC stamp wins; equal stamps are ordered by device ID.
+    public func wins(over other: KVEntry) -> Bool {
+        if stamp != other.stamp { return stamp > other.stamp }
+        return device > other.device
+    }
+}
+
+/// Pure merge of a batch of incoming entries into a store's current entries.
+public enum KVMerge {
+    /// The entries of `incoming` that win over what `current` holds for their keys.
+    public static func winners(_ incoming: [KVEntry], over current: [String: KVEntry]) -> [KVEntry] {
+        var best: [String: KVEntry] = [:]
+        for e in incoming {
+            if let b = best[e.key], !e.wins(over: b) { continue }
+            best[e.key] = e
+        }
+        return best.values.filter { e in current[e.key].map { e.wins(over: $0) } ?? true }.sorted { $0.key < $1.key }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// One version of an item as the server records it.
+public struct VersionRecord: Hashable, Sendable, Codable {
+    public var id: VersionID
+    public var state: VersionState
+    public var size: Int
+    public var hash: ContentHash
+    /// The file's modification date as the writing device saw it.
+    public var modified: Date
+    /// When the server accepted the commit.
+    public var committed: Date
+    public var device: DeviceID
+    public var deviceName: String
+    /// True once the server holds every chunk of the content (metadata is committed first).
+    public var uploaded: Bool
+
+    public init(id: VersionID, state: VersionState, size: Int, hash: ContentHash, modified: Date, committed: Date,
+                device: DeviceID, deviceName: String, uploaded: Bool) {
+        self.id = id
+        self.state = state
+        self.size = size
+        self.hash = hash
+        self.modified = modified
+        self.committed = committed
+        self.device = device
+        self.deviceName = deviceName
+        self.uploaded = uploaded
+    }
+}
+
+/// An item (file or folder) as the server records it.
+public struct ItemRecord: Hashable, Sendable, Codable {
+    public var id: ItemID
+    public var path: RelativePath
+    public var kind: ItemKind
+    /// The current version (files only).
+    public var current: VersionRecord?
+    /// Number of unresolved conflict versions.
+    public var conflictCount: Int
+    /// Set while the item is in the trash.
+    public var deletedAt: Date?
+    /// The change-journal position of the item's latest change.
+    public var changeSeq: Int64
+
+    public init(id: ItemID, path: RelativePath, kind: ItemKind, current: VersionRecord?, conflictCount: Int, deletedAt: Date?, changeSeq: Int64) {
+        self.id = id
+        self.path = path
+        self.kind = kind
+        self.current = current
+        self.conflictCount = conflictCount
+        self.deletedAt = deletedAt
+        self.changeSeq = changeSeq
+    }
+
+    public var isDeleted: Bool { deletedAt != nil }
+}

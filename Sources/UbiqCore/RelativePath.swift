@@ -1,0 +1,99 @@
+import Foundation
+
+/// A validated path relative to a container folder, e.g. `Documents/notes.txt`.
+///
+/// Invariants (checked by ``init(validating:)``): valid UTF-8, Unicode NFC, `/`-separated,
+/// not absolute, no empty, `.` or `..` segments, no NUL or control characters,
+/// each name at most 255 bytes, the whole path at most 4096 bytes.
+/// Used by the server and the engine alike, so both sides agree on what a path is.
+public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    /// Largest number of UTF-8 bytes in one name.
+    public static let maxNameBytes = 255
+    /// Largest number of UTF-8 bytes in a whole path.
+    public static let maxPathBytes = 4096
+
+    /// The normalised path string.
+    public let string: String
+
+    /// Validates and NFC-normalises `raw`; throws ``CoreError`` with code `invalid_path`.
+    public init(validating raw: String) throws {
+        guard !raw.isEmpty else { throw CoreError(.invalidPath, "path is empty") }
+        let normalized = raw.precomposedStringWithCanonicalMapping
+        guard normalized.utf8.count <= Self.maxPathBytes else {
+            throw CoreError(.invalidPath, "path is longer than \(Self.maxPathBytes) bytes")
+        }
+        guard !normalized.hasPrefix("/") else {
+            throw CoreError(.invalidPath, "path must be relative: \(Self.quoted(raw))")
+        }
+        for scalar in normalized.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) {
+                throw CoreError(.invalidPath, "path contains a control character: \(Self.quoted(raw))")
+            }
+        }
+        for segment in normalized.split(separator: "/", omittingEmptySubsequences: false) {
+            switch segment {
+            case "": throw CoreError(.invalidPath, "path has an empty segment: \(Self.quoted(raw))")
+            case ".", "..": throw CoreError(.invalidPath, "path may not contain '.' or '..': \(Self.quoted(raw))")
+            default:
+                if segment.utf8.count > Self.maxNameBytes {
+                    throw CoreError(.invalidPath, "a name is longer than \(Self.maxNameBytes) bytes")
+                }
+            }
+        }
+        self.string = normalized
+    }
+
+    /// Validates raw bytes as UTF-8 first (hostile input from the disk or the network).
+    public init(validatingBytes bytes: [UInt8]) throws {
+        guard let s = String(validating: bytes, as: UTF8.self) else {
+            throw CoreError(.invalidPath, "path is not valid UTF-8")
+        }
+        try self.init(validating: s)
+    }
+
+    private init(unchecked: String) { self.string = unchecked }
+
+    /// The path's segments.
+    public var components: [String] { string.split(separator: "/").map(String.init) }
+    /// The last segment.
+    public var name: String { components.last ?? string }
+    /// The enclosing folder, or nil at the container's top level.
+    public var parent: RelativePath? {
+        guard let slash = string.lastIndex(of: "/") else { return nil }
+        return RelativePath(unchecked: String(string[..<slash]))
+    }
+    /// The path of a child named `name` (validated).
+    public func appending(_ name: String) throws -> RelativePath {
+        try RelativePath(validating: string + "/" + name)
+    }
+    /// True when `self` is `other` or lies inside it.
+    public func isSelfOrDescendant(of other: RelativePath) -> Bool {
+        string == other.string || string.hasPrefix(other.string + "/")
+    }
+    /// Replaces the prefix `old` (which `self` must lie in) with `new`.
+    public func rebased(from old: RelativePath, to new: RelativePath) -> RelativePath {
+        guard isSelfOrDescendant(of: old) else { return self }
+        return RelativePath(unchecked: new.string + string.dropFirst(old.string.count))
+    }
+    /// True when this item or any ancestor folder's name ends in `.nosync` (it never leaves the device).
+    public var isExcluded: Bool { components.contains { $0.hasSuffix(".nosync") } }
+    /// True when the path lies in the `Documents/` folder (the `documents` scope).
+    public var isInDocuments: Bool { string == "Documents" || string.hasPrefix("Documents/") }
+
+    public var description: String { string }
+    public static func < (a: RelativePath, b: RelativePath) -> Bool { a.string < b.string }
+
+    public init(from decoder: Decoder) throws {
+        let raw = try decoder.singleValueContainer().decode(String.self)
+        try self.init(validating: raw)
+    }
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(string)
+    }
+
+    static func quoted(_ s: String) -> String {
+        let shown = s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+        return "'" + String(shown.prefix(200)) + "'"
+    }
+}

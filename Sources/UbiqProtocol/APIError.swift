@@ -1,0 +1,37 @@
+import UbiqCore
+
+/// The error body every failed request carries: `{"error": {"code": "...", "message": "..."}}`.
+public struct APIErrorBody: Codable, Sendable, Equatable {
+    public struct Detail: Codable, Sendable, Equatable {
+        public let code: ErrorCode
+        public let message: String
+        public init(code: ErrorCode, message: String) { self.code = code; self.message = message }
+    }
+    public let error: Detail
+    /// For `incomplete_content`: the chunks still missing.
+    public let missing: [ContentHash]?
+    public init(code: ErrorCode, message: String, missing: [ContentHash]? = nil) {
+        error = Detail(code: code, message: message)
+        self.missing = missing
+    }
+}
+
+extension ErrorCode {
+    /// The HTTP status that carries this code.
+    public var httpStatus: Int {
+        switch self {
+        case .invalidPath, .invalidContainer, .invalidHash, .invalidRequest, .invalidValue,
+             .kvTooManyKeys, .kvKeyInvalid, .kvValueTooLarge, .kvStoreTooLarge:
+            400
+        case .unauthorized, .badCredentials: 401
+        case .forbidden: 403
+        case .tooManyAttempts: 429
+        case .notFound: 404
+        case .pathExists, .userExists: 409
+        case .payloadTooLarge: 413
+        case .hashMismatch, .missingChunks, .incompleteContent: 422
+        case .storageFull: 507
+        case .storageFailure, .internalError: 500
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import UbiqCore
+
+/// `POST /v1/login`
+public struct LoginRequest: Codable, Sendable {
+    public var user: String
+    public var password: String
+    public var deviceName: String
+    /// A device logging in again passes its ID to keep it.
+    public var deviceID: DeviceID?
+    public init(user: String, password: String, deviceName: String, deviceID: DeviceID? = nil) {
+        self.user = user; self.password = password; self.deviceName = deviceName; self.deviceID = deviceID
+    }
+}
+
+public struct LoginResponse: Codable, Sendable {
+    public var token: String
+    public var user: String
+    public var deviceID: DeviceID
+    public var deviceName: String
+    public init(token: String, user: String, deviceID: DeviceID, deviceName: String) {
+        self.token = token; self.user = user; self.deviceID = deviceID; self.deviceName = deviceName
+    }
+}
+
+/// `POST /v1/tokens/revoke`: revokes the tokens of `deviceID`, or the caller's own token when nil.
+public struct RevokeRequest: Codable, Sendable {
+    public var deviceID: DeviceID?
+    public init(deviceID: DeviceID? = nil) { self.deviceID = deviceID }
+}
+
+/// `GET /v1/account`
+public struct AccountInfo: Codable, Sendable, Equatable {
+    public var user: String
+    public var quota: Int64
+    public var used: Int64
+    public var device: DeviceID
+    public var deviceName: String
+    public init(user: String, quota: Int64, used: Int64, device: DeviceID, deviceName: String) {
+        self.user = user; self.quota = quota; self.used = used; self.device = device; self.deviceName = deviceName
+    }
+}
+
+/// `POST /v1/chunks/missing`
+public struct MissingChunksRequest: Codable, Sendable {
+    public var hashes: [ContentHash]
+    public init(hashes: [ContentHash]) { self.hashes = hashes }
+}
+
+public struct MissingChunksResponse: Codable, Sendable {
+    public var missing: [ContentHash]
+    public init(missing: [ContentHash]) { self.missing = missing }
+}
+
+/// `POST /v1/containers/{c}/commit`: records an item's new metadata (and the chunk list of its
+/// content) before the content has finished uploading; `complete` follows once every chunk is up.
+public struct CommitRequest: Codable, Sendable {
+    public var itemID: ItemID
+    /// The new version's ID, chosen by the device, so a retried commit is recognised.
+    public var versionID: VersionID
+    public var path: RelativePath
+    public var kind: ItemKind
+    /// The version this content was based on; nil for a new item.
+    public var base: VersionID?
+    public var modified: Date
+    /// The content (files only).
+    public var manifest: Manifest?
+    public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?) {
+        self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
+        self.base = base; self.modified = modified; self.manifest = manifest
+    }
+}
+
+public struct CommitResponse: Codable, Sendable {
+    public var outcome: CommitOutcome
+    /// The item as it now stands; its ID may differ from the request's when the path was
+    /// already taken by another item (the device should adopt this ID).
+    public var item: ItemRecord
+    /// The version the commit produced or matched (nil for folders).
+    public var version: VersionRecord?
+    /// Chunks of the content the server still lacks for this account.
+    public var missing: [ContentHash]
+    public init(outcome: CommitOutcome, item: ItemRecord, version: VersionRecord?, missing: [ContentHash]) {
+        self.outcome = outcome; self.item = item; self.version = version; self.missing = missing
+    }
+}
+
+/// `POST /v1/containers/{c}/items/{id}/move`
+public struct MoveRequest: Codable, Sendable {
+    public var path: RelativePath
+    public init(path: RelativePath) { self.path = path }
+}
+
+/// `POST /v1/containers/{c}/items/{id}/resolve`
+public struct ResolveRequest: Codable, Sendable {
+    public var keep: VersionID
+    public init(keep: VersionID) { self.keep = keep }
+}
+
+/// `GET /v1/containers/{c}/items/{id}/versions`
+public struct VersionsResponse: Codable, Sendable {
+    public var item: ItemRecord
+    public var current: VersionRecord?
+    public var conflicts: [VersionRecord]
+    public var others: [VersionRecord]
+    public init(item: ItemRecord, current: VersionRecord?, conflicts: [VersionRecord], others: [VersionRecord]) {
+        self.item = item; self.current = current; self.conflicts = conflicts; self.others = others
+    }
+}
+
+/// `GET /v1/containers/{c}/changes?cursor=N&limit=M`: every item changed after `cursor`,
+/// in journal order, each as it stands now (deleted ones with `deletedAt`).
+public struct ChangesResponse: Codable, Sendable {
+    public var items: [ItemRecord]
+    public var cursor: Int64
+    public var hasMore: Bool
+    public init(items: [ItemRecord], cursor: Int64, hasMore: Bool) { self.items = items; self.cursor = cursor; self.hasMore = hasMore }
+}
+
+/// `GET /v1/containers/{c}/trash`
+public struct TrashResponse: Codable, Sendable {
+    public var items: [ItemRecord]
+    public init(items: [ItemRecord]) { self.items = items }
+}
+
+/// `POST /v1/kv/{store}`: an atomic multi-key set (a nil value removes the key).
+public struct KVSetRequest: Codable, Sendable {
+    public var entries: [KVEntry]
+    public init(entries: [KVEntry]) { self.entries = entries }
+}
+
+/// `GET /v1/kv/{store}` and `GET /v1/kv/{store}/changes?cursor=N`
+public struct KVEntriesResponse: Codable, Sendable {
+    /// Entries (tombstones included in change lists, left out of the full listing).
+    public var entries: [KVEntry]
+    public var cursor: Int64
+    public var hasMore: Bool
+    public init(entries: [KVEntry], cursor: Int64, hasMore: Bool) { self.entries = entries; self.cursor = cursor; self.hasMore = hasMore }
+}
+
+/// Response to a set: the keys whose writes won, and the cursor after the set.
+public struct KVSetResponse: Codable, Sendable {
+    public var applied: [String]
+    public var cursor: Int64
+    public init(applied: [String], cursor: Int64) { self.applied = applied; self.cursor = cursor }
+}
+
+/// A message on the push channel (`GET /v1/push`, WebSocket, text frames of JSON).
+public struct PushMessage: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable { case hello, changes, kv }
+    public var kind: Kind
+    /// For `changes`: the container that changed.
+    public var container: ContainerID?
+    /// For `kv`: the store that changed.
+    public var store: String?
+    /// The journal cursor after the change.
+    public var cursor: Int64
+    /// The device whose request caused the change (so it can ignore its own).
+    public var origin: DeviceID?
+    public init(kind: Kind, container: ContainerID? = nil, store: String? = nil, cursor: Int64, origin: DeviceID? = nil) {
+        self.kind = kind; self.container = container; self.store = store; self.cursor = cursor; self.origin = origin
+    }
+}
+
+/// Size limits every server and client agrees on.
+public enum WireLimits {
+    /// Largest accepted JSON request body.
+    public static let maxJSONBody = 4 << 20
+    /// Largest accepted commit body (a manifest of about 600,000 chunks).
+    public static let maxCommitBody = 64 << 20
+    /// Largest accepted chunk upload.
+    public static let maxChunkBody = 1 << 20
+    /// Most hashes in one missing-chunks query.
+    public static let maxHashesPerQuery = 10_000
+    /// Most chunks in one manifest (a 1 TiB file at 16 KiB per chunk would be more; at 256 KiB max chunks, 64 Mi chunks is 16 TiB).
+    public static let maxManifestChunks = 1_000_000
+    /// Default and largest page of the change feed.
+    public static let defaultPage = 500
+    public static let maxPage = 5000
+    /// A device name is 1...100 bytes.
+    public static let maxDeviceNameBytes = 100
+    /// A user name is 1...64 bytes of `a-z 0-9 . _ -`.
+    public static let maxUserNameBytes = 64
+}

@@ -1,0 +1,37 @@
+import Foundation
+import UbiqCore
+import UbiqProtocol
+
+/// Fans change notifications out to the connected devices of each account.
+/// A later multi-process store (PostgreSQL) feeds it from LISTEN/NOTIFY instead of in-process calls.
+public actor PushHub {
+    struct Subscriber {
+        let device: DeviceID
+        let continuation: AsyncStream<PushMessage>.Continuation
+    }
+
+    private var subscribers: [Int64: [UUID: Subscriber]] = [:]
+
+    public init() {}
+
+    /// Registers a connection; the stream yields every message for the account until `unsubscribe`.
+    func subscribe(account: Int64, device: DeviceID) -> (UUID, AsyncStream<PushMessage>) {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<PushMessage>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        subscribers[account, default: [:]][id] = Subscriber(device: device, continuation: continuation)
+        return (id, stream)
+    }
+
+    func unsubscribe(account: Int64, id: UUID) {
+        subscribers[account]?[id]?.continuation.finish()
+        subscribers[account]?[id] = nil
+    }
+
+    /// Sends `message` to every connection of the account.
+    public func publish(account: Int64, _ message: PushMessage) {
+        for s in subscribers[account]?.values ?? [:].values { s.continuation.yield(message) }
+    }
+
+    /// Number of open connections (for tests and status).
+    public func connectionCount(account: Int64) -> Int { subscribers[account]?.count ?? 0 }
+}

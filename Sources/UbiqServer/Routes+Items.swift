@@ -1,0 +1,98 @@
+import Foundation
+import Hummingbird
+import UbiqCore
+import UbiqProtocol
+import UbiqStorage
+
+extension ServerServices {
+    func notify(_ ctx: AuthContext, _ container: ContainerID, cursor: Int64) async {
+        await push.publish(account: ctx.accountID, PushMessage(kind: .changes, container: container, cursor: cursor, origin: ctx.deviceID))
+    }
+
+    func addItemRoutes(to router: Router<UbiqRequestContext>) {
+        let base = "/v1/containers/:container"
+
+        router.post("\(base)/commit") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let container = try context.container()
+            let body = try await request.decodeJSON(CommitRequest.self, limit: WireLimits.maxCommitBody)
+            if body.kind == .folder && body.manifest != nil { throw APIFailure(.invalidRequest, "a folder has no content") }
+            let input = CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
+                                    base: body.base, modified: body.modified, manifest: body.manifest)
+            let r = try await self.metadata.commit(ctx, container: container, input, now: self.clock())
+            if r.outcome != .unchanged { await self.notify(ctx, container, cursor: r.cursor) }
+            return try json(CommitResponse(outcome: r.outcome, item: r.item, version: r.version, missing: r.missing))
+        }
+
+        router.post("\(base)/versions/:version/complete") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let container = try context.container()
+            let version = try context.uuidParameter("version", as: VersionID.self)
+            let change = try await self.metadata.complete(ctx, container: container, version: version, now: self.clock())
+            await self.notify(ctx, container, cursor: change.cursor)
+            return try json(change.item)
+        }
+
+        router.get("\(base)/versions/:version/manifest") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            return try json(try await self.metadata.manifest(ctx, container: try context.container(),
+                                                             version: try context.uuidParameter("version", as: VersionID.self)))
+        }
+
+        router.post("\(base)/items/:item/move") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let container = try context.container()
+            let item = try context.uuidParameter("item", as: ItemID.self)
+            let body = try await request.decodeJSON(MoveRequest.self, limit: 16 << 10)
+            let change = try await self.metadata.move(ctx, container: container, item: item, to: body.path, now: self.clock())
+            await self.notify(ctx, container, cursor: change.cursor)
+            return try json(change.item)
+        }
+
+        router.post("\(base)/items/:item/delete") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let container = try context.container()
+            let change = try await self.metadata.delete(ctx, container: container, item: try context.uuidParameter("item", as: ItemID.self), now: self.clock())
+            await self.notify(ctx, container, cursor: change.cursor)
+            return try json(change.item)
+        }
+
+        router.post("\(base)/items/:item/restore") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let container = try context.container()
+            let change = try await self.metadata.restore(ctx, container: container, item: try context.uuidParameter("item", as: ItemID.self), now: self.clock())
+            await self.notify(ctx, container, cursor: change.cursor)
+            return try json(change.item)
+        }
+
+        router.get("\(base)/items/:item/versions") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let v = try await self.metadata.versions(ctx, container: try context.container(), item: try context.uuidParameter("item", as: ItemID.self))
+            return try json(VersionsResponse(item: v.item, current: v.current, conflicts: v.conflicts, others: v.others))
+        }
+
+        router.post("\(base)/items/:item/resolve") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let container = try context.container()
+            let item = try context.uuidParameter("item", as: ItemID.self)
+            let body = try await request.decodeJSON(ResolveRequest.self, limit: 16 << 10)
+            let change = try await self.metadata.resolve(ctx, container: container, item: item, keep: body.keep, now: self.clock())
+            await self.notify(ctx, container, cursor: change.cursor)
+            return try json(change.item)
+        }
+
+        router.get("\(base)/changes") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let cursor = try request.int64Query("cursor", default: 0)
+            let limit = Int(min(try request.int64Query("limit", default: Int64(WireLimits.defaultPage)), Int64(WireLimits.maxPage)))
+            guard limit > 0 else { throw APIFailure(.invalidRequest, "limit must be at least 1") }
+            let page = try await self.metadata.changes(ctx, container: try context.container(), after: cursor, limit: limit)
+            return try json(ChangesResponse(items: page.items, cursor: page.cursor, hasMore: page.hasMore))
+        }
+
+        router.get("\(base)/trash") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            return try json(TrashResponse(items: try await self.metadata.trash(ctx, container: try context.container())))
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Hummingbird
+import UbiqCore
+import UbiqProtocol
+import UbiqStorage
+
+extension ServerServices {
+    func addKeyValueRoutes(to router: Router<UbiqRequestContext>) {
+        router.get("/v1/kv/:store") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let page = try await self.metadata.kvAll(ctx, store: try context.store())
+            return try json(KVEntriesResponse(entries: page.entries, cursor: page.cursor, hasMore: false))
+        }
+
+        router.get("/v1/kv/:store/changes") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let cursor = try request.int64Query("cursor", default: 0)
+            let limit = Int(min(try request.int64Query("limit", default: Int64(WireLimits.defaultPage)), Int64(WireLimits.maxPage)))
+            guard limit > 0 else { throw APIFailure(.invalidRequest, "limit must be at least 1") }
+            let page = try await self.metadata.kvChanges(ctx, store: try context.store(), after: cursor, limit: limit)
+            return try json(KVEntriesResponse(entries: page.entries, cursor: page.cursor, hasMore: page.hasMore))
+        }
+
+        router.post("/v1/kv/:store") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let store = try context.store()
+            let body = try await request.decodeJSON(KVSetRequest.self)
+            guard !body.entries.isEmpty else { throw APIFailure(.invalidRequest, "no entries") }
+            guard Set(body.entries.map(\.key)).count == body.entries.count else { throw APIFailure(.invalidRequest, "a key appears twice in one set") }
+            // A device may only write under its own device ID.
+            guard body.entries.allSatisfy({ $0.device == ctx.deviceID }) else {
+                throw APIFailure(.forbidden, "entries must carry the writing device's ID")
+            }
+            let r = try await self.metadata.kvSet(ctx, store: store, entries: body.entries, now: self.clock())
+            if !r.applied.isEmpty {
+                await self.push.publish(account: ctx.accountID, PushMessage(kind: .kv, store: store.string, cursor: r.cursor, origin: ctx.deviceID))
+            }
+            return try json(KVSetResponse(applied: r.applied, cursor: r.cursor))
+        }
+    }
+}

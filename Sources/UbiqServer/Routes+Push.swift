@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import UbiqCore
+import UbiqProtocol
+
+extension ServerServices {
+    /// `GET /v1/push`: a WebSocket that sends a `hello`, then one JSON text message per change of the account.
+    func addPushRoutes(to router: Router<BasicWebSocketRequestContext>) {
+        router.ws("/v1/push") { request, _ in
+            _ = try await self.authenticate(request)
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            guard let ctx = try? await self.authenticate(context.request) else { return }
+            let (id, stream) = await self.push.subscribe(account: ctx.accountID, device: ctx.deviceID)
+            let encoder = WireCoding.encoder()
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        // Reads (and drops) whatever the client sends; ends when it closes.
+                        for try await _ in inbound.messages(maxSize: 1 << 16) {}
+                    }
+                    group.addTask {
+                        let hello = PushMessage(kind: .hello, cursor: 0)
+                        try await outbound.write(.text(String(decoding: try encoder.encode(hello), as: UTF8.self)))
+                        for await message in stream {
+                            try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            } catch {}
+            await self.push.unsubscribe(account: ctx.accountID, id: id)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+import UbiqCore
+import UbiqProtocol
+import UbiqStorage
+
+/// What every route needs: the stores, the push hub, the clock. Clock and stores are injected so
+/// tests can swap them.
+public struct ServerServices: Sendable {
+    public let metadata: any MetadataStore
+    public let chunks: any ChunkStore
+    public let push: PushHub
+    public let clock: @Sendable () -> Date
+    let throttle = LoginThrottle()
+
+    public init(metadata: any MetadataStore, chunks: any ChunkStore, push: PushHub = PushHub(), clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.metadata = metadata
+        self.chunks = chunks
+        self.push = push
+        self.clock = clock
+    }
+
+    /// Opens the embedded store in `directory` (`metadata.sqlite` and `chunks/`), creating it if needed.
+    public static func embedded(at directory: URL) throws -> ServerServices {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw APIFailure(.storageFailure, "cannot create data directory \(directory.path): \(error.localizedDescription)")
+        }
+        guard FileManager.default.isWritableFile(atPath: directory.path) else {
+            throw APIFailure(.storageFailure, "data directory \(directory.path) is not writable")
+        }
+        let meta = try SQLiteMetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
+        let chunks = try FolderChunkStore(root: directory.appendingPathComponent("chunks"))
+        return ServerServices(metadata: meta, chunks: chunks)
+    }
+
+    /// Resolves the bearer token of a request.
+    func authenticate(_ request: Request) async throws -> AuthContext {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw APIFailure(.unauthorized, "not signed in: missing bearer token")
+        }
+        let token = String(header.dropFirst(7))
+        guard token.utf8.count <= 200, let ctx = try await metadata.authenticate(tokenHash: Self.tokenHash(token), now: clock()) else {
+            throw APIFailure(.unauthorized, "not signed in: the token is unknown or revoked")
+        }
+        return ctx
+    }
+
+    static func tokenHash(_ token: String) -> String { ContentHash.of(Array(token.utf8)).hex }
+
+    static func newToken() -> String {
+        var rng = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        return "ubq_" + Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Creates an account (used by `ubiq server user add`). Names are 1-64 of `a-z 0-9 . _ -`.
+    public func addUser(name: String, password: String, quota: Int64) async throws {
+        try Self.validateUserName(name)
+        guard !password.isEmpty, password.utf8.count <= 1024 else { throw APIFailure(.invalidValue, "password must be 1-1024 bytes") }
+        guard quota > 0 else { throw APIFailure(.invalidValue, "quota must be positive") }
+        _ = try await metadata.createAccount(name: name, password: try PasswordHasher.make(password), quota: quota, now: clock())
+    }
+
+    static func validateUserName(_ name: String) throws {
+        guard !name.isEmpty, name.utf8.count <= WireLimits.maxUserNameBytes,
+              name.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
+        else { throw APIFailure(.invalidValue, "user name must be 1-\(WireLimits.maxUserNameBytes) characters of a-z 0-9 . _ -") }
+    }
+}

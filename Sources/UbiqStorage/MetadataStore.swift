@@ -1,0 +1,140 @@
+import Foundation
+import UbiqCore
+
+/// Who is making a request: resolved from a device token.
+public struct AuthContext: Sendable, Equatable {
+    public let accountID: Int64
+    public let user: String
+    public let deviceID: DeviceID
+    public let deviceName: String
+    public init(accountID: Int64, user: String, deviceID: DeviceID, deviceName: String) {
+        self.accountID = accountID; self.user = user; self.deviceID = deviceID; self.deviceName = deviceName
+    }
+}
+
+/// An account's stored password verifier (PBKDF2-SHA256).
+public struct PasswordRecord: Sendable, Equatable {
+    public let salt: [UInt8]
+    public let iterations: Int
+    public let derived: [UInt8]
+    public init(salt: [UInt8], iterations: Int, derived: [UInt8]) { self.salt = salt; self.iterations = iterations; self.derived = derived }
+}
+
+/// An account as stored.
+public struct AccountRecord: Sendable, Equatable {
+    public let id: Int64
+    public let name: String
+    public let password: PasswordRecord
+    public let quota: Int64
+    public let used: Int64
+}
+
+/// A commit as the store takes it (the server maps the wire request onto it).
+public struct CommitInput: Sendable {
+    public var itemID: ItemID
+    public var versionID: VersionID
+    public var path: RelativePath
+    public var kind: ItemKind
+    public var base: VersionID?
+    public var modified: Date
+    public var manifest: Manifest?
+    public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?) {
+        self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
+        self.base = base; self.modified = modified; self.manifest = manifest
+    }
+}
+
+/// What a commit did.
+public struct CommitResult: Sendable {
+    public let outcome: CommitOutcome
+    public let item: ItemRecord
+    public let version: VersionRecord?
+    public let missing: [ContentHash]
+    /// The journal cursor after the commit (for push notifications).
+    public let cursor: Int64
+}
+
+/// An item change with the cursor after it (for push notifications).
+public struct ItemChange: Sendable {
+    public let item: ItemRecord
+    public let cursor: Int64
+}
+
+/// A page of the change journal.
+public struct ChangePage: Sendable {
+    public let items: [ItemRecord]
+    public let cursor: Int64
+    public let hasMore: Bool
+}
+
+/// An item's versions, grouped.
+public struct VersionList: Sendable {
+    public let item: ItemRecord
+    public let current: VersionRecord?
+    public let conflicts: [VersionRecord]
+    public let others: [VersionRecord]
+}
+
+/// A page of key-value entries.
+public struct KVPage: Sendable {
+    public let entries: [KVEntry]
+    public let cursor: Int64
+    public let hasMore: Bool
+}
+
+/// Accounts, devices and tokens.
+public protocol AccountStore: Sendable {
+    /// Creates an account; `user_exists` if the name is taken.
+    func createAccount(name: String, password: PasswordRecord, quota: Int64, now: Date) async throws -> AccountRecord
+    func account(named name: String) async throws -> AccountRecord?
+    /// Registers (or renames) a device and stores a new token for it (only the token's hash is kept).
+    func createSession(accountID: Int64, deviceID: DeviceID, deviceName: String, tokenHash: String, now: Date) async throws -> AuthContext
+    /// The context of a live token, or nil.
+    func authenticate(tokenHash: String, now: Date) async throws -> AuthContext?
+    /// Revokes one token by its hash.
+    func revoke(tokenHash: String) async throws
+    /// Revokes every token of one of the account's devices; false if the device is not the account's.
+    func revokeDevice(accountID: Int64, deviceID: DeviceID) async throws -> Bool
+}
+
+/// Which chunks each account holds (knowing a hash grants nothing) and quota usage.
+public protocol ChunkOwnershipStore: Sendable {
+    /// The hashes among `hashes` the account has not uploaded.
+    func missingChunks(accountID: Int64, hashes: [ContentHash]) async throws -> [ContentHash]
+    /// Records that the account holds a chunk; `storage_full` when it would pass the quota.
+    func recordChunk(accountID: Int64, hash: ContentHash, size: Int) async throws
+    /// True if the account has uploaded this chunk.
+    func ownsChunk(accountID: Int64, hash: ContentHash) async throws -> Bool
+    /// Quota and usage.
+    func usage(accountID: Int64) async throws -> (quota: Int64, used: Int64)
+}
+
+/// Containers, items, versions, trash and the change journal.
+public protocol ItemStore: Sendable {
+    func commit(_ ctx: AuthContext, container: ContainerID, _ input: CommitInput, now: Date) async throws -> CommitResult
+    /// Marks a version's content as fully uploaded once the account holds every chunk.
+    func complete(_ ctx: AuthContext, container: ContainerID, version: VersionID, now: Date) async throws -> ItemChange
+    func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, now: Date) async throws -> ItemChange
+    func delete(_ ctx: AuthContext, container: ContainerID, item: ItemID, now: Date) async throws -> ItemChange
+    func restore(_ ctx: AuthContext, container: ContainerID, item: ItemID, now: Date) async throws -> ItemChange
+    func versions(_ ctx: AuthContext, container: ContainerID, item: ItemID) async throws -> VersionList
+    func resolve(_ ctx: AuthContext, container: ContainerID, item: ItemID, keep: VersionID, now: Date) async throws -> ItemChange
+    func manifest(_ ctx: AuthContext, container: ContainerID, version: VersionID) async throws -> Manifest
+    func changes(_ ctx: AuthContext, container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangePage
+    func trash(_ ctx: AuthContext, container: ContainerID) async throws -> [ItemRecord]
+}
+
+/// The synced key-value store.
+public protocol KeyValueStore: Sendable {
+    /// Every live entry and the current cursor.
+    func kvAll(_ ctx: AuthContext, store: ContainerID) async throws -> KVPage
+    /// Entries changed after `cursor`, whole sets at a time, tombstones included.
+    func kvChanges(_ ctx: AuthContext, store: ContainerID, after cursor: Int64, limit: Int) async throws -> KVPage
+    /// Applies an atomic multi-key set by last-writer-wins; limits are checked on the result
+    /// and a violation stores nothing. Returns the winning keys and the new cursor.
+    func kvSet(_ ctx: AuthContext, store: ContainerID, entries: [KVEntry], now: Date) async throws -> (applied: [String], cursor: Int64)
+}
+
+/// Everything the server needs from its metadata database. A PostgreSQL implementation
+/// conforms to the same protocol, so routes never change.
+public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore & KeyValueStore

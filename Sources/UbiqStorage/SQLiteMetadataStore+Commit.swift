@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+import UbiqCore
+
+extension SQLiteMetadataStore {
+    /// Largest chunk a manifest may name.
+    static let maxChunkSize = 1 << 20
+
+    static func validate(_ manifest: Manifest) throws {
+        guard manifest.chunks.count <= 1_000_000 else { throw StorageError(.invalidRequest, "manifest has too many chunks") }
+        var total = 0
+        for c in manifest.chunks {
+            guard c.size > 0, c.size <= maxChunkSize else { throw StorageError(.invalidRequest, "chunk size \(c.size) out of range") }
+            total += c.size
+        }
+        guard total == manifest.size else { throw StorageError(.invalidRequest, "manifest chunk sizes add up to \(total), not \(manifest.size)") }
+        if manifest.size == 0 && manifest.hash != .empty { throw StorageError(.invalidRequest, "an empty file must have the empty hash") }
+    }
+
+    func commitFolder(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput) throws -> CommitResult {
+        if let r = try db.itemRow(container: c, uuid: input.itemID) {
+            let id: Int64 = r["id"]
+            guard (r["kind"] as String) == ItemKind.folder.rawValue else { throw StorageError(.invalidRequest, "item \(input.itemID) is a file") }
+            if (r["deleted_at"] as Double?) != nil {
+                let path = try RelativePath(validating: r["path"])
+                if try db.liveItemRow(container: c, path: path) != nil { throw StorageError(.pathExists, "'\(path)' is taken") }
+                try db.execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?", arguments: [id])
+                try db.reviveAncestors(container: c, of: path)
+                let seq = try db.journal(container: c, item: id)
+                return CommitResult(outcome: .revived, item: try db.itemRecord(rowID: id), version: nil, missing: [], cursor: seq)
+            }
+            return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: nil, missing: [], cursor: r["seq"])
+        }
+        if let live = try db.liveItemRow(container: c, path: input.path) {
+            guard (live["kind"] as String) == ItemKind.folder.rawValue else {
+                throw StorageError(.pathExists, "a file already exists at '\(input.path)'")
+            }
+            return CommitResult(outcome: .unchanged, item: try db.itemRecord(live), version: nil, missing: [], cursor: live["seq"])
+        }
+        try db.execute(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'folder', ?)",
+                       arguments: [c, input.itemID.description, input.path.string, input.modified.timeIntervalSince1970])
+        let id = db.lastInsertedRowID
+        try db.reviveAncestors(container: c, of: input.path)
+        let seq = try db.journal(container: c, item: id)
+        return CommitResult(outcome: .created, item: try db.itemRecord(rowID: id), version: nil, missing: [], cursor: seq)
+    }
+
+    func snapshot(_ db: Database, item r: Row) throws -> ItemSnapshot {
+        let id: Int64 = r["id"]
+        var current: (VersionID, ContentHash)?
+        if let cv: Int64 = r["current_version"], let v = try Row.fetchOne(db, sql: "SELECT uuid, hash FROM versions WHERE id = ?", arguments: [cv]),
+           let vid = VersionID(string: v["uuid"]) {
+            current = (vid, try ContentHash(validating: v["hash"]))
+        }
+        var conflicts: [VersionID: ContentHash] = [:]
+        for v in try Row.fetchAll(db, sql: "SELECT uuid, hash FROM versions WHERE item_id = ? AND state = 'conflict'", arguments: [id]) {
+            if let vid = VersionID(string: v["uuid"]) { conflicts[vid] = try ContentHash(validating: v["hash"]) }
+        }
+        return ItemSnapshot(currentVersion: current?.0, currentHash: current?.1, conflictHashes: conflicts,
+                            isDeleted: (r["deleted_at"] as Double?) != nil)
+    }
+
+    func insertVersion(_ db: Database, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
+                       input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date) throws -> Int64 {
+        try db.execute(sql: """
+            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
+                             input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded])
+        let v = db.lastInsertedRowID
+        let stmt = try db.cachedStatement(sql: "INSERT INTO version_chunks (version_id, idx, hash, size) VALUES (?, ?, ?, ?)")
+        for (i, ch) in manifest.chunks.enumerated() { try stmt.execute(arguments: [v, i, ch.hash.hex, ch.size]) }
+        return v
+    }
+
+    /// Drops history versions beyond the policy (the newest 20 and anything younger than 30 days stay).
+    func pruneHistory(_ db: Database, item: Int64, now: Date) throws {
+        let rows = try Row.fetchAll(db, sql: "SELECT id, uuid, committed FROM versions WHERE item_id = ? AND state = 'other'", arguments: [item])
+        guard rows.count > HistoryPolicy.keepCount else { return }
+        var byUUID: [VersionID: Int64] = [:]
+        let history: [(id: VersionID, committed: Date)] = rows.compactMap { r in
+            guard let u = VersionID(string: r["uuid"]) else { return nil }
+            byUUID[u] = r["id"]
+            return (u, Date(timeIntervalSince1970: r["committed"]))
+        }
+        for v in HistoryPolicy.prunable(history, now: now) {
+            if let row = byUUID[v] { try db.execute(sql: "DELETE FROM versions WHERE id = ?", arguments: [row]) }
+        }
+    }
+
+    func commitFile(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date) throws -> CommitResult {
+        guard let manifest = input.manifest else { throw StorageError(.invalidRequest, "a file commit needs a manifest") }
+        try Self.validate(manifest)
+        var item = try db.itemRow(container: c, uuid: input.itemID)
+        if let r = item, (r["kind"] as String) != ItemKind.file.rawValue { throw StorageError(.invalidRequest, "item \(input.itemID) is a folder") }
+        if item == nil, let live = try db.liveItemRow(container: c, path: input.path) {
+            // Same path created independently on two devices: one item (a path is a document).
+            guard (live["kind"] as String) == ItemKind.file.rawValue else { throw StorageError(.pathExists, "a folder already exists at '\(input.path)'") }
+            item = live
+        }
+        let decision = ConflictRule.decide(existing: try item.map { try snapshot(db, item: $0) }, base: input.base, incoming: manifest.hash)
+        let missing = try db.missingChunks(accountID: ctx.accountID, manifest: manifest)
+        if case .unchanged(let vid) = decision, let r = item {
+            let vr = try Row.fetchOne(db, sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, vid.description])
+            return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: try vr.map(db.versionRecord),
+                                missing: missing.map(\.hash), cursor: r["seq"])
+        }
+        let newBytes = missing.reduce(Int64(0)) { $0 + Int64($1.size) }
+        if newBytes > 0, let a = try Row.fetchOne(db, sql: "SELECT quota, used FROM accounts WHERE id = ?", arguments: [ctx.accountID]) {
+            let quota: Int64 = a["quota"], used: Int64 = a["used"]
+            if used + newBytes > quota {
+                throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used, \(ByteSize.format(newBytes)) more needed")
+            }
+        }
+        let uploaded = missing.isEmpty
+        let outcome: CommitOutcome
+        let itemID: Int64
+        switch decision {
+        case .create:
+            try db.execute(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'file', ?)",
+                           arguments: [c, input.itemID.description, input.path.string, now.timeIntervalSince1970])
+            itemID = db.lastInsertedRowID
+            let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
+            try db.execute(sql: "UPDATE items SET current_version = ? WHERE id = ?", arguments: [v, itemID])
+            try db.reviveAncestors(container: c, of: input.path)
+            outcome = .created
+        case .advance, .revive:
+            guard let r = item else { throw StorageError(.internalError, "decision without item") }
+            itemID = r["id"]
+            if decision == .revive {
+                var path = try RelativePath(validating: r["path"])
+                if try db.liveItemRow(container: c, path: path) != nil {
+                    guard try db.liveItemRow(container: c, path: input.path) == nil else { throw StorageError(.pathExists, "'\(path)' is taken") }
+                    path = input.path
+                }
+                try db.execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", arguments: [path.string, itemID])
+                try db.reviveAncestors(container: c, of: path)
+            }
+            try db.execute(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state = 'current'", arguments: [itemID])
+            let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
+            try db.execute(sql: "UPDATE items SET current_version = ? WHERE id = ?", arguments: [v, itemID])
+            try pruneHistory(db, item: itemID, now: now)
+            outcome = decision == .revive ? .revived : .updated
+        case .conflict:
+            guard let r = item else { throw StorageError(.internalError, "decision without item") }
+            itemID = r["id"]
+            _ = try insertVersion(db, ctx, container: c, item: itemID, state: .conflict, input: input, manifest: manifest, uploaded: uploaded, now: now)
+            outcome = .conflict
+        case .unchanged:
+            throw StorageError(.internalError, "unreachable")
+        }
+        let seq = try db.journal(container: c, item: itemID)
+        let vr = try Row.fetchOne(db, sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, input.versionID.description])
+        return CommitResult(outcome: outcome, item: try db.itemRecord(rowID: itemID), version: try vr.map(db.versionRecord),
+                            missing: missing.map(\.hash), cursor: seq)
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import GRDB
+import UbiqCore
+
+extension SQLiteMetadataStore: ItemStore {
+    public func commit(_ ctx: AuthContext, container: ContainerID, _ input: CommitInput, now: Date) async throws -> CommitResult {
+        try await write { db in
+            guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: true) else { throw StorageError(.internalError, "no container") }
+            // A retried commit (same version ID) is answered with what the first attempt did.
+            if let vr = try Row.fetchOne(db, sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, input.versionID.description]) {
+                let item = try db.itemRecord(rowID: vr["item_id"])
+                let missing = try input.manifest.map { try db.missingChunks(accountID: ctx.accountID, manifest: $0).map(\.hash) } ?? []
+                return CommitResult(outcome: .unchanged, item: item, version: try db.versionRecord(vr), missing: missing, cursor: item.changeSeq)
+            }
+            switch input.kind {
+            case .folder: return try self.commitFolder(db, ctx, container: c, input)
+            case .file: return try self.commitFile(db, ctx, container: c, input, now: now)
+            }
+        }
+    }
+
+    public func complete(_ ctx: AuthContext, container: ContainerID, version: VersionID, now: Date) async throws -> ItemChange {
+        try await write { db in
+            guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false),
+                  let vr = try Row.fetchOne(db, sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, version.description])
+            else { throw StorageError(.notFound, "no version \(version)") }
+            let itemID: Int64 = vr["item_id"]
+            if vr["uploaded"] as Bool {
+                let item = try db.itemRecord(rowID: itemID)
+                return ItemChange(item: item, cursor: item.changeSeq)
+            }
+            let hashes = try db.versionChunkHashes(version: vr["id"])
+            let stmt = try db.cachedStatement(sql: "SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?")
+            var missing: [ContentHash] = []
+            var seen = Set<ContentHash>()
+            for h in hashes where seen.insert(h).inserted {
+                if try Row.fetchOne(stmt, arguments: [ctx.accountID, h.hex]) == nil { missing.append(h) }
+            }
+            guard missing.isEmpty else {
+                throw StorageError(.incompleteContent, "\(missing.count) chunk(s) of version \(version) not uploaded yet", missing: missing)
+            }
+            try db.execute(sql: "UPDATE versions SET uploaded = 1 WHERE id = ?", arguments: [vr["id"] as Int64])
+            let seq = try db.journal(container: c, item: itemID)
+            return ItemChange(item: try db.itemRecord(rowID: itemID), cursor: seq)
+        }
+    }
+
+    public func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, now: Date) async throws -> ItemChange {
+        try await write { db in
+            let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
+            let r = try db.requireItemRow(container: c, uuid: item)
+            guard let c, (r["deleted_at"] as Double?) == nil else { throw StorageError(.notFound, "item \(item) is in the trash") }
+            let id: Int64 = r["id"]
+            let old = try RelativePath(validating: r["path"])
+            if old == path { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
+            let isFolder = (r["kind"] as String) == ItemKind.folder.rawValue
+            if isFolder && path.isSelfOrDescendant(of: old) { throw StorageError(.invalidPath, "cannot move a folder into itself") }
+            if let other = try db.liveItemRow(container: c, path: path), (other["id"] as Int64) != id {
+                throw StorageError(.pathExists, "'\(path)' already exists")
+            }
+            var descendants: [Row] = []
+            if isFolder {
+                descendants = try Row.fetchAll(db, sql: "SELECT id, path FROM items WHERE container_id = ? AND deleted_at IS NULL AND substr(path, 1, ?) = ?",
+                                               arguments: [c, old.string.utf8.count + 1, old.string + "/"])
+                if try Row.fetchOne(db, sql: "SELECT 1 FROM items WHERE container_id = ? AND deleted_at IS NULL AND substr(path, 1, ?) = ?",
+                                    arguments: [c, path.string.utf8.count + 1, path.string + "/"]) != nil {
+                    throw StorageError(.pathExists, "items already exist under '\(path)'")
+                }
+            }
+            try db.execute(sql: "UPDATE items SET path = ? WHERE id = ?", arguments: [path.string, id])
+            var seq = try db.journal(container: c, item: id)
+            for d in descendants {
+                let dp = try RelativePath(validating: d["path"]).rebased(from: old, to: path)
+                try db.execute(sql: "UPDATE items SET path = ? WHERE id = ?", arguments: [dp.string, d["id"] as Int64])
+                seq = try db.journal(container: c, item: d["id"])
+            }
+            try db.reviveAncestors(container: c, of: path)
+            return ItemChange(item: try db.itemRecord(rowID: id), cursor: seq)
+        }
+    }
+
+    public func delete(_ ctx: AuthContext, container: ContainerID, item: ItemID, now: Date) async throws -> ItemChange {
+        try await write { db in
+            let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
+            let r = try db.requireItemRow(container: c, uuid: item)
+            guard let c else { throw StorageError(.notFound, "no item \(item)") }
+            let id: Int64 = r["id"]
+            if (r["deleted_at"] as Double?) != nil { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
+            let group = item.description
+            let t = now.timeIntervalSince1970
+            try db.execute(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?", arguments: [t, group, id])
+            var seq = try db.journal(container: c, item: id)
+            if (r["kind"] as String) == ItemKind.folder.rawValue {
+                let path: String = r["path"]
+                let ids = try Int64.fetchAll(db, sql: "SELECT id FROM items WHERE container_id = ? AND deleted_at IS NULL AND substr(path, 1, ?) = ?",
+                                             arguments: [c, path.utf8.count + 1, path + "/"])
+                for d in ids {
+                    try db.execute(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?", arguments: [t, group, d])
+                    seq = try db.journal(container: c, item: d)
+                }
+            }
+            return ItemChange(item: try db.itemRecord(rowID: id), cursor: seq)
+        }
+    }
+
+    public func restore(_ ctx: AuthContext, container: ContainerID, item: ItemID, now: Date) async throws -> ItemChange {
+        try await write { db in
+            let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
+            let r = try db.requireItemRow(container: c, uuid: item)
+            guard let c else { throw StorageError(.notFound, "no item \(item)") }
+            let id: Int64 = r["id"]
+            guard (r["deleted_at"] as Double?) != nil else { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
+            let old = try RelativePath(validating: r["path"])
+            var target = old
+            var n = 1
+            while try db.liveItemRow(container: c, path: target) != nil {
+                target = try Self.restoredName(old, attempt: n)
+                n += 1
+            }
+            let group: String? = r["trash_group"]
+            try db.execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", arguments: [target.string, id])
+            var seq = try db.journal(container: c, item: id)
+            if let group, (r["kind"] as String) == ItemKind.folder.rawValue {
+                let rows = try Row.fetchAll(db, sql: "SELECT id, path FROM items WHERE container_id = ? AND trash_group = ? AND id != ?", arguments: [c, group, id])
+                for d in rows {
+                    let dp = try RelativePath(validating: d["path"]).rebased(from: old, to: target)
+                    if try db.liveItemRow(container: c, path: dp) != nil { continue }
+                    try db.execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", arguments: [dp.string, d["id"] as Int64])
+                    seq = try db.journal(container: c, item: d["id"])
+                }
+            }
+            try db.reviveAncestors(container: c, of: target)
+            return ItemChange(item: try db.itemRecord(rowID: id), cursor: seq)
+        }
+    }
+
+    /// `notes.txt` → `notes (restored).txt`, then `notes (restored 2).txt`, …
+    static func restoredName(_ path: RelativePath, attempt: Int) throws -> RelativePath {
+        let name = path.name
+        let suffix = attempt == 1 ? " (restored)" : " (restored \(attempt))"
+        let newName: String
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            newName = String(name[..<dot]) + suffix + String(name[dot...])
+        } else {
+            newName = name + suffix
+        }
+        return try path.parent.map { try $0.appending(newName) } ?? RelativePath(validating: newName)
+    }
+
+    public func versions(_ ctx: AuthContext, container: ContainerID, item: ItemID) async throws -> VersionList {
+        try await read { db in
+            let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
+            let r = try db.requireItemRow(container: c, uuid: item)
+            let all = try Row.fetchAll(db, sql: "SELECT * FROM versions WHERE item_id = ? ORDER BY committed DESC, id DESC", arguments: [r["id"] as Int64])
+                .map(db.versionRecord)
+            return VersionList(item: try db.itemRecord(r), current: all.first { $0.state == .current },
+                               conflicts: all.filter { $0.state == .conflict }, others: all.filter { $0.state == .other })
+        }
+    }
+
+    public func resolve(_ ctx: AuthContext, container: ContainerID, item: ItemID, keep: VersionID, now: Date) async throws -> ItemChange {
+        try await write { db in
+            let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
+            let r = try db.requireItemRow(container: c, uuid: item)
+            guard let c else { throw StorageError(.notFound, "no item \(item)") }
+            guard (r["deleted_at"] as Double?) == nil else { throw StorageError(.notFound, "item \(item) is in the trash; restore it first") }
+            let id: Int64 = r["id"]
+            guard let v = try Row.fetchOne(db, sql: "SELECT id, uploaded FROM versions WHERE item_id = ? AND uuid = ?", arguments: [id, keep.description]) else {
+                throw StorageError(.notFound, "item \(item) has no version \(keep)")
+            }
+            guard v["uploaded"] as Bool else { throw StorageError(.incompleteContent, "version \(keep) has not finished uploading") }
+            let vid: Int64 = v["id"]
+            try db.execute(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state IN ('current', 'conflict') AND id != ?", arguments: [id, vid])
+            try db.execute(sql: "UPDATE versions SET state = 'current', committed = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, vid])
+            try db.execute(sql: "UPDATE items SET current_version = ? WHERE id = ?", arguments: [vid, id])
+            try self.pruneHistory(db, item: id, now: now)
+            let seq = try db.journal(container: c, item: id)
+            return ItemChange(item: try db.itemRecord(rowID: id), cursor: seq)
+        }
+    }
+
+    public func manifest(_ ctx: AuthContext, container: ContainerID, version: VersionID) async throws -> Manifest {
+        try await read { db in
+            guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false),
+                  let vr = try Row.fetchOne(db, sql: "SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, version.description])
+            else { throw StorageError(.notFound, "no version \(version)") }
+            let chunks = try Row.fetchAll(db, sql: "SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx", arguments: [vr["id"] as Int64])
+                .map { ChunkRef(hash: try ContentHash(validating: $0["hash"]), size: $0["size"]) }
+            return Manifest(chunks: chunks, size: vr["size"], hash: try ContentHash(validating: vr["hash"]))
+        }
+    }
+
+    public func changes(_ ctx: AuthContext, container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangePage {
+        try await read { db in
+            guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else {
+                return ChangePage(items: [], cursor: max(0, cursor), hasMore: false)
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT seq, item_id FROM changes WHERE container_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                                        arguments: [c, cursor, limit + 1])
+            let page = rows.prefix(limit)
+            let items = try page.map { try db.itemRecord(rowID: $0["item_id"]) }
+            let last: Int64 = page.last?["seq"] ?? cursor
+            return ChangePage(items: items, cursor: last, hasMore: rows.count > limit)
+        }
+    }
+
+    public func trash(_ ctx: AuthContext, container: ContainerID) async throws -> [ItemRecord] {
+        try await read { db in
+            guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM items WHERE container_id = ? AND deleted_at IS NOT NULL AND trash_group = uuid ORDER BY deleted_at DESC",
+                                    arguments: [c]).map(db.itemRecord)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+import UbiqCore
+
+extension SQLiteMetadataStore: KeyValueStore {
+    static func entry(_ r: Row) throws -> KVEntry {
+        guard let dev = DeviceID(string: r["device"]) else { throw StorageError(.storageFailure, "corrupt key-value row") }
+        var value: KVValue?
+        if let blob: Data = r["value"] {
+            do { value = try JSONDecoder().decode(KVValue.self, from: blob) } catch {
+                throw StorageError(.storageFailure, "corrupt value for key '\(r["key"] as String)'")
+            }
+        }
+        return KVEntry(key: r["key"], value: value, stamp: HLCTimestamp(wallMillis: r["wall"], counter: UInt32(truncatingIfNeeded: r["counter"] as Int64)), device: dev)
+    }
+
+    static func cursor(_ db: Database, account: Int64, store: ContainerID) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM kv_batches WHERE account_id = ? AND store = ?", arguments: [account, store.string]) ?? 0
+    }
+
+    public func kvAll(_ ctx: AuthContext, store: ContainerID) async throws -> KVPage {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ? AND value IS NOT NULL ORDER BY key",
+                                        arguments: [ctx.accountID, store.string])
+            return KVPage(entries: try rows.map(Self.entry), cursor: try Self.cursor(db, account: ctx.accountID, store: store), hasMore: false)
+        }
+    }
+
+    public func kvChanges(_ ctx: AuthContext, store: ContainerID, after cursor: Int64, limit: Int) async throws -> KVPage {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ? AND seq > ? ORDER BY seq, key",
+                                        arguments: [ctx.accountID, store.string, cursor])
+            // Whole sets only: stop at a set boundary once the page is full.
+            var out: [KVEntry] = []
+            var last = cursor
+            var hasMore = false
+            for r in rows {
+                let seq: Int64 = r["seq"]
+                if out.count >= limit && seq != last { hasMore = true; break }
+                out.append(try Self.entry(r))
+                last = seq
+            }
+            if !hasMore { last = max(last, try Self.cursor(db, account: ctx.accountID, store: store)) }
+            return KVPage(entries: out, cursor: last, hasMore: hasMore)
+        }
+    }
+
+    public func kvSet(_ ctx: AuthContext, store: ContainerID, entries: [KVEntry], now: Date) async throws -> (applied: [String], cursor: Int64) {
+        for e in entries { try Self.mapCore { try KVLimits.check(key: e.key, value: e.value) } }
+        return try await write { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ?", arguments: [ctx.accountID, store.string])
+            var current: [String: KVEntry] = [:]
+            for r in rows { let e = try Self.entry(r); current[e.key] = e }
+            let winners = KVMerge.winners(entries, over: current)
+            guard !winners.isEmpty else { return ([], try Self.cursor(db, account: ctx.accountID, store: store)) }
+            var result: [String: KVValue] = current.compactMapValues(\.value)
+            for w in winners { result[w.key] = w.value }
+            try Self.mapCore { try KVLimits.check(store: result) }
+            try db.execute(sql: "INSERT INTO kv_batches (account_id, store, created) VALUES (?, ?, ?)",
+                           arguments: [ctx.accountID, store.string, now.timeIntervalSince1970])
+            let seq = db.lastInsertedRowID
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            for w in winners {
+                let blob = try w.value.map { try encoder.encode($0) }
+                try db.execute(sql: """
+                    INSERT INTO kv_entries (account_id, store, key, value, wall, counter, device, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (account_id, store, key) DO UPDATE SET value = excluded.value, wall = excluded.wall,
+                        counter = excluded.counter, device = excluded.device, seq = excluded.seq
+                    """, arguments: [ctx.accountID, store.string, w.key, blob, w.stamp.wallMillis, Int64(w.stamp.counter), w.device.description, seq])
+            }
+            return (winners.map(\.key), seq)
+        }
+    }
+
+    static func mapCore<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as CoreError { throw StorageError(e.code, e.message) }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+import UbiqCore
+
+/// Row helpers shared by the item operations. All run inside one transaction.
+extension Database {
+    func containerRow(accountID: Int64, name: ContainerID, create: Bool) throws -> Int64? {
+        if let id = try Int64.fetchOne(self, sql: "SELECT id FROM containers WHERE account_id = ? AND name = ?", arguments: [accountID, name.string]) {
+            return id
+        }
+        guard create else { return nil }
+        try execute(sql: "INSERT INTO containers (account_id, name) VALUES (?, ?)", arguments: [accountID, name.string])
+        return lastInsertedRowID
+    }
+
+    func itemRow(container: Int64, uuid: ItemID) throws -> Row? {
+        try Row.fetchOne(self, sql: "SELECT * FROM items WHERE container_id = ? AND uuid = ?", arguments: [container, uuid.description])
+    }
+
+    func liveItemRow(container: Int64, path: RelativePath) throws -> Row? {
+        try Row.fetchOne(self, sql: "SELECT * FROM items WHERE container_id = ? AND path = ? AND deleted_at IS NULL", arguments: [container, path.string])
+    }
+
+    func requireItemRow(container: Int64?, uuid: ItemID) throws -> Row {
+        guard let container, let r = try itemRow(container: container, uuid: uuid) else {
+            throw StorageError(.notFound, "no item \(uuid)")
+        }
+        return r
+    }
+
+    func versionRecord(_ r: Row) throws -> VersionRecord {
+        guard let id = VersionID(string: r["uuid"]), let dev = DeviceID(string: r["device_id"]),
+              let state = VersionState(rawValue: r["state"]) else {
+            throw StorageError(.storageFailure, "corrupt version row \(r["id"] as Int64? ?? -1)")
+        }
+        return VersionRecord(id: id, state: state, size: r["size"], hash: try ContentHash(validating: r["hash"]),
+                             modified: Date(timeIntervalSince1970: r["modified"]), committed: Date(timeIntervalSince1970: r["committed"]),
+                             device: dev, deviceName: r["device_name"], uploaded: r["uploaded"])
+    }
+
+    func itemRecord(_ r: Row) throws -> ItemRecord {
+        let rowID: Int64 = r["id"]
+        guard let id = ItemID(string: r["uuid"]), let kind = ItemKind(rawValue: r["kind"]) else {
+            throw StorageError(.storageFailure, "corrupt item row \(rowID)")
+        }
+        var current: VersionRecord?
+        if let cv: Int64 = r["current_version"], let vr = try Row.fetchOne(self, sql: "SELECT * FROM versions WHERE id = ?", arguments: [cv]) {
+            current = try versionRecord(vr)
+        }
+        let conflicts = try Int.fetchOne(self, sql: "SELECT COUNT(*) FROM versions WHERE item_id = ? AND state = 'conflict'", arguments: [rowID]) ?? 0
+        let deleted: Double? = r["deleted_at"]
+        return ItemRecord(id: id, path: try RelativePath(validating: r["path"]), kind: kind, current: current,
+                          conflictCount: conflicts, deletedAt: deleted.map { Date(timeIntervalSince1970: $0) }, changeSeq: r["seq"])
+    }
+
+    func itemRecord(rowID: Int64) throws -> ItemRecord {
+        guard let r = try Row.fetchOne(self, sql: "SELECT * FROM items WHERE id = ?", arguments: [rowID]) else {
+            throw StorageError(.notFound, "item vanished")
+        }
+        return try itemRecord(r)
+    }
+
+    /// Appends the item to the container's change journal (keeping one entry per item) and returns the new cursor.
+    func journal(container: Int64, item: Int64) throws -> Int64 {
+        try execute(sql: "DELETE FROM changes WHERE item_id = ?", arguments: [item])
+        try execute(sql: "INSERT INTO changes (container_id, item_id) VALUES (?, ?)", arguments: [container, item])
+        let seq = lastInsertedRowID
+        try execute(sql: "UPDATE items SET seq = ? WHERE id = ?", arguments: [seq, item])
+        return seq
+    }
+
+    /// The chunks of `manifest` the account does not hold (deduplicated, in manifest order).
+    func missingChunks(accountID: Int64, manifest: Manifest) throws -> [ChunkRef] {
+        let stmt = try cachedStatement(sql: "SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?")
+        var seen = Set<ContentHash>()
+        var out: [ChunkRef] = []
+        for c in manifest.chunks where seen.insert(c.hash).inserted {
+            if try Row.fetchOne(stmt, arguments: [accountID, c.hash.hex]) == nil { out.append(c) }
+        }
+        return out
+    }
+
+    func versionChunkHashes(version: Int64) throws -> [ContentHash] {
+        try String.fetchAll(self, sql: "SELECT hash FROM version_chunks WHERE version_id = ? ORDER BY idx", arguments: [version]).map(ContentHash.init(validating:))
+    }
+
+    /// Clears the deleted mark of every deleted folder item that is an ancestor of `path`
+    /// and whose path is free, so a revived item never sits in a deleted folder.
+    func reviveAncestors(container: Int64, of path: RelativePath) throws {
+        var p = path.parent
+        while let ancestor = p {
+            if try liveItemRow(container: container, path: ancestor) == nil,
+               let dead = try Row.fetchOne(self, sql: "SELECT id FROM items WHERE container_id = ? AND path = ? AND kind = 'folder' AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1", arguments: [container, ancestor.string]) {
+                let id: Int64 = dead["id"]
+                try execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?", arguments: [id])
+                _ = try journal(container: container, item: id)
+            }
+            p = ancestor.parent
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import GRDB
+
+extension SQLiteMetadataStore {
+    /// Append-only migrations: a shipped migration is never edited; changes go in a new one.
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1-accounts") { db in
+            try db.execute(sql: """
+                CREATE TABLE accounts (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    salt BLOB NOT NULL,
+                    iterations INTEGER NOT NULL,
+                    derived BLOB NOT NULL,
+                    quota INTEGER NOT NULL,
+                    used INTEGER NOT NULL DEFAULT 0,
+                    created REAL NOT NULL
+                );
+                CREATE TABLE devices (
+                    id TEXT NOT NULL,
+                    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    last_seen REAL NOT NULL,
+                    PRIMARY KEY (account_id, id)
+                );
+                CREATE TABLE tokens (
+                    hash TEXT PRIMARY KEY,
+                    account_id INTEGER NOT NULL,
+                    device_id TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    FOREIGN KEY (account_id, device_id) REFERENCES devices(account_id, id) ON DELETE CASCADE
+                );
+                CREATE TABLE account_chunks (
+                    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    hash TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    PRIMARY KEY (account_id, hash)
+                ) WITHOUT ROWID;
+                """)
+        }
+        m.registerMigration("v1-items") { db in
+            try db.execute(sql: """
+                CREATE TABLE containers (
+                    id INTEGER PRIMARY KEY,
+                    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    UNIQUE (account_id, name)
+                );
+                CREATE TABLE items (
+                    id INTEGER PRIMARY KEY,
+                    container_id INTEGER NOT NULL REFERENCES containers(id) ON DELETE CASCADE,
+                    uuid TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    current_version INTEGER,
+                    deleted_at REAL,
+                    trash_group TEXT,
+                    created REAL NOT NULL,
+                    seq INTEGER NOT NULL DEFAULT 0,
+                    UNIQUE (container_id, uuid)
+                );
+                CREATE UNIQUE INDEX items_live_path ON items(container_id, path) WHERE deleted_at IS NULL;
+                CREATE TABLE versions (
+                    id INTEGER PRIMARY KEY,
+                    item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                    container_id INTEGER NOT NULL,
+                    uuid TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    hash TEXT NOT NULL,
+                    modified REAL NOT NULL,
+                    committed REAL NOT NULL,
+                    device_id TEXT NOT NULL,
+                    device_name TEXT NOT NULL,
+                    uploaded INTEGER NOT NULL,
+                    UNIQUE (container_id, uuid)
+                );
+                CREATE INDEX versions_item ON versions(item_id, state);
+                CREATE TABLE version_chunks (
+                    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+                    idx INTEGER NOT NULL,
+                    hash TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    PRIMARY KEY (version_id, idx)
+                ) WITHOUT ROWID;
+                CREATE TABLE changes (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    container_id INTEGER NOT NULL REFERENCES containers(id) ON DELETE CASCADE,
+                    item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE
+                );
+                CREATE INDEX changes_container ON changes(container_id, seq);
+                CREATE INDEX changes_item ON changes(item_id);
+                """)
+        }
+        m.registerMigration("v1-kv") { db in
+            try db.execute(sql: """
+                CREATE TABLE kv_batches (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    store TEXT NOT NULL,
+                    created REAL NOT NULL
+                );
+                CREATE TABLE kv_entries (
+                    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    store TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    value BLOB,
+                    wall INTEGER NOT NULL,
+                    counter INTEGER NOT NULL,
+                    device TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (account_id, store, key)
+                ) WITHOUT ROWID;
+                CREATE INDEX kv_entries_seq ON kv_entries(account_id, store, seq);
+                """)
+        }
+        return m
+    }
+}

@@ -1,0 +1,3 @@
+import UbiqCLI
+
+await Ubiq.mainWithExitCodes()
