@@ -76,7 +76,11 @@ let package = Package(
         // Test-only helpers: seeded RNG, temp dirs, a server on a loopback port, child processes.
         .target(
             name: "UbiqTesting",
-            dependencies: ["UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol"],
+            dependencies: [
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/UbiqTesting"
         ),
         .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),

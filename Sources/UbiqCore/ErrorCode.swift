@@ -26,6 +26,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case kvKeyInvalid = "kv_key_invalid"
     case kvValueTooLarge = "kv_value_too_large"
     case kvStoreTooLarge = "kv_store_too_large"
+    // Client side
+    case serverUnreachable = "server_unreachable"
+    case badResponse = "bad_response"
     // Everything else
     case storageFailure = "storage_failure"
     case internalError = "internal_error"

@@ -35,7 +35,7 @@ public struct VersionID: UUIDIdentifier { public let uuid: UUID; public init(uui
 /// One installation of the client.
 public struct DeviceID: UUIDIdentifier { public let uuid: UUID; public init(uuid: UUID) { self.uuid = uuid } }
 
-/// Makes UUIDs; injected so pure code never calls `UUID()` itself.
+/// Makes UUIDs; injected so pure code never creates them itself.
 public protocol UUIDSource: Sendable {
     func next() -> UUID
 }

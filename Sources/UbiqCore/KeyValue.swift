@@ -115,14 +115,37 @@ extension KVValue: Codable {
     }
 }
 
-/// ISO-8601 with milliseconds, in UTC (`2026-11-22T10:42:00.000Z`).
+/// ISO-8601 with milliseconds, in UTC (`2026-11-22T10:42:00.000Z`). Dates travel with millisecond
+/// precision; the fraction is handled here because Foundation's style truncates it inexactly.
 public enum KVDateFormat {
     public static func format(_ d: Date) -> String {
-        d.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        let ms = Int64((d.timeIntervalSince1970 * 1000).rounded())
+        let (sec, frac) = ms.quotientAndRemainder(dividingBy: 1000)
+        let whole = sec - (frac < 0 ? 1 : 0)
+        let f = frac < 0 ? frac + 1000 : frac
+        let base = Date(timeIntervalSince1970: Double(whole))
+            .formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!))
+        let digits = String(f)
+        return String(base.dropLast()) + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
+
     public static func parse(_ s: String) -> Date? {
-        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(s) { return d }
-        return try? Date.ISO8601FormatStyle().parse(s)
+        guard s.utf8.count <= 64 else { return nil }
+        var text = s
+        var fraction = 0.0
+        if let dot = s.firstIndex(of: ".") {
+            let digits = s[s.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, let v = Double("0." + digits) else { return nil }
+            fraction = v
+            text = String(s[..<dot]) + s[s.index(dot, offsetBy: digits.count + 1)...]
+        }
+        guard let d = try? Date.ISO8601FormatStyle().parse(text) else { return nil }
+        return roundedToMillis(Date(timeIntervalSince1970: d.timeIntervalSince1970 + fraction))
+    }
+
+    /// Rounds to the nearest millisecond.
+    public static func roundedToMillis(_ d: Date) -> Date {
+        Date(timeIntervalSince1970: (d.timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 }
 

@@ -32,6 +32,8 @@ extension ErrorCode {
         case .hashMismatch, .missingChunks, .incompleteContent: 422
         case .storageFull: 507
         case .storageFailure, .internalError: 500
+        case .badResponse: 502
+        case .serverUnreachable: 503
         }
     }
 }

@@ -1,0 +1,175 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import UbiqCore
+import UbiqProtocol
+
+/// A client of the server's HTTP API (one per device session). Every method maps a route of
+/// `Sources/UbiqServer/API.md`.
+public struct UbiqAPIClient: Sendable {
+    public let baseURL: String
+    public var token: String?
+    let http: HTTPClient
+    let timeout: TimeAmount
+
+    /// - Parameter baseURL: e.g. `http://127.0.0.1:8737` (a trailing `/` is ignored).
+    public init(baseURL: String, token: String? = nil, http: HTTPClient = .shared, timeout: TimeAmount = .seconds(60)) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.token = token
+        self.http = http
+        self.timeout = timeout
+    }
+
+    // MARK: transport
+
+    func send(_ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, contentType: String = "application/json",
+              limit: Int = 256 << 20) async throws -> (status: Int, body: ByteBuffer) {
+        var req = HTTPClientRequest(url: baseURL + path)
+        req.method = method
+        if let token { req.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            req.headers.add(name: "Content-Type", value: contentType)
+            req.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(req, timeout: timeout)
+        } catch {
+            throw ClientError(.serverUnreachable, "cannot reach \(baseURL): \(error)")
+        }
+        let buffer: ByteBuffer
+        do { buffer = try await response.body.collect(upTo: limit) } catch {
+            throw ClientError(.badResponse, "response from \(baseURL) broke off or was too large: \(error)")
+        }
+        let status = Int(response.status.code)
+        if status >= 400 {
+            if let err = try? WireCoding.decode(APIErrorBody.self, from: Data(buffer.readableBytesView)) {
+                throw ClientError(err.error.code, err.error.message, status: status, missing: err.missing ?? [])
+            }
+            throw ClientError(status >= 500 ? .internalError : .invalidRequest, "server answered \(status)", status: status)
+        }
+        return (status, buffer)
+    }
+
+    func call<R: Decodable>(_ method: HTTPMethod, _ path: String, _ body: (some Encodable)?, as: R.Type) async throws -> R {
+        let data = try body.map { try [UInt8](WireCoding.encode($0)) }
+        let (_, buf) = try await send(method, path, body: data)
+        do { return try WireCoding.decode(R.self, from: Data(buf.readableBytesView)) } catch {
+            throw ClientError(.badResponse, "unexpected response to \(method) \(path): \(error)")
+        }
+    }
+
+    func get<R: Decodable>(_ path: String, as: R.Type) async throws -> R {
+        try await call(.GET, path, Optional<Int>.none, as: R.self)
+    }
+
+    static func escape(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? s
+    }
+
+    func containerPath(_ c: ContainerID) -> String { "/v1/containers/\(Self.escape(c.string))" }
+
+    // MARK: account
+
+    /// Logs in and returns a client carrying the new token.
+    public func login(user: String, password: String, deviceName: String, deviceID: DeviceID? = nil) async throws -> (UbiqAPIClient, LoginResponse) {
+        let r = try await call(.POST, "/v1/login", LoginRequest(user: user, password: password, deviceName: deviceName, deviceID: deviceID), as: LoginResponse.self)
+        var c = self
+        c.token = r.token
+        return (c, r)
+    }
+
+    /// Revokes this client's token, or every token of `device`.
+    public func revoke(device: DeviceID? = nil) async throws {
+        _ = try await send(.POST, "/v1/tokens/revoke", body: try [UInt8](WireCoding.encode(RevokeRequest(deviceID: device))))
+    }
+
+    public func account() async throws -> AccountInfo { try await get("/v1/account", as: AccountInfo.self) }
+
+    // MARK: chunks
+
+    public func missingChunks(_ hashes: [ContentHash]) async throws -> [ContentHash] {
+        try await call(.POST, "/v1/chunks/missing", MissingChunksRequest(hashes: hashes), as: MissingChunksResponse.self).missing
+    }
+
+    public func uploadChunk(_ hash: ContentHash, _ bytes: [UInt8]) async throws {
+        _ = try await send(.PUT, "/v1/chunks/\(hash.hex)", body: bytes, contentType: "application/octet-stream")
+    }
+
+    /// Downloads a chunk and verifies it against its hash.
+    public func downloadChunk(_ hash: ContentHash) async throws -> [UInt8] {
+        let (_, buf) = try await send(.GET, "/v1/chunks/\(hash.hex)", limit: WireLimits.maxChunkBody)
+        let bytes = Array(buf.readableBytesView)
+        guard ContentHash.of(bytes) == hash else { throw ClientError(.hashMismatch, "chunk \(hash) arrived corrupt") }
+        return bytes
+    }
+
+    // MARK: items
+
+    public func commit(_ container: ContainerID, _ request: CommitRequest) async throws -> CommitResponse {
+        try await call(.POST, containerPath(container) + "/commit", request, as: CommitResponse.self)
+    }
+
+    public func complete(_ container: ContainerID, version: VersionID) async throws -> ItemRecord {
+        try await call(.POST, containerPath(container) + "/versions/\(version)/complete", Optional<Int>.none, as: ItemRecord.self)
+    }
+
+    public func manifest(_ container: ContainerID, version: VersionID) async throws -> Manifest {
+        try await get(containerPath(container) + "/versions/\(version)/manifest", as: Manifest.self)
+    }
+
+    public func move(_ container: ContainerID, item: ItemID, to path: RelativePath) async throws -> ItemRecord {
+        try await call(.POST, containerPath(container) + "/items/\(item)/move", MoveRequest(path: path), as: ItemRecord.self)
+    }
+
+    public func delete(_ container: ContainerID, item: ItemID) async throws -> ItemRecord {
+        try await call(.POST, containerPath(container) + "/items/\(item)/delete", Optional<Int>.none, as: ItemRecord.self)
+    }
+
+    public func restore(_ container: ContainerID, item: ItemID) async throws -> ItemRecord {
+        try await call(.POST, containerPath(container) + "/items/\(item)/restore", Optional<Int>.none, as: ItemRecord.self)
+    }
+
+    public func versions(_ container: ContainerID, item: ItemID) async throws -> VersionsResponse {
+        try await get(containerPath(container) + "/items/\(item)/versions", as: VersionsResponse.self)
+    }
+
+    public func resolve(_ container: ContainerID, item: ItemID, keep: VersionID) async throws -> ItemRecord {
+        try await call(.POST, containerPath(container) + "/items/\(item)/resolve", ResolveRequest(keep: keep), as: ItemRecord.self)
+    }
+
+    public func changes(_ container: ContainerID, after cursor: Int64, limit: Int = WireLimits.defaultPage) async throws -> ChangesResponse {
+        try await get(containerPath(container) + "/changes?cursor=\(cursor)&limit=\(limit)", as: ChangesResponse.self)
+    }
+
+    public func trash(_ container: ContainerID) async throws -> TrashResponse {
+        try await get(containerPath(container) + "/trash", as: TrashResponse.self)
+    }
+
+    // MARK: key-value
+
+    public func kvAll(_ store: ContainerID) async throws -> KVEntriesResponse {
+        try await get("/v1/kv/\(Self.escape(store.string))", as: KVEntriesResponse.self)
+    }
+
+    public func kvChanges(_ store: ContainerID, after cursor: Int64, limit: Int = WireLimits.defaultPage) async throws -> KVEntriesResponse {
+        try await get("/v1/kv/\(Self.escape(store.string))/changes?cursor=\(cursor)&limit=\(limit)", as: KVEntriesResponse.self)
+    }
+
+    public func kvSet(_ store: ContainerID, _ entries: [KVEntry]) async throws -> KVSetResponse {
+        try await call(.POST, "/v1/kv/\(Self.escape(store.string))", KVSetRequest(entries: entries), as: KVSetResponse.self)
+    }
+
+    // MARK: raw access (tests of hostile input)
+
+    /// Sends raw bytes to any path and returns status and body; never throws for HTTP error statuses.
+    public func raw(_ method: HTTPMethod, _ path: String, body: [UInt8]?, contentType: String = "application/json") async throws -> (status: Int, body: [UInt8]) {
+        do {
+            let (s, b) = try await send(method, path, body: body, contentType: contentType)
+            return (s, Array(b.readableBytesView))
+        } catch let e as ClientError where e.status != nil {
+            return (e.status!, Array((try? WireCoding.encode(APIErrorBody(code: e.code, message: e.message))) ?? Data()))
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Testing
+import UbiqCore
+import UbiqTesting
+
+@Suite("FastCDC chunker")
+struct ChunkerTests {
+    /// A small chunker keeps debug-build tests fast while exercising the same code paths.
+    let small = Chunker(minSize: 2048, avgSize: 8192, maxSize: 32768)
+
+    @Test func chunksTileTheInputAndRespectSizes() {
+        var rng = SeededRandom.forTest("chunker.tile")
+        for _ in 0..<40 {
+            let n = Int.random(in: 0...400_000, using: &rng)
+            let data = rng.bytes(n)
+            let ranges = small.chunkRanges(of: data)
+            var pos = 0
+            for (i, r) in ranges.enumerated() {
+                #expect(r.lowerBound == pos, "seed \(rng.seed)")
+                #expect(r.count <= small.maxSize, "seed \(rng.seed)")
+                if i < ranges.count - 1 { #expect(r.count >= small.minSize, "seed \(rng.seed)") }
+                pos = r.upperBound
+            }
+            #expect(pos == n, "seed \(rng.seed)")
+            let rebuilt = ranges.flatMap { data[$0] }
+            #expect(rebuilt == data, "seed \(rng.seed)")
+        }
+    }
+
+    @Test func boundariesAreDeterministicAndAverageNearTarget() {
+        var rng = SeededRandom.forTest("chunker.average")
+        let data = rng.bytes(2_000_000)
+        let a = small.chunkRanges(of: data)
+        #expect(a == small.chunkRanges(of: data))
+        let avg = Double(data.count) / Double(a.count)
+        // Normalised chunking with min 2 KiB keeps the mean close to the 8 KiB target.
+        #expect(avg > 5000 && avg < 14000, "mean chunk \(avg) seed \(rng.seed)")
+    }
+
+    @Test(arguments: ["insert", "delete", "overwrite"])
+    func anEditChangesOnlyNearbyChunks(kind: String) {
+        var rng = SeededRandom.forTest("chunker.edit.\(kind)")
+        for _ in 0..<30 {
+            let data = rng.bytes(600_000)
+            let at = Int.random(in: 0..<data.count, using: &rng)
+            let len = Int.random(in: 1...64, using: &rng)
+            var edited = data
+            switch kind {
+            case "insert": edited.insert(contentsOf: rng.bytes(len), at: at)
+            case "delete": edited.removeSubrange(at..<min(data.count, at + len))
+            default: for i in at..<min(data.count, at + len) { edited[i] = edited[i] &+ 1 }
+            }
+            let before = small.chunkRanges(of: data)
+            let after = small.chunkRanges(of: edited)
+            // Every chunk that ends before the edit is unchanged, at the same place.
+            let prefix = before.filter { $0.upperBound <= at }
+            #expect(Array(after.prefix(prefix.count)) == prefix, "seed \(rng.seed)")
+            // Every chunk that starts well after the edit (4 × max) is still there, shifted.
+            let shift = edited.count - data.count
+            let afterSet = Set(after.map { ($0.lowerBound - shift) ..< ($0.upperBound - shift) }.map { "\($0)" })
+            for r in before where r.lowerBound >= at + len + 4 * small.maxSize {
+                #expect(afterSet.contains("\(r)"), "chunk \(r) lost after \(kind) at \(at), seed \(rng.seed)")
+            }
+        }
+    }
+
+    @Test func standardChunkerSizes() {
+        var rng = SeededRandom.forTest("chunker.standard")
+        let data = rng.bytes(3 << 20)
+        let ranges = Chunker.standard.chunkRanges(of: data)
+        #expect(ranges.dropLast().allSatisfy { $0.count >= 16 << 10 && $0.count <= 256 << 10 })
+        let m = Manifest.of(data)
+        #expect(m.size == data.count)
+        #expect(m.chunks.reduce(0) { $0 + $1.size } == data.count)
+        #expect(m.hash == ContentHash.of(data))
+    }
+
+    @Test func emptyInputHasNoChunks() {
+        #expect(small.chunkRanges(of: []).isEmpty)
+        let m = Manifest.of([])
+        #expect(m.chunks.isEmpty && m.size == 0 && m.hash == .empty)
+        #expect(ContentHash.empty.hex == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+@Suite("Items, versions and conflicts")
+struct ItemTests {
+    @Test func metadataFirstThenContent() async throws {
+        try await withServer { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            var rng = SeededRandom.forTest("items.metadata-first")
+            let bytes = rng.bytes(200_000)
+            let m = Manifest.of(bytes)
+            let item = ItemID(uuid: UUID())
+            let r = try await laptop.commit(notes, CommitRequest(itemID: item, versionID: VersionID(uuid: UUID()), path: path("Documents/big.bin"),
+                                                                 kind: .file, base: nil, modified: Date(), manifest: m))
+            #expect(r.outcome == .created && r.version?.uploaded == false && Set(r.missing) == Set(m.chunks.map(\.hash)))
+            // The phone lists the file at once, marked not uploaded.
+            let seen = try await phone.changes(notes, after: 0)
+            #expect(seen.items.count == 1 && seen.items[0].id == item && seen.items[0].current?.uploaded == false)
+            #expect(seen.items[0].current?.size == bytes.count && seen.items[0].current?.deviceName == "laptop")
+            await expectCode(.incompleteContent) { _ = try await laptop.complete(notes, version: r.version!.id) }
+            try await upload(laptop, bytes)
+            let done = try await laptop.complete(notes, version: r.version!.id)
+            #expect(done.current?.uploaded == true)
+            let after = try await phone.changes(notes, after: seen.cursor)
+            #expect(after.items.map(\.id) == [item] && after.items[0].current?.uploaded == true)
+            #expect(after.cursor > seen.cursor)
+            let m2 = try await phone.manifest(notes, version: r.version!.id)
+            #expect(m2 == m)
+        }
+    }
+
+    @Test func staleBaseBecomesAConflictAndResolveKeepsEverything() async throws {
+        try await withServer { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            let first = try await commitFile(laptop, "Documents/n.txt", "v1")
+            let item = first.item.id, v1 = first.version!.id
+            let fromLaptop = try await commitFile(laptop, "Documents/n.txt", "laptop edit", item: item, base: v1)
+            #expect(fromLaptop.outcome == .updated)
+            let fromPhone = try await commitFile(phone, "Documents/n.txt", "phone edit", item: item, base: v1)
+            #expect(fromPhone.outcome == .conflict && fromPhone.item.conflictCount == 1)
+            #expect(fromPhone.item.current?.id == fromLaptop.version?.id)
+            // Retrying the same conflicting content makes no second conflict.
+            let retry = try await commitFile(phone, "Documents/n.txt", "phone edit", item: item, base: v1)
+            #expect(retry.outcome == .unchanged && retry.item.conflictCount == 1)
+
+            let versions = try await laptop.versions(notes, item: item)
+            #expect(versions.current?.deviceName == "laptop")
+            #expect(versions.conflicts.map(\.deviceName) == ["phone"])
+            #expect(versions.others.map(\.id) == [v1])
+            #expect(try await download(laptop, version: versions.conflicts[0].id) == "phone edit")
+
+            // Resolve from the laptop by keeping the phone's version.
+            let resolved = try await laptop.resolve(notes, item: item, keep: fromPhone.version!.id)
+            #expect(resolved.conflictCount == 0 && resolved.current?.id == fromPhone.version!.id)
+            let after = try await phone.versions(notes, item: item)
+            #expect(after.current?.id == fromPhone.version!.id && after.conflicts.isEmpty)
+            #expect(Set(after.others.map(\.id)) == [v1, fromLaptop.version!.id])
+            // Restore the oldest version from history the same way.
+            let restored = try await phone.resolve(notes, item: item, keep: v1)
+            #expect(restored.current?.id == v1)
+            #expect(try await download(phone, version: restored.current!.id) == "v1")
+            await expectCode(.notFound) { _ = try await phone.resolve(notes, item: item, keep: VersionID(uuid: UUID())) }
+        }
+    }
+
+    @Test func samePathOnTwoDevicesIsOneItemWithAConflict() async throws {
+        try await withServer { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            let a = try await commitFile(laptop, "Documents/plan.md", "laptop's plan")
+            let b = try await commitFile(phone, "Documents/plan.md", "phone's plan")
+            #expect(b.outcome == .conflict && b.item.id == a.item.id && b.item.conflictCount == 1)
+            // Identical content at the same path is no conflict.
+            let c = try await commitFile(laptop, "Documents/same.md", "same")
+            let d = try await commitFile(phone, "Documents/same.md", "same")
+            #expect(d.outcome == .unchanged && d.item.id == c.item.id && d.item.conflictCount == 0)
+            // A folder and a file cannot share a path.
+            await expectCode(.pathExists) {
+                _ = try await phone.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/same.md"),
+                                                                kind: .folder, base: nil, modified: Date(), manifest: nil))
+            }
+        }
+    }
+
+    @Test func editAgainstDeleteRevivesTheItem() async throws {
+        try await withServer { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            let folder = try await laptop.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/f"),
+                                                                      kind: .folder, base: nil, modified: Date(), manifest: nil))
+            let a = try await commitFile(laptop, "Documents/f/a.txt", "one")
+            _ = try await laptop.delete(notes, item: folder.item.id)
+            let page = try await phone.changes(notes, after: 0)
+            #expect(page.items.allSatisfy(\.isDeleted) && page.items.count == 2)
+            let edit = try await commitFile(phone, "Documents/f/a.txt", "edited offline", item: a.item.id, base: a.version!.id)
+            #expect(edit.outcome == .revived && !edit.item.isDeleted)
+            // Its folder comes back with it.
+            let now = try await laptop.changes(notes, after: page.cursor)
+            #expect(Set(now.items.map(\.path.string)) == ["Documents/f", "Documents/f/a.txt"])
+            #expect(now.items.allSatisfy { !$0.isDeleted })
+        }
+    }
+
+    @Test func renamesAndMovesKeepTheItemID() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            let dir = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/old"),
+                                                              kind: .folder, base: nil, modified: Date(), manifest: nil))
+            let x = try await commitFile(c, "Documents/old/x.txt", "x")
+            let y = try await commitFile(c, "Documents/old/sub/y.txt", "y")
+            let other = try await commitFile(c, "Documents/other.txt", "o")
+            let moved = try await c.move(notes, item: dir.item.id, to: path("Archive/new"))
+            #expect(moved.id == dir.item.id && moved.path.string == "Archive/new")
+            let page = try await c.changes(notes, after: 0)
+            let paths = Dictionary(uniqueKeysWithValues: page.items.map { ($0.id, $0.path.string) })
+            #expect(paths[x.item.id] == "Archive/new/x.txt" && paths[y.item.id] == "Archive/new/sub/y.txt")
+            // Version history is untouched by a rename.
+            let renamed = try await c.move(notes, item: x.item.id, to: path("Archive/new/x2.txt"))
+            #expect(renamed.current?.id == x.version?.id)
+            await expectCode(.pathExists) { _ = try await c.move(notes, item: other.item.id, to: path("Archive/new/x2.txt")) }
+            await expectCode(.invalidPath) { _ = try await c.move(notes, item: dir.item.id, to: path("Archive/new/inside")) }
+            await expectCode(.notFound) { _ = try await c.move(notes, item: ItemID(uuid: UUID()), to: path("z")) }
+        }
+    }
+
+    @Test func deleteGoesToTrashAndRestoreBringsItBack() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            let a = try await commitFile(c, "Documents/a.txt", "first")
+            _ = try await commitFile(c, "Documents/a.txt", "second", item: a.item.id, base: a.version!.id)
+            let deleted = try await c.delete(notes, item: a.item.id)
+            #expect(deleted.isDeleted)
+            #expect(try await c.trash(notes).items.map(\.id) == [a.item.id])
+            // The path is free again while the item is in the trash.
+            let b = try await commitFile(c, "Documents/a.txt", "new file")
+            #expect(b.outcome == .created && b.item.id != a.item.id)
+            // Restore: the name is taken, so it comes back beside it, with its history.
+            let restored = try await c.restore(notes, item: a.item.id)
+            #expect(!restored.isDeleted && restored.path.string == "Documents/a (restored).txt")
+            #expect(try await c.trash(notes).items.isEmpty)
+            let v = try await c.versions(notes, item: a.item.id)
+            #expect(v.others.count == 1)
+            #expect(try await download(c, version: v.current!.id) == "second")
+        }
+    }
+
+    @Test func changeFeedPagesInOrder() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            var ids: [ItemID] = []
+            for i in 0..<25 { ids.append(try await commitFile(c, "Documents/f\(i).txt", "\(i)").item.id) }
+            var cursor: Int64 = 0
+            var seen: [ItemID] = []
+            var pages = 0
+            while true {
+                let page = try await c.changes(notes, after: cursor, limit: 7)
+                seen += page.items.map(\.id)
+                cursor = page.cursor
+                pages += 1
+                if !page.hasMore { break }
+            }
+            #expect(seen == ids && pages == 4)
+            #expect(try await c.changes(notes, after: cursor).items.isEmpty)
+            // A changed item moves to the end of the journal.
+            _ = try await c.move(notes, item: ids[0], to: path("Documents/renamed.txt"))
+            #expect(try await c.changes(notes, after: cursor).items.map(\.id) == [ids[0]])
+        }
+    }
+
+    @Test func historyIsPrunedBeyondTheNewestTwentyOnlyWhenOld() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            var r = try await commitFile(c, "h.txt", "0")
+            for i in 1...25 { r = try await commitFile(c, "h.txt", "\(i)", item: r.item.id, base: r.version!.id) }
+            // All versions are younger than 30 days: nothing is pruned.
+            #expect(try await c.versions(notes, item: r.item.id).others.count == 25)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+@Suite("Key-value store")
+struct KeyValueTests {
+    func entry(_ key: String, _ value: KVValue?, wall: Int64, counter: UInt32 = 0, device: DeviceID) -> KVEntry {
+        KVEntry(key: key, value: value, stamp: HLCTimestamp(wallMillis: wall, counter: counter), device: device)
+    }
+
+    @Test func setReadAndChangesSinceCursor() async throws {
+        try await withServer { server in
+            let (laptop, lid) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            let start = try await phone.kvAll(notes)
+            #expect(start.entries.isEmpty)
+            let values: [String: KVValue] = ["s": .string("héllo"), "i": .int(42), "d": .double(2.5), "b": .bool(true),
+                                             "t": .date(Date(timeIntervalSince1970: 1_800_000_000)), "x": .data(Data([1, 2, 3])),
+                                             "a": .array([.int(1), .string("two")]), "m": .dictionary(["k": .bool(false)])]
+            let set = try await laptop.kvSet(notes, values.map { entry($0.key, $0.value, wall: 100, device: lid) })
+            #expect(Set(set.applied) == Set(values.keys))
+            let all = try await phone.kvAll(notes)
+            #expect(Dictionary(uniqueKeysWithValues: all.entries.map { ($0.key, $0.value!) }) == values)
+            #expect(all.entries.allSatisfy { $0.device == lid })
+            // Remove one key: the change feed carries a tombstone.
+            let rm = try await laptop.kvSet(notes, [entry("s", nil, wall: 101, device: lid)])
+            let changes = try await phone.kvChanges(notes, after: all.cursor)
+            #expect(changes.entries.map(\.key) == ["s"] && changes.entries[0].value == nil && changes.cursor == rm.cursor)
+            #expect(try await phone.kvAll(notes).entries.count == values.count - 1)
+        }
+    }
+
+    @Test func lastWriterWinsByHLCThenDevice() async throws {
+        try await withServer { server in
+            let (laptop, lid) = try await server.device("alice", name: "laptop")
+            let (phone, pid) = try await server.device("alice", name: "phone")
+            _ = try await laptop.kvSet(notes, [entry("k", .string("laptop@200"), wall: 200, device: lid)])
+            // An older stamp loses even though it arrives later.
+            let late = try await phone.kvSet(notes, [entry("k", .string("phone@150"), wall: 150, device: pid)])
+            #expect(late.applied.isEmpty)
+            #expect(try await laptop.kvAll(notes).entries.first?.value == .string("laptop@200"))
+            // A causally later write (higher counter at the same wall time) wins.
+            _ = try await phone.kvSet(notes, [entry("k", .string("phone@200.1"), wall: 200, counter: 1, device: pid)])
+            #expect(try await laptop.kvAll(notes).entries.first?.value == .string("phone@200.1"))
+            // Equal stamps: the greater device ID wins, whichever order they arrive in.
+            let (hi, lo) = lid > pid ? (laptop, phone) : (phone, laptop)
+            let (hiID, loID) = lid > pid ? (lid, pid) : (pid, lid)
+            _ = try await hi.kvSet(notes, [entry("tie", .string("hi"), wall: 300, device: hiID)])
+            let r = try await lo.kvSet(notes, [entry("tie", .string("lo"), wall: 300, device: loID)])
+            #expect(r.applied.isEmpty)
+            #expect(try await lo.kvAll(notes).entries.first { $0.key == "tie" }?.value == .string("hi"))
+            // A device cannot write under another device's ID.
+            await expectCode(.forbidden) { _ = try await laptop.kvSet(notes, [entry("k", .int(1), wall: 999, device: pid)]) }
+        }
+    }
+
+    @Test func limitsAreEnforcedAndStoreNothing() async throws {
+        try await withServer { server in
+            let (c, id) = try await server.device("alice")
+            await expectCode(.kvKeyInvalid) { _ = try await c.kvSet(notes, [entry(String(repeating: "k", count: 65), .int(1), wall: 1, device: id)]) }
+            await expectCode(.kvKeyInvalid) { _ = try await c.kvSet(notes, [entry("", .int(1), wall: 1, device: id)]) }
+            await expectCode(.kvValueTooLarge) { _ = try await c.kvSet(notes, [entry("big", .data(Data(count: 1 << 20)), wall: 1, device: id)]) }
+            // 1024 keys fit; the 1025th is refused with nothing stored.
+            let many = (0..<1024).map { entry("k\($0)", .bool(true), wall: 1, device: id) }
+            _ = try await c.kvSet(notes, many)
+            await expectCode(.kvTooManyKeys) {
+                _ = try await c.kvSet(notes, [entry("k0", .bool(false), wall: 2, device: id), entry("extra", .bool(true), wall: 2, device: id)])
+            }
+            let all = try await c.kvAll(notes)
+            #expect(all.entries.count == 1024 && all.entries.first { $0.key == "k0" }?.value == .bool(true))
+            // Total size: two values of 600 KB cannot coexist; the second set fails atomically.
+            let store2 = try ContainerID(validating: "other.store")
+            _ = try await c.kvSet(store2, [entry("a", .data(Data(count: 600_000)), wall: 1, device: id)])
+            await expectCode(.kvStoreTooLarge) {
+                _ = try await c.kvSet(store2, [entry("b", .data(Data(count: 600_000)), wall: 2, device: id), entry("c", .int(1), wall: 2, device: id)])
+            }
+            #expect(try await c.kvAll(store2).entries.map(\.key) == ["a"])
+        }
+    }
+
+    @Test func multiKeySetsArriveWhole() async throws {
+        try await withServer { server in
+            let (laptop, lid) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            for round in 0..<5 {
+                _ = try await laptop.kvSet(notes, (0..<7).map { entry("set\(round).k\($0)", .int(Int64(round)), wall: Int64(10 + round), device: lid) })
+            }
+            var cursor: Int64 = 0
+            var batches: [[String]] = []
+            while true {
+                let page = try await phone.kvChanges(notes, after: cursor, limit: 3)
+                batches.append(page.entries.map(\.key))
+                cursor = page.cursor
+                if !page.hasMore { break }
+            }
+            // Pages end on set boundaries: each page holds whole sets of 7.
+            #expect(batches.allSatisfy { $0.count % 7 == 0 })
+            #expect(batches.flatMap { $0 }.count == 35)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+/// The real `ubiq` binary as a person runs it.
+@Suite("ubiq server process", .serialized)
+struct ProcessTests {
+    func startServer(_ data: String) throws -> (ChildProcess, String) {
+        let p = try ChildProcess(ChildProcess.ubiqBinary(), ["server", "--data", data, "--listen", "127.0.0.1:0"])
+        guard let out = p.waitForOutput(timeout: 60, { $0.contains("listening on") }),
+              let line = out.split(separator: "\n").first(where: { $0.contains("listening on") }),
+              let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
+            p.signal(SIGKILL)
+            p.wait()
+            throw CoreError(.internalError, "server did not start: \(p.stderr)")
+        }
+        return (p, String(url))
+    }
+
+    @Test func serverKilledWithSIGKILLKeepsEverythingOnRestart() async throws {
+        let dir = try TempDirectory("ubiq-kill")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("data").path
+        let (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data], stdin: "pw-alice\n")
+        #expect(status == 0, "\(err)")
+        #expect(out.contains("created user alice"))
+
+        var (server, url) = try startServer(data)
+        let (c, _) = try await UbiqAPIClient(baseURL: url).login(user: "alice", password: "pw-alice", deviceName: "laptop")
+        var rng = SeededRandom.forTest("process.kill")
+        var committed: [(ItemID, [UInt8])] = []
+        for i in 0..<20 {
+            let bytes = rng.bytes(Int.random(in: 1...150_000, using: &rng))
+            committed.append((try await commitFile(c, "Documents/f\(i).bin", bytes: bytes).item.id, bytes))
+        }
+        let kvDevice = try await c.account().device
+        _ = try await c.kvSet(notes, [KVEntry(key: "k", value: .string("v"), stamp: HLCTimestamp(wallMillis: 5, counter: 0), device: kvDevice)])
+        server.signal(SIGKILL)
+        #expect(server.wait() == 128 + SIGKILL)
+
+        (server, url) = try startServer(data)
+        defer { server.signal(SIGTERM); server.wait() }
+        let c2 = UbiqAPIClient(baseURL: url, token: c.token)
+        let page = try await c2.changes(notes, after: 0)
+        #expect(page.items.count == 20)
+        for (id, bytes) in committed {
+            let item = try #require(page.items.first { $0.id == id })
+            #expect(item.current?.uploaded == true)
+            let m = try await c2.manifest(notes, version: item.current!.id)
+            var got: [UInt8] = []
+            for ch in m.chunks { got += try await c2.downloadChunk(ch.hash) }
+            #expect(got == bytes)
+        }
+        #expect(try await c2.kvAll(notes).entries.map(\.value) == [.string("v")])
+    }
+
+    @Test func sigtermStopsTheServerCleanly() async throws {
+        let dir = try TempDirectory("ubiq-term")
+        defer { dir.remove() }
+        let (server, url) = try startServer(dir.url.appendingPathComponent("d").path)
+        let (s, _) = try await UbiqAPIClient(baseURL: url).raw(.GET, "/v1/health", body: nil)
+        #expect(s == 200)
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
+    @Test func commandLineErrorsAreOneClearLine() throws {
+        let dir = try TempDirectory("ubiq-cli")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        var (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "bob", "--data", data])
+        #expect(status == 0 && out.contains("password: "))
+        (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "bob", "--data", data])
+        #expect(status == 1 && err.contains("already exists"))
+        #expect(err.split(separator: "\n").count == 1)
+        (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "Bad Name!", "--data", data])
+        #expect(status == 1 && err.contains("user name"))
+        (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "carol", "--quota", "lots", "--data", data])
+        #expect(status == 1 && err.contains("not a size"))
+        (status, _, _) = try ChildProcess.runUbiq(["server", "--listen", "127.0.0.1:99999", "--data", data])
+        #expect(status == 2)
+        (status, _, _) = try ChildProcess.runUbiq(["server", "--bogus"])
+        #expect(status == 2)
+        // An unusable data directory: a regular file in the way.
+        let file = dir.url.appendingPathComponent("file").path
+        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        (status, _, err) = try ChildProcess.runUbiq(["server", "--data", file + "/sub", "--listen", "127.0.0.1:0"])
+        #expect(status == 1 && err.hasPrefix("ubiq: ") && err.split(separator: "\n").count == 1)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+/// Collects push messages from a device's channel.
+actor PushInbox {
+    var messages: [PushMessage] = []
+    func add(_ m: PushMessage) { messages.append(m) }
+
+    /// Waits (bounded) until a message matching `predicate` has arrived.
+    func wait(timeout: Duration = .seconds(10), _ predicate: @Sendable (PushMessage) -> Bool) async -> PushMessage? {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: timeout)
+        while clock.now < end {
+            if let m = messages.first(where: predicate) { return m }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return nil
+    }
+}
+
+@Suite("Push channel and isolation")
+struct PushAndIsolationTests {
+    @Test func commitsAndKVSetsArePushedToOtherDevices() async throws {
+        try await withServer { server in
+            let (laptop, lid) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            let (bob, _) = try await server.device("bob")
+            let phoneInbox = PushInbox(), bobInbox = PushInbox()
+            let t1 = Task { try await phone.listen { await phoneInbox.add($0) } }
+            let t2 = Task { try await bob.listen { await bobInbox.add($0) } }
+            defer { t1.cancel(); t2.cancel() }
+            #expect(await phoneInbox.wait { $0.kind == .hello } != nil)
+            #expect(await bobInbox.wait { $0.kind == .hello } != nil)
+
+            let start = ContinuousClock.now
+            let r = try await commitFile(laptop, "Documents/new.txt", "hi")
+            let m = await phoneInbox.wait { $0.kind == .changes && $0.cursor >= r.item.changeSeq }
+            let latency = ContinuousClock.now - start
+            #expect(m?.container == notes && m?.origin == lid)
+            print("push: commit+complete → notification in \(latency)")
+            _ = try await laptop.kvSet(notes, [KVEntry(key: "theme", value: .string("dark"), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: lid)])
+            #expect(await phoneInbox.wait { $0.kind == .kv && $0.store == notes.string } != nil)
+            // Bob hears nothing of Alice's changes.
+            #expect(await bobInbox.messages.allSatisfy { $0.kind == .hello })
+            // A push connection without a valid token is refused.
+            let forged = UbiqAPIClient(baseURL: server.baseURL, token: "ubq_nope")
+            await #expect(throws: ClientError.self) { try await forged.listen { _ in } }
+        }
+    }
+
+    @Test func accountsNeverSeeEachOthersData() async throws {
+        try await withServer { server in
+            let (alice, _) = try await server.device("alice")
+            let (bob, bid) = try await server.device("bob")
+            let a = try await commitFile(alice, "Documents/secret.txt", "alice only")
+            _ = try await alice.kvSet(notes, [KVEntry(key: "k", value: .string("alice"), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: try await alice.account().device)])
+            // Same container name, separate data.
+            #expect(try await bob.changes(notes, after: 0).items.isEmpty)
+            #expect(try await bob.kvAll(notes).entries.isEmpty)
+            #expect(try await bob.trash(notes).items.isEmpty)
+            // Alice's item and version IDs mean nothing to Bob.
+            await expectCode(.notFound) { _ = try await bob.versions(notes, item: a.item.id) }
+            await expectCode(.notFound) { _ = try await bob.manifest(notes, version: a.version!.id) }
+            await expectCode(.notFound) { _ = try await bob.delete(notes, item: a.item.id) }
+            await expectCode(.notFound) { _ = try await bob.move(notes, item: a.item.id, to: path("mine.txt")) }
+            await expectCode(.notFound) { _ = try await bob.resolve(notes, item: a.item.id, keep: a.version!.id) }
+            await expectCode(.notFound) { _ = try await bob.complete(notes, version: a.version!.id) }
+            await expectCode(.notFound) { _ = try await bob.downloadChunk(a.version!.hash) }
+            // Bob committing an item with Alice's item ID creates his own item; Alice's is untouched.
+            let b = try await commitFile(bob, "Documents/secret.txt", "bob's", item: a.item.id)
+            #expect(b.outcome == .created)
+            #expect(try await download(alice, version: try await alice.versions(notes, item: a.item.id).current!.id) == "alice only")
+            #expect(bid != a.version!.device)
+        }
+    }
+}

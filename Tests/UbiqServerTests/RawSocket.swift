@@ -1,0 +1,27 @@
+import Foundation
+import NIOHTTP1
+#if canImport(Glibc)
+import Glibc
+#endif
+
+typealias NIOHTTPMethod = HTTPMethod
+
+/// Sends raw bytes to a loopback port, reads whatever comes back for a moment, and closes.
+enum RawSocket {
+    static func sendAndClose(port: Int, _ bytes: [UInt8]) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var tv = timeval(tv_sec: 0, tv_usec: 300_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var buf = [UInt8](repeating: 0, count: 4096)
+        _ = recv(fd, &buf, buf.count, 0)
+    }
+}

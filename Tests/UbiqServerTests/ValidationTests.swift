@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+@Suite("Hostile input")
+struct ValidationTests {
+    func commitJSON(path: String) -> [UInt8] {
+        let m = Manifest.of([])
+        let body = """
+        {"itemID":"\(UUID().uuidString)","versionID":"\(UUID().uuidString)","path":\(jsonString(path)),"kind":"file",
+         "modified":"2026-01-01T00:00:00.000Z","manifest":{"chunks":[],"size":0,"hash":"\(m.hash.hex)"}}
+        """
+        return Array(body.utf8)
+    }
+
+    func jsonString(_ s: String) -> String {
+        String(decoding: try! JSONEncoder().encode(s), as: UTF8.self)
+    }
+
+    func errorCode(_ body: [UInt8]) -> String? {
+        (try? WireCoding.decode(APIErrorBody.self, from: Data(body)))?.error.code.rawValue
+    }
+
+    @Test func hostilePathsAreRejected() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            for bad in ["../etc/passwd", "/abs", "a/../../b", "a//b", "", "a\u{0}b", "a\u{1B}[31m", String(repeating: "x", count: 300),
+                        "./a", "a/.", String(repeating: "ab/", count: 1400)] {
+                let (status, body) = try await c.raw(.POST, "/v1/containers/\(notes)/commit", body: commitJSON(path: bad))
+                #expect(status == 400, "path \(bad.debugDescription.prefix(30)) got \(status)")
+                #expect(errorCode(body) == "invalid_path" || errorCode(body) == "invalid_request", "\(bad.debugDescription.prefix(30))")
+            }
+            // Invalid UTF-8 in the JSON body.
+            var raw = commitJSON(path: "ok.txt")
+            if let i = raw.firstIndex(of: UInt8(ascii: "k")) { raw[i] = 0xFF }
+            let (s, _) = try await c.raw(.POST, "/v1/containers/\(notes)/commit", body: raw)
+            #expect(s == 400)
+            // Nothing was stored.
+            #expect(try await c.changes(notes, after: 0).items.isEmpty)
+            // A good path works.
+            let (ok, _) = try await c.raw(.POST, "/v1/containers/\(notes)/commit", body: commitJSON(path: "Documents/ok.txt"))
+            #expect(ok == 200)
+        }
+    }
+
+    @Test func malformedBodiesAndParametersAreRejected() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            let cases: [(HTTPMethodName, String, String?)] = [
+                (.post, "/v1/containers/\(notes)/commit", "{"),
+                (.post, "/v1/containers/\(notes)/commit", "[]"),
+                (.post, "/v1/containers/\(notes)/commit", "{\"itemID\": 5}"),
+                (.post, "/v1/containers/\(notes)/commit", String(repeating: "[", count: 100_000)),
+                (.post, "/v1/containers/bad%20name/commit", "{}"),
+                (.post, "/v1/containers/..%2F..%2Fetc/commit", "{}"),
+                (.get, "/v1/containers/\(notes)/changes?cursor=-5", nil),
+                (.get, "/v1/containers/\(notes)/changes?cursor=abc", nil),
+                (.get, "/v1/containers/\(notes)/items/not-a-uuid/versions", nil),
+                (.post, "/v1/chunks/missing", "{\"hashes\": [\"zz\"]}"),
+                (.post, "/v1/kv/\(notes)", "{\"entries\": [{\"key\": \"k\", \"value\": {\"type\": \"martian\", \"value\": 1}, \"stamp\": {\"wallMillis\": 1, \"counter\": 0}, \"device\": \"\(UUID().uuidString)\"}]}"),
+                (.post, "/v1/login", "{\"user\": 1}"),
+            ]
+            for (method, p, body) in cases {
+                let (status, resp) = try await c.raw(method.nio, p, body: body.map { Array($0.utf8) })
+                #expect((400..<500).contains(status), "\(p) \(body?.prefix(30) ?? "") → \(status)")
+                #expect(errorCode(resp) != nil, "\(p): error body missing")
+            }
+            let huge = [UInt8](repeating: 0x20, count: WireLimits.maxCommitBody + 10)
+            let (s, resp) = try await c.raw(.POST, "/v1/containers/\(notes)/commit", body: huge)
+            #expect(s == 413 && errorCode(resp) == "payload_too_large")
+            #expect(try await c.account().user == "alice")
+        }
+    }
+
+    @Test func garbageOnTheSocketNeverTakesTheServerDown() async throws {
+        try await withServer { server in
+            var rng = SeededRandom.forTest("socket.garbage")
+            let payloads: [[UInt8]] = [
+                rng.bytes(4096),
+                Array("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n".utf8),
+                Array("POST /v1/login HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n{".utf8),
+                Array("GARBAGE\r\n\r\n".utf8),
+                Array(repeating: UInt8(ascii: "A"), count: 100_000),
+                Array("GET /v1/push HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n".utf8),
+            ]
+            for p in payloads { try RawSocket.sendAndClose(port: server.port, p) }
+            let (c, _) = try await server.device("alice")
+            #expect(try await c.account().user == "alice")
+        }
+    }
+}
+
+enum HTTPMethodName {
+    case get, post
+    var nio: NIOHTTPMethod { self == .get ? .GET : .POST }
+}

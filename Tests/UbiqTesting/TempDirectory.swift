@@ -1,0 +1,12 @@
+import Foundation
+
+/// A fresh directory under the system temp folder, removed by `remove()`.
+public struct TempDirectory: Sendable {
+    public let url: URL
+    public init(_ label: String = "ubiq-test") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    public var path: String { url.path }
+    public func remove() { try? FileManager.default.removeItem(at: url) }
+}

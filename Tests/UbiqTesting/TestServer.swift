@@ -1,0 +1,64 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import UbiqClient
+import UbiqCore
+import UbiqServer
+import UbiqStorage
+
+/// A real server on a loopback port (port 0, so tests never collide), with a real SQLite file and
+/// chunk folder in a temp directory. In-process, so a test can also reach its stores.
+public final class TestServer: Sendable {
+    public let directory: TempDirectory
+    public let services: ServerServices
+    public let port: Int
+    let group: ServiceGroup
+    let task: Task<Void, Error>
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    public static func start(directory: TempDirectory? = nil) async throws -> TestServer {
+        let dir = try directory ?? TempDirectory("ubiq-server")
+        let services = try ServerServices.embedded(at: dir.url)
+        var logger = Logger(label: "test.server")
+        logger.logLevel = .warning
+        let (portStream, portCont) = AsyncStream<Int>.makeStream()
+        let app = UbiqServerApp.make(services: services, host: "127.0.0.1", port: 0, logger: logger) { port in
+            portCont.yield(port)
+            portCont.finish()
+        }
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
+        var port = 0
+        for await p in portStream { port = p }
+        guard port > 0 else { throw CoreError(.internalError, "test server did not start") }
+        return TestServer(directory: dir, services: services, port: port, group: group, task: task)
+    }
+
+    init(directory: TempDirectory, services: ServerServices, port: Int, group: ServiceGroup, task: Task<Void, Error>) {
+        self.directory = directory
+        self.services = services
+        self.port = port
+        self.group = group
+        self.task = task
+    }
+
+    /// Stops the server; `keepData` leaves the directory for a restart.
+    public func stop(keepData: Bool = false) async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+        if !keepData { directory.remove() }
+    }
+
+    /// Creates an account and returns a signed-in client for a new device of it.
+    public func user(_ name: String, password: String = "secret-pw", quota: Int64 = 1 << 30) async throws {
+        try await services.addUser(name: name, password: password, quota: quota)
+    }
+
+    /// A signed-in client for a device of `user`.
+    public func device(_ user: String, password: String = "secret-pw", name: String = "laptop") async throws -> (UbiqAPIClient, DeviceID) {
+        let (c, r) = try await UbiqAPIClient(baseURL: baseURL).login(user: user, password: password, deviceName: name)
+        return (c, r.deviceID)
+    }
+}
