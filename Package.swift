@@ -71,6 +71,7 @@ let package = Package(
                 "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         // Test-only helpers: seeded RNG, temp dirs, a server on a loopback port, child processes.

@@ -1,0 +1,125 @@
+/// The pure planner: compares the Remote, Local and Synced trees and returns the operations that
+/// bring them together. It never performs anything; the engine executes the batch, records each
+/// result in the Synced tree, re-observes and plans again until the batch is empty.
+public enum Planner {
+    /// Download policy of the device (`onDemand` devices fetch content only when asked).
+    public enum Policy: Sendable { case all, onDemand }
+
+    public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = []) -> [SyncOp] {
+        var ops: [SyncOp] = []
+        let ids = Set(t.remote.keys).union(t.local.keys).union(t.synced.keys)
+        // Local items that hold something not yet on the server (new or edited): their folders must stay.
+        let unsafeLocalPaths = t.local.compactMap { id, l -> RelativePath? in
+            guard let s = t.synced[id] else { return l.path }
+            return (l.kind == .file && l.hash != nil && l.hash != s.hash && l.hash != s.conflictHash) ? l.path : nil
+        }
+        var remoteAt: [RelativePath: ItemID] = [:]
+        for (id, r) in t.remote { remoteAt[r.path] = id }
+        // A local step into a folder the server has waits until that folder is where the server
+        // has it locally (it may be pending a local move); otherwise `mkdir -p` would invent a twin.
+        func parentReady(_ p: RelativePath) -> Bool {
+            var a = p.parent
+            while let ancestor = a {
+                if let rp = remoteAt[ancestor], let lp = t.local[rp], lp.path != ancestor { return false }
+                a = ancestor.parent
+            }
+            return true
+        }
+        for id in ids.sorted() {
+            let s = t.synced[id], l = t.local[id], r = t.remote[id]
+            if let r, l == nil || r.path != l?.path, !parentReady(r.path) { continue }
+            switch (s, l, r) {
+            case (nil, nil, nil):
+                break
+            case (nil, let l?, nil):
+                if l.kind == .folder { ops.append(.createRemoteFolder(id)) } else if l.hash != nil { ops.append(.upload(id, base: nil)) }
+            case (nil, nil, let r?):
+                if r.kind == .folder {
+                    ops.append(.createLocalFolder(id))
+                } else if r.uploaded, let v = r.version, policy == .all || pinned.contains(id) {
+                    ops.append(.download(id, version: v))
+                }
+            case (nil, let l?, let r?):
+                if l.kind != r.kind { break }  // the engine renames one side before this can arise
+                if l.kind == .folder || l.hash == r.hash {
+                    ops.append(.markSynced(id))
+                } else if l.hash != nil {
+                    ops.append(.upload(id, base: nil))
+                }
+            case (_?, nil, nil):
+                ops.append(.forget(id))
+            case (let s?, let l?, nil):
+                // Deleted on the server.
+                if l.kind == .folder {
+                    // Keep (revive) the folder while it holds unsynced content, or items the server
+                    // still has inside it.
+                    let keep = unsafeLocalPaths.contains { $0 != l.path && $0.isSelfOrDescendant(of: l.path) }
+                        || t.local.contains { cid, c in c.path != l.path && c.path.isSelfOrDescendant(of: l.path)
+                            && (t.remote[cid].map { $0.path.isSelfOrDescendant(of: l.path) } ?? false) }
+                    ops.append(keep ? .createRemoteFolder(id) : .deleteLocal(id))
+                } else if l.hash == nil {
+                    break  // still being written: decide once it is stable
+                } else if l.hash == s.hash || l.hash == s.conflictHash {
+                    ops.append(.deleteLocal(id))
+                } else {
+                    ops.append(.upload(id, base: s.version))  // edit against delete: the edit wins
+                }
+            case (let s?, nil, let r?):
+                // Deleted locally.
+                if r.version == s.version && r.kind == s.kind {
+                    ops.append(.deleteRemote(id))
+                } else if r.kind == .folder {
+                    ops.append(.createLocalFolder(id))
+                } else if r.uploaded, let v = r.version {
+                    ops.append(.download(id, version: v))  // remote edit against local delete: the edit wins
+                }
+            case (let s?, let l?, let r?):
+                ops += planBoth(id, s, l, r, policy: policy, pinned: pinned)
+            }
+        }
+        return ops
+    }
+
+    static func planBoth(_ id: ItemID, _ s: SyncedNode, _ l: LocalNode, _ r: RemoteNode, policy: Policy, pinned: Set<ItemID>) -> [SyncOp] {
+        var ops: [SyncOp] = []
+        // Paths: a move on one side is applied to the other; when both moved, the server's wins.
+        let lMoved = l.path != s.path, rMoved = r.path != s.path
+        if lMoved && !rMoved {
+            ops.append(.moveRemote(id, to: l.path))
+        } else if rMoved && l.path != r.path {
+            if l.kind == .folder && r.path.isSelfOrDescendant(of: l.path) {
+                // A cycle (each side moved one folder into the other): keep this folder where it is
+                // locally, which the server can always do.
+                ops.append(.moveRemote(id, to: l.path))
+            } else {
+                ops.append(.moveLocal(id, to: r.path))
+            }
+        }
+        if l.kind != r.kind { return ops }
+        if l.kind == .folder {
+            if !lMoved && !rMoved && (s.version != r.version || s.hash != r.hash) { ops.append(.markSynced(id)) }
+            if lMoved && rMoved && l.path == r.path { ops.append(.markSynced(id)) }
+            return ops
+        }
+        guard let lh = l.hash else { return ops }  // not stable yet
+        let lChanged = lh != s.hash
+        let rChanged = r.version != s.version
+        if let ch = s.conflictHash, lh == ch {
+            // Our content is stored as a conflict version: take the current version back.
+            if r.uploaded, let v = r.version { ops.append(.download(id, version: v)) }
+        } else if lChanged && !rChanged {
+            ops.append(.upload(id, base: s.version))
+        } else if !lChanged && rChanged {
+            if r.hash == lh {
+                ops.append(.markSynced(id))
+            } else if r.uploaded, let v = r.version {
+                ops.append(.download(id, version: v))  // a file with local content is kept current
+            }
+        } else if lChanged && rChanged {
+            ops.append(lh == r.hash ? .markSynced(id) : .upload(id, base: s.version))
+        } else if lMoved && rMoved && l.path == r.path {
+            ops.append(.markSynced(id))
+        }
+        return ops
+    }
+}

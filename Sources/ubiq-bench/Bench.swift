@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+
+/// `ubiq-bench`: speed and memory measurements (run with `swift run -c release ubiq-bench …`).
+@main
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ubiq-bench",
+        abstract: "Ubiquity benchmarks (build with -c release).",
+        subcommands: [ChunkerBench.self, CommitBench.self],
+        defaultSubcommand: nil
+    )
+}
+
+/// Median of a list of measurements.
+func median(_ xs: [Double]) -> Double {
+    let s = xs.sorted()
+    return s.isEmpty ? 0 : (s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2)
+}
+
+/// Resident set size of this process in MiB (from /proc/self/status).
+func rssMiB() -> Double {
+    guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = s.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return kb / 1024
+}
+
+func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }

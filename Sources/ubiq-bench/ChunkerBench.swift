@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import UbiqCore
+
+/// Chunker throughput next to SHA-256 on the same data.
+struct ChunkerBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "chunker", abstract: "FastCDC chunking and SHA-256 throughput in MB/s.")
+
+    @Option(help: "Buffer size in MiB.") var mib = 256
+    @Option(help: "Repetitions (the median is reported).") var runs = 5
+
+    func run() {
+        var state: UInt64 = 0x1234_5678
+        let n = mib << 20
+        var data = [UInt8](repeating: 0, count: n)
+        data.withUnsafeMutableBytes { raw in
+            let words = raw.bindMemory(to: UInt64.self)
+            for i in 0..<words.count {
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                words[i] = z ^ (z >> 27)
+            }
+        }
+        let chunker = Chunker.standard
+        let clock = ContinuousClock()
+        var cut: [Double] = [], hash: [Double] = [], both: [Double] = []
+        var count = 0
+        for _ in 0..<runs {
+            var ranges: [Range<Int>] = []
+            cut.append(seconds(clock.measure { ranges = chunker.chunkRanges(of: data) }))
+            count = ranges.count
+            hash.append(seconds(clock.measure { _ = data.withUnsafeBytes { ContentHash.of(buffer: $0) } }))
+            both.append(seconds(clock.measure { _ = Manifest.of(data) }))
+        }
+        let mb = Double(n) / 1e6
+        print(String(format: "data %d MiB, %d chunks, mean chunk %.1f KiB", mib, count, Double(n) / Double(max(count, 1)) / 1024))
+        print(String(format: "chunking (FastCDC)          %8.0f MB/s", mb / median(cut)))
+        print(String(format: "SHA-256 whole buffer        %8.0f MB/s", mb / median(hash)))
+        print(String(format: "manifest (chunk+hash each+whole) %5.0f MB/s", mb / median(both)))
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+import UbiqCore
+import UbiqTesting
+
+/// CanopyCheck-style test of the planner: random trees, perturbed locally and remotely, planned
+/// and applied in shuffled batches until quiet. Asserts termination, convergence (local equals
+/// remote, the synced tree agrees) and that nothing the local user wrote is lost.
+@Suite("Planner (CanopyCheck)")
+struct PlannerPropertyTests {
+    static let cases = Int(ProcessInfo.processInfo.environment["UBIQ_PLANNER_CASES"] ?? "") ?? 10_000
+
+    @Test func randomTreesConverge() {
+        var seeder = SeededRandom.forTest("planner")
+        var rounds: [Int] = []
+        for n in 0..<Self.cases {
+            let caseSeed = seeder.next()
+            var model = SyncModel(rng: SeededRandom(seed: caseSeed))
+            makeInitialTree(&model)
+            perturb(&model)
+            var round = 0
+            while true {
+                var ops = Planner.plan(model.t)
+                if ops.isEmpty { break }
+                round += 1
+                if round > 40 {
+                    Issue.record("case \(n) (seed \(caseSeed)) did not settle; pending \(ops)")
+                    return
+                }
+                ops.shuffle(using: &model.rng)
+                for op in ops { model.apply(op) }
+            }
+            rounds.append(round)
+            if let problem = check(model) {
+                Issue.record("case \(n) (seed \(caseSeed); run seed \(seeder.seed)): \(problem)")
+                return
+            }
+        }
+        print("planner: \(Self.cases) cases converged, max \(rounds.max() ?? 0) rounds, mean \(Double(rounds.reduce(0, +)) / Double(max(rounds.count, 1)))")
+    }
+
+    /// Replays one case by its own seed: `UBIQ_PLANNER_CASE=SEED swift test --filter replay`.
+    @Test func replayOneCase() {
+        guard let s = ProcessInfo.processInfo.environment["UBIQ_PLANNER_CASE"].flatMap(UInt64.init) else { return }
+        var model = SyncModel(rng: SeededRandom(seed: s))
+        makeInitialTree(&model)
+        print("initial+perturbed:\n" + model.dump())
+        perturb(&model)
+        print("perturbed:\n" + model.dump())
+        for round in 1...40 {
+            var ops = Planner.plan(model.t)
+            print("round \(round): \(ops)")
+            if ops.isEmpty { break }
+            ops.shuffle(using: &model.rng)
+            for op in ops { model.apply(op) }
+            print(model.dump())
+        }
+        #expect(check(model) == nil)
+    }
+
+    // MARK: generation
+
+    func name(_ prefix: String, _ rng: inout SeededRandom) -> String {
+        prefix + String(rng.next() % 100_000)
+    }
+
+    func makeInitialTree(_ m: inout SyncModel) {
+        var folders: [RelativePath] = []
+        for _ in 0..<Int.random(in: 0...8, using: &m.rng) {
+            let isFolder = Int.random(in: 0..<3, using: &m.rng) == 0
+            let parent = folders.isEmpty || Bool.random(using: &m.rng) ? nil : folders.randomElement(using: &m.rng)
+            let n = name(isFolder ? "d" : "f", &m.rng)
+            guard let p = try? (parent.map { try $0.appending(n) } ?? RelativePath(validating: n)), m.liveRemote(at: p) == nil else { continue }
+            let id = m.newID()
+            if isFolder {
+                folders.append(p)
+                m.t.remote[id] = RemoteNode(path: p, kind: .folder, version: nil, hash: nil)
+                m.t.local[id] = LocalNode(path: p, kind: .folder, hash: nil)
+                m.t.synced[id] = SyncedNode(path: p, kind: .folder, version: nil, hash: nil)
+            } else {
+                let h = m.newHash(), v = m.newVersion()
+                m.serverVersions.insert(h)
+                m.t.remote[id] = RemoteNode(path: p, kind: .file, version: v, hash: h)
+                m.t.local[id] = LocalNode(path: p, kind: .file, hash: h)
+                m.t.synced[id] = SyncedNode(path: p, kind: .file, version: v, hash: h)
+            }
+        }
+    }
+
+    /// Random user actions on the local folder ("l" names) and by other devices on the server ("r" names).
+    func perturb(_ m: inout SyncModel) {
+        for _ in 0..<Int.random(in: 0...5, using: &m.rng) { perturbLocal(&m) }
+        for _ in 0..<Int.random(in: 0...5, using: &m.rng) { perturbRemote(&m) }
+    }
+
+    func perturbLocal(_ m: inout SyncModel) {
+        let folders = m.t.local.sortedByID.filter { $0.value.kind == .folder }.map(\.value.path)
+        let parent = folders.isEmpty || Bool.random(using: &m.rng) ? nil : folders.randomElement(using: &m.rng)
+        func fresh(_ prefix: String) -> RelativePath? {
+            let n = name(prefix, &m.rng)
+            let p = try? (parent.map { try $0.appending(n) } ?? RelativePath(validating: n))
+            return p.flatMap { m.liveLocal(at: $0) == nil ? $0 : nil }
+        }
+        switch Int.random(in: 0..<6, using: &m.rng) {
+        case 0:
+            if let p = fresh("lf") { let h = m.newHash(); m.localWrites.insert(h); m.t.local[m.newID()] = LocalNode(path: p, kind: .file, hash: h) }
+        case 1:
+            if let p = fresh("ld") { m.t.local[m.newID()] = LocalNode(path: p, kind: .folder, hash: nil) }
+        case 2:
+            if let (id, _) = m.t.local.sortedByID.filter({ $0.value.kind == .file }).randomElement(using: &m.rng) {
+                // Overwriting an edit that never synced is the user's own choice.
+                if let old = m.t.local[id]!.hash, m.t.synced[id]?.hash != old { m.localWrites.remove(old) }
+                let h = m.newHash(); m.localWrites.insert(h); m.t.local[id]!.hash = h
+            }
+        case 3:
+            if let (_, l) = m.t.local.sortedByID.randomElement(using: &m.rng) {
+                // rm -rf: the user's own intent; writes deleted before they synced are not "lost".
+                for (k, v) in m.t.local where v.path.isSelfOrDescendant(of: l.path) {
+                    if let h = v.hash, m.t.synced[k]?.hash != h { m.localWrites.remove(h) }
+                    m.t.local[k] = nil
+                }
+            }
+        default:
+            if let (id, l) = m.t.local.sortedByID.randomElement(using: &m.rng), let p = fresh("lm"), !(l.kind == .folder && p.isSelfOrDescendant(of: l.path)) {
+                for (k, v) in m.t.local where v.path.isSelfOrDescendant(of: l.path) { m.t.local[k]!.path = v.path.rebased(from: l.path, to: p) }
+                _ = id
+            }
+        }
+    }
+
+    func perturbRemote(_ m: inout SyncModel) {
+        let folders = m.t.remote.sortedByID.filter { $0.value.kind == .folder }.map(\.value.path)
+        let parent = folders.isEmpty || Bool.random(using: &m.rng) ? nil : folders.randomElement(using: &m.rng)
+        func fresh(_ prefix: String) -> RelativePath? {
+            let n = name(prefix, &m.rng)
+            let p = try? (parent.map { try $0.appending(n) } ?? RelativePath(validating: n))
+            return p.flatMap { m.liveRemote(at: $0) == nil ? $0 : nil }
+        }
+        switch Int.random(in: 0..<6, using: &m.rng) {
+        case 0:
+            if let p = fresh("rf") {
+                let h = m.newHash(); m.serverVersions.insert(h)
+                m.t.remote[m.newID()] = RemoteNode(path: p, kind: .file, version: m.newVersion(), hash: h)
+            }
+        case 1:
+            if let p = fresh("rd") { m.t.remote[m.newID()] = RemoteNode(path: p, kind: .folder, version: nil, hash: nil) }
+        case 2:
+            if let (id, _) = m.t.remote.sortedByID.filter({ $0.value.kind == .file }).randomElement(using: &m.rng) {
+                let h = m.newHash(); m.serverVersions.insert(h)
+                m.t.remote[id]!.hash = h
+                m.t.remote[id]!.version = m.newVersion()
+            }
+        case 3:
+            if let (id, _) = m.t.remote.sortedByID.randomElement(using: &m.rng) {
+                let p = m.t.remote[id]!.path
+                for (k, v) in m.t.remote where v.path.isSelfOrDescendant(of: p) { m.trashed[k] = v; m.t.remote[k] = nil }
+            }
+        default:
+            if let (_, r) = m.t.remote.sortedByID.randomElement(using: &m.rng), let p = fresh("rm"), !(r.kind == .folder && p.isSelfOrDescendant(of: r.path)) {
+                for (k, v) in m.t.remote where v.path.isSelfOrDescendant(of: r.path) { m.t.remote[k]!.path = v.path.rebased(from: r.path, to: p) }
+            }
+        }
+    }
+
+    // MARK: invariants
+
+    func check(_ m: SyncModel) -> String? {
+        let t = m.t
+        if Set(t.local.keys) != Set(t.remote.keys) {
+            return "local and remote hold different items: local-only \(Set(t.local.keys).subtracting(t.remote.keys)), remote-only \(Set(t.remote.keys).subtracting(t.local.keys))"
+        }
+        for (id, l) in t.local {
+            let r = t.remote[id]!
+            guard l.path == r.path, l.kind == r.kind, l.kind == .folder || l.hash == r.hash else { return "item \(id) differs: \(l) vs \(r)" }
+            guard let s = t.synced[id], s.path == l.path, s.kind == l.kind, l.kind == .folder || s.hash == l.hash else { return "synced tree disagrees for \(id)" }
+            if let parent = l.path.parent, !t.local.values.contains(where: { $0.path == parent && $0.kind == .folder }) {
+                return "\(l.path) has no parent folder"
+            }
+        }
+        let paths = t.local.values.map(\.path)
+        if Set(paths).count != paths.count { return "two local items share a path" }
+        let lost = m.localWrites.subtracting(m.serverVersions)
+        if !lost.isEmpty { return "\(lost.count) local write(s) never reached the server" }
+        return nil
+    }
+}
+
+extension Dictionary where Key == ItemID {
+    /// Entries in ID order, so seeded runs replay exactly (dictionary order varies per process).
+    var sortedByID: [(key: ItemID, value: Value)] { sorted { $0.key < $1.key } }
+}
