@@ -55,11 +55,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The sync engine: three trees, inotify, transfers, the daemon.
+        .target(
+            name: "UbiqEngine",
+            dependencies: [
+                "UbiqCore", "UbiqProtocol", "UbiqClient",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Argument parsing, exit codes, --json.
         .target(
             name: "UbiqCLI",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -78,13 +87,14 @@ let package = Package(
         .target(
             name: "UbiqTesting",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/UbiqTesting"
         ),
         .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),
+        .testTarget(name: "UbiqEngineTests", dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting"]),
         .testTarget(
             name: "UbiqServerTests",
             dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting"]

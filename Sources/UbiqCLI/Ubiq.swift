@@ -3,6 +3,7 @@ import Foundation
 import UbiqCore
 import UbiqServer
 import UbiqStorage
+import UbiqEngine
 
 /// `ubiq`: the one executable.
 public struct Ubiq: AsyncParsableCommand {
@@ -10,7 +11,7 @@ public struct Ubiq: AsyncParsableCommand {
         commandName: "ubiq",
         abstract: "Ubiquity: self-hosted iCloud-Drive-style sync for Linux.",
         version: "0.1.0",
-        subcommands: [ServerCommand.self]
+        subcommands: [ServerCommand.self, LoginCommand.self, LogoutCommand.self, DaemonCommand.self, SyncCommand.self, StatusCommand.self]
     )
     public init() {}
 
@@ -38,6 +39,7 @@ public struct Ubiq: AsyncParsableCommand {
         case let e as CoreError: line("ubiq: \(e.message)"); return 1
         case let e as StorageError: line("ubiq: \(e.message)"); return 1
         case let e as APIFailure: line("ubiq: \(e.message)"); return 1
+        case let e as EngineError: line("ubiq: \(e.message)"); return 1
         case let e as ExitCode: return e.rawValue
         default:
             let code = exitCode(for: error)

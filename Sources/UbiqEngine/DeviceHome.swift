@@ -1,0 +1,88 @@
+import Foundation
+import UbiqCore
+
+/// Where one device keeps its configuration, state and container folders (product §6):
+/// `--home DIR`, else `$UBIQ_HOME`, else the XDG locations.
+public struct DeviceHome: Sendable, Equatable {
+    public let configDirectory: URL
+    public let stateDirectory: URL
+    /// Parent of the container folders (`<home>/Ubiquity` or `~/Ubiquity`).
+    public let containersRoot: URL
+
+    public init(configDirectory: URL, stateDirectory: URL, containersRoot: URL) {
+        self.configDirectory = configDirectory
+        self.stateDirectory = stateDirectory
+        self.containersRoot = containersRoot
+    }
+
+    /// A home rooted at one directory: `DIR/config`, `DIR/state`, `DIR/Ubiquity`.
+    public static func rooted(at dir: URL) -> DeviceHome {
+        DeviceHome(configDirectory: dir.appendingPathComponent("config"), stateDirectory: dir.appendingPathComponent("state"),
+                   containersRoot: dir.appendingPathComponent("Ubiquity"))
+    }
+
+    /// Resolves the home from `--home`, then `UBIQ_HOME`, then XDG.
+    public static func resolve(explicit: String?, environment: [String: String]) -> DeviceHome {
+        if let explicit, !explicit.isEmpty { return rooted(at: URL(fileURLWithPath: explicit).standardizedFileURL) }
+        if let env = environment["UBIQ_HOME"], !env.isEmpty { return rooted(at: URL(fileURLWithPath: env).standardizedFileURL) }
+        let home = URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory())
+        func xdg(_ key: String, _ fallback: String) -> URL {
+            if let v = environment[key], v.hasPrefix("/") { return URL(fileURLWithPath: v) }
+            return home.appendingPathComponent(fallback)
+        }
+        return DeviceHome(configDirectory: xdg("XDG_CONFIG_HOME", ".config").appendingPathComponent("ubiquity"),
+                          stateDirectory: xdg("XDG_STATE_HOME", ".local/state").appendingPathComponent("ubiquity"),
+                          containersRoot: home.appendingPathComponent("Ubiquity"))
+    }
+
+    public var configFile: URL { configDirectory.appendingPathComponent("config.json") }
+    public var lockFile: URL { stateDirectory.appendingPathComponent("engine.lock") }
+    public var socketPath: String { stateDirectory.appendingPathComponent("daemon.sock").path }
+    public var logFile: URL { stateDirectory.appendingPathComponent("ubiq.log") }
+
+    /// The container's folder: `<root>/<container>/`.
+    public func containerFolder(_ c: ContainerID) -> URL { containersRoot.appendingPathComponent(c.string, isDirectory: true) }
+    /// Partial downloads: beside the container folder (same file system, never synced).
+    public func partialFolder(_ c: ContainerID) -> URL { containersRoot.appendingPathComponent(".\(c.string).partial", isDirectory: true) }
+    /// The engine's database for one container.
+    public func stateDatabase(_ c: ContainerID) -> URL { stateDirectory.appendingPathComponent("\(c.string).sqlite") }
+}
+
+/// What `ubiq login` records: the server, the account and this device.
+public struct DeviceConfig: Codable, Sendable, Equatable {
+    public enum DownloadPolicy: String, Codable, Sendable { case all, onDemand = "on-demand" }
+
+    public var server: String
+    public var user: String
+    public var deviceID: DeviceID
+    public var deviceName: String
+    public var container: ContainerID
+    public var download: DownloadPolicy
+    public var token: String
+
+    public init(server: String, user: String, deviceID: DeviceID, deviceName: String, container: ContainerID, download: DownloadPolicy, token: String) {
+        self.server = server; self.user = user; self.deviceID = deviceID; self.deviceName = deviceName
+        self.container = container; self.download = download; self.token = token
+    }
+
+    /// The default container when `--container` is not given.
+    public static let defaultContainer = try! ContainerID(validating: "iCloud.default")
+
+    /// Reads the config; nil when signed out.
+    public static func load(_ home: DeviceHome) throws -> DeviceConfig? {
+        guard let data = FileManager.default.contents(atPath: home.configFile.path) else { return nil }
+        do { return try JSONDecoder().decode(DeviceConfig.self, from: data) } catch {
+            throw EngineError(.invalidValue, "\(home.configFile.path) is damaged (\(error)); run 'ubiq login' again")
+        }
+    }
+
+    /// Writes the config (readable by the owner only: it holds the device token).
+    public func save(_ home: DeviceHome) throws {
+        try FileManager.default.createDirectory(at: home.configDirectory, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let tmp = home.configFile.appendingPathExtension("tmp")
+        FileManager.default.createFile(atPath: tmp.path, contents: try encoder.encode(self), attributes: [.posixPermissions: 0o600])
+        guard rename(tmp.path, home.configFile.path) == 0 else { throw EngineError(.storageFailure, "cannot write \(home.configFile.path)") }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// What `ubiq status --json` prints (product §6).
+public struct EngineStatus: Codable, Sendable, Equatable {
+    public enum State: String, Codable, Sendable { case online, offline, signedOut }
+    public struct Transfers: Codable, Sendable, Equatable {
+        public var queued: Int
+        public var running: Int
+        public var bytesDone: Int64
+        public var bytesTotal: Int64
+        public init(queued: Int = 0, running: Int = 0, bytesDone: Int64 = 0, bytesTotal: Int64 = 0) {
+            self.queued = queued; self.running = running; self.bytesDone = bytesDone; self.bytesTotal = bytesTotal
+        }
+    }
+
+    public var state: State
+    /// True when nothing is left to upload, download or apply.
+    public var idle: Bool
+    public var account: String?
+    public var server: String?
+    public var device: String?
+    public var container: String?
+    public var uploads: Transfers
+    public var downloads: Transfers
+    public var conflicts: Int
+    /// The last error, if the last pass hit one.
+    public var lastError: String?
+
+    public init(state: State, idle: Bool, account: String?, server: String?, device: String?, container: String?,
+                uploads: Transfers = .init(), downloads: Transfers = .init(), conflicts: Int = 0, lastError: String? = nil) {
+        self.state = state; self.idle = idle; self.account = account; self.server = server; self.device = device
+        self.container = container; self.uploads = uploads; self.downloads = downloads; self.conflicts = conflicts; self.lastError = lastError
+    }
+
+    public static let signedOut = EngineStatus(state: .signedOut, idle: true, account: nil, server: nil, device: nil, container: nil)
+}
+
+/// A transfer in progress, for status and (later) the live query.
+struct Transfer: Sendable {
+    enum Direction { case up, down }
+    var direction: Direction
+    var bytesDone: Int64
+    var bytesTotal: Int64
+}

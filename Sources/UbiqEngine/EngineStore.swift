@@ -1,0 +1,192 @@
+import Foundation
+import GRDB
+import UbiqCore
+
+/// How a local file looked when last synced: what change detection compares against
+/// (size, mtime and ctime with nanoseconds, inode).
+public struct FileStamp: Hashable, Sendable {
+    public var inode: UInt64
+    public var size: Int64
+    public var mtimeNanos: Int64
+    public var ctimeNanos: Int64
+    public init(inode: UInt64, size: Int64, mtimeNanos: Int64, ctimeNanos: Int64) {
+        self.inode = inode; self.size = size; self.mtimeNanos = mtimeNanos; self.ctimeNanos = ctimeNanos
+    }
+}
+
+/// A Synced-tree entry plus the local stamp recorded with it and the hash of the local content
+/// at that stamp (the base's hash, or a conflict version's).
+public struct SyncedEntry: Sendable, Equatable {
+    public var node: SyncedNode
+    public var stamp: FileStamp?
+    public var stampHash: ContentHash?
+}
+
+/// A Remote-tree entry plus what the status and listings show.
+public struct RemoteEntry: Sendable, Equatable {
+    public var node: RemoteNode
+    public var conflictCount: Int
+    public var modified: Date?
+    public var deviceName: String?
+}
+
+/// The engine's durable state for one container: the Synced and Remote trees, the change-feed
+/// cursor and the local chunk index, in one SQLite file (WAL). Observations, not a to-do list:
+/// after a crash the engine re-observes and re-plans.
+final class EngineStore: Sendable {
+    let pool: DatabasePool
+
+    init(path: String) throws {
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw EngineError(.storageFailure, "cannot open engine state \(path): \(error)")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE synced (item TEXT PRIMARY KEY, path TEXT NOT NULL, kind TEXT NOT NULL, version TEXT, hash TEXT,
+                    conflict_hash TEXT, inode INTEGER, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, stamp_hash TEXT);
+                CREATE TABLE remote (item TEXT PRIMARY KEY, path TEXT NOT NULL, kind TEXT NOT NULL, version TEXT, hash TEXT,
+                    size INTEGER NOT NULL, uploaded INTEGER NOT NULL, conflicts INTEGER NOT NULL, modified REAL, device_name TEXT);
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE chunk_index (hash TEXT NOT NULL, item TEXT NOT NULL, offset INTEGER NOT NULL, size INTEGER NOT NULL,
+                    PRIMARY KEY (hash, item, offset)) WITHOUT ROWID;
+                CREATE INDEX chunk_index_item ON chunk_index(item);
+                """)
+        }
+        return m
+    }
+
+    func wrap<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as DatabaseError { throw EngineError(.storageFailure, "engine state: \(e.message ?? "\(e)")") }
+    }
+
+    // MARK: loading
+
+    func loadSynced() throws -> [ItemID: SyncedEntry] {
+        try wrap {
+            try pool.read { db in
+                var out: [ItemID: SyncedEntry] = [:]
+                for r in try Row.fetchAll(db, sql: "SELECT * FROM synced") {
+                    guard let id = ItemID(string: r["item"]), let kind = ItemKind(rawValue: r["kind"]),
+                          let path = try? RelativePath(validating: r["path"]) else { continue }
+                    let node = SyncedNode(path: path, kind: kind, version: (r["version"] as String?).flatMap(VersionID.init(string:)),
+                                          hash: (r["hash"] as String?).flatMap { try? ContentHash(validating: $0) },
+                                          conflictHash: (r["conflict_hash"] as String?).flatMap { try? ContentHash(validating: $0) })
+                    var stamp: FileStamp?
+                    if let inode: Int64 = r["inode"] {
+                        stamp = FileStamp(inode: UInt64(bitPattern: inode), size: r["size"], mtimeNanos: r["mtime_ns"], ctimeNanos: r["ctime_ns"])
+                    }
+                    out[id] = SyncedEntry(node: node, stamp: stamp, stampHash: (r["stamp_hash"] as String?).flatMap { try? ContentHash(validating: $0) })
+                }
+                return out
+            }
+        }
+    }
+
+    func loadRemote() throws -> [ItemID: RemoteEntry] {
+        try wrap {
+            try pool.read { db in
+                var out: [ItemID: RemoteEntry] = [:]
+                for r in try Row.fetchAll(db, sql: "SELECT * FROM remote") {
+                    guard let id = ItemID(string: r["item"]), let kind = ItemKind(rawValue: r["kind"]),
+                          let path = try? RelativePath(validating: r["path"]) else { continue }
+                    let node = RemoteNode(path: path, kind: kind, version: (r["version"] as String?).flatMap(VersionID.init(string:)),
+                                          hash: (r["hash"] as String?).flatMap { try? ContentHash(validating: $0) }, size: r["size"], uploaded: r["uploaded"])
+                    out[id] = RemoteEntry(node: node, conflictCount: r["conflicts"], modified: (r["modified"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                                          deviceName: r["device_name"])
+                }
+                return out
+            }
+        }
+    }
+
+    func meta(_ key: String) throws -> String? {
+        try wrap { try pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) } }
+    }
+
+    // MARK: writing
+
+    func setSynced(_ id: ItemID, _ e: SyncedEntry?) throws {
+        try wrap {
+            try pool.write { db in try Self.writeSynced(db, id, e) }
+        }
+    }
+
+    static func writeSynced(_ db: Database, _ id: ItemID, _ e: SyncedEntry?) throws {
+        guard let e else {
+            try db.execute(sql: "DELETE FROM synced WHERE item = ?", arguments: [id.description])
+            try db.execute(sql: "DELETE FROM chunk_index WHERE item = ?", arguments: [id.description])
+            return
+        }
+        let n = e.node
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO synced (item, path, kind, version, hash, conflict_hash, inode, size, mtime_ns, ctime_ns, stamp_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [id.description, n.path.string, n.kind.rawValue, n.version?.description, n.hash?.hex, n.conflictHash?.hex,
+                             e.stamp.map { Int64(bitPattern: $0.inode) }, e.stamp?.size, e.stamp?.mtimeNanos, e.stamp?.ctimeNanos, e.stampHash?.hex])
+    }
+
+    func setManySynced(_ changes: [(ItemID, SyncedEntry?)]) throws {
+        try wrap { try pool.write { db in for (id, e) in changes { try Self.writeSynced(db, id, e) } } }
+    }
+
+    /// Applies a page of the change feed and its cursor in one transaction.
+    func applyRemote(_ changes: [(ItemID, RemoteEntry?)], cursor: Int64?) throws {
+        try wrap {
+            try pool.write { db in
+                for (id, e) in changes { try Self.writeRemote(db, id, e) }
+                if let cursor { try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('cursor', ?)", arguments: [String(cursor)]) }
+            }
+        }
+    }
+
+    static func writeRemote(_ db: Database, _ id: ItemID, _ e: RemoteEntry?) throws {
+        guard let e else {
+            try db.execute(sql: "DELETE FROM remote WHERE item = ?", arguments: [id.description])
+            return
+        }
+        let n = e.node
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO remote (item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [id.description, n.path.string, n.kind.rawValue, n.version?.description, n.hash?.hex, n.size, n.uploaded,
+                             e.conflictCount, e.modified?.timeIntervalSince1970, e.deviceName])
+    }
+
+    // MARK: chunk index
+
+    /// Records where each chunk of a synced file lies, for reuse by later downloads.
+    func indexChunks(item: ItemID, manifest: Manifest) throws {
+        try wrap {
+            try pool.write { db in
+                try db.execute(sql: "DELETE FROM chunk_index WHERE item = ?", arguments: [item.description])
+                var offset = 0
+                for c in manifest.chunks {
+                    try db.execute(sql: "INSERT OR IGNORE INTO chunk_index (hash, item, offset, size) VALUES (?, ?, ?, ?)",
+                                   arguments: [c.hash.hex, item.description, offset, c.size])
+                    offset += c.size
+                }
+            }
+        }
+    }
+
+    /// Local places that held a chunk when last indexed (to be verified on read).
+    func chunkLocations(_ hash: ContentHash) throws -> [(item: ItemID, offset: Int, size: Int)] {
+        try wrap {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT item, offset, size FROM chunk_index WHERE hash = ? LIMIT 4", arguments: [hash.hex]).compactMap { r in
+                    ItemID(string: r["item"]).map { ($0, r["offset"], r["size"]) }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+
+extension SyncEngine {
+    /// Runs a planned batch: quick metadata steps first (folders parents-first), then transfers
+    /// (several at once), then deletions (children first). Returns true if anything changed.
+    func execute(_ ops: [SyncOp]) async -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        func depth(_ id: ItemID) -> Int { (local[id]?.path ?? remote[id]?.node.path ?? synced[id]?.node.path)?.components.count ?? 0 }
+        var quick: [SyncOp] = [], transfers: [SyncOp] = [], deletes: [SyncOp] = []
+        for op in ops {
+            switch op {
+            case .upload, .download: transfers.append(op)
+            case .deleteLocal, .deleteRemote: deletes.append(op)
+            default: quick.append(op)
+            }
+        }
+        var progressed = false
+        for op in quick.sorted(by: { depth($0.item) < depth($1.item) }) {
+            if await run(op) { progressed = true }
+            if !online { return progressed }
+        }
+        let results = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
+            var out: [Bool] = []
+            var running = 0
+            for op in transfers {
+                if running >= 4, let r = await group.next() { out.append(r); running -= 1 }
+                group.addTask { await self.run(op) }
+                running += 1
+            }
+            for await r in group { out.append(r) }
+            return out
+        }
+        if results.contains(true) { progressed = true }
+        if !online { return progressed }
+        for op in deletes.sorted(by: { depth($0.item) > depth($1.item) }) {
+            if await run(op) { progressed = true }
+            if !online { return progressed }
+        }
+        return progressed
+    }
+
+    /// Runs one operation; errors are recorded on the item (or mark the engine offline).
+    func run(_ op: SyncOp) async -> Bool {
+        do {
+            let done: Bool
+            switch op {
+            case .upload(let id, let base): done = try await upload(id, base: base)
+            case .download(let id, let v): done = try await download(id, version: v)
+            case .createRemoteFolder(let id): done = try await createRemoteFolder(id)
+            case .moveRemote(let id, let to): done = try await moveRemote(id, to: to)
+            case .deleteRemote(let id): done = try await deleteRemote(id)
+            case .createLocalFolder(let id): done = try createLocalFolder(id)
+            case .moveLocal(let id, let to): done = try moveLocal(id, to: to)
+            case .deleteLocal(let id): done = try deleteLocal(id)
+            case .markSynced(let id): done = try markSynced(id)
+            case .forget(let id): try setSynced(id, nil); done = true
+            }
+            if done { itemErrors[op.item] = nil }
+            return done
+        } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
+            markOffline(e.message)
+            return false
+        } catch {
+            itemErrors[op.item] = "\(error)"
+            logger.warning("\(op): \(error)")
+            return false
+        }
+    }
+
+    /// The local item now answers to the server's ID (the server merged it with an item at the same path).
+    func adopt(_ old: ItemID, as new: ItemID) {
+        guard old != new, let l = local[old] else { return }
+        local[new] = l
+        local[old] = nil
+        localHashes[new] = localHashes[old]
+        localHashes[old] = nil
+        newLocalIDs[l.entry.stamp.inode] = new
+    }
+
+    static func date(nanos: Int64) -> Date { Date(timeIntervalSince1970: Double(nanos) / 1e9) }
+
+    func markSynced(_ id: ItemID) throws -> Bool {
+        guard let l = local[id], let r = remote[id], l.entry.kind == r.node.kind else { return false }
+        let path = l.path == r.node.path ? l.path : (synced[id]?.node.path ?? r.node.path)
+        try setSynced(id, SyncedEntry(node: SyncedNode(path: path, kind: r.node.kind, version: r.node.version, hash: r.node.hash),
+                                      stamp: l.entry.stamp, stampHash: localHashes[id]))
+        return true
+    }
+
+    // MARK: local steps
+
+    func createLocalFolder(_ id: ItemID) throws -> Bool {
+        guard let r = remote[id], r.node.kind == .folder else { return false }
+        let url = files.url(r.node.path)
+        if let (kind, _) = LocalFiles.stamp(url.path) {
+            guard kind == .folder else { return false }  // a file is in the way: the scan and planner sort it out
+        } else {
+            try LocalFiles.makeParents(of: url)
+            if mkdir(url.path, 0o755) != 0 && errno != EEXIST { throw EngineError(.storageFailure, "cannot create \(url.path)") }
+        }
+        guard let (_, stamp) = LocalFiles.stamp(url.path) else { return false }
+        local[id] = (r.node.path, LocalEntry(kind: .folder, stamp: stamp))
+        try setSynced(id, SyncedEntry(node: SyncedNode(path: r.node.path, kind: .folder, version: nil, hash: nil), stamp: stamp, stampHash: nil))
+        return true
+    }
+
+    func moveLocal(_ id: ItemID, to: RelativePath) throws -> Bool {
+        guard let l = local[id] else { return false }
+        let src = files.url(l.path), dst = files.url(to)
+        guard LocalFiles.stamp(dst.path) == nil, LocalFiles.stamp(src.path)?.1.inode == l.entry.stamp.inode else { return false }
+        try LocalFiles.makeParents(of: dst)
+        guard rename(src.path, dst.path) == 0 else { throw EngineError(.storageFailure, "cannot move \(l.path) to \(to): \(String(cString: strerror(errno)))") }
+        local[id] = (to, l.entry)
+        try rebaseSynced(id, from: l.path, to: to)
+        return true
+    }
+
+    /// Moves an item's merge base (and, for a folder, its descendants') to a new path.
+    func rebaseSynced(_ id: ItemID, from old: RelativePath, to new: RelativePath) throws {
+        var changes: [(ItemID, SyncedEntry?)] = []
+        for (k, s) in synced where k == id || (s.node.path.isSelfOrDescendant(of: old) && s.node.path != old) {
+            var e = s
+            e.node.path = k == id ? new : s.node.path.rebased(from: old, to: new)
+            synced[k] = e
+            changes.append((k, e))
+        }
+        try store.setManySynced(changes)
+    }
+
+    func deleteLocal(_ id: ItemID) throws -> Bool {
+        guard let l = local[id] else { return false }
+        let url = files.url(l.path)
+        if l.entry.kind == .folder {
+            guard rmdir(url.path) == 0 || errno == ENOENT else { return false }  // not empty: wait for its contents
+        } else {
+            // Only content the server has may go: the file must be as the scan saw it.
+            guard let (_, now) = LocalFiles.stamp(url.path), now == l.entry.stamp else { return false }
+            guard unlink(url.path) == 0 || errno == ENOENT else { throw EngineError(.storageFailure, "cannot remove \(l.path)") }
+        }
+        local[id] = nil
+        try setSynced(id, nil)
+        return true
+    }
+
+    // MARK: remote steps
+
+    func createRemoteFolder(_ id: ItemID) async throws -> Bool {
+        guard let l = local[id], l.entry.kind == .folder else { return false }
+        let resp = try await client.commit(config.container, CommitRequest(itemID: id, versionID: VersionID(uuid: UUID()), path: l.path, kind: .folder,
+                                                                          base: nil, modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil))
+        let sid = resp.item.id
+        adopt(id, as: sid)
+        noteRemote(resp.item)
+        let path = synced[sid]?.node.path ?? resp.item.path
+        try setSynced(sid, SyncedEntry(node: SyncedNode(path: path, kind: .folder, version: nil, hash: nil), stamp: l.entry.stamp, stampHash: nil))
+        return true
+    }
+
+    func moveRemote(_ id: ItemID, to: RelativePath) async throws -> Bool {
+        guard let s = synced[id] else { return false }
+        do {
+            let item = try await client.move(config.container, item: id, to: to)
+            noteRemote(item)
+            try rebaseSynced(id, from: s.node.path, to: to)
+            return true
+        } catch let e as ClientError where e.code == .pathExists {
+            itemErrors[id] = "cannot move to \(to): another item is there on the server"
+            return false
+        }
+    }
+
+    func deleteRemote(_ id: ItemID) async throws -> Bool {
+        do {
+            let item = try await client.delete(config.container, item: id)
+            noteRemote(item)
+        } catch let e as ClientError where e.code == .notFound {
+            remote[id] = nil
+        }
+        try setSynced(id, nil)
+        return true
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import UbiqCore
+
+extension SyncEngine {
+    static func remoteEntry(_ item: ItemRecord) -> RemoteEntry? {
+        guard !item.isDeleted else { return nil }
+        let node = RemoteNode(path: item.path, kind: item.kind, version: item.current?.id, hash: item.current?.hash,
+                              size: item.current?.size ?? 0, uploaded: item.current?.uploaded ?? true)
+        return RemoteEntry(node: node, conflictCount: item.conflictCount, modified: item.current?.modified, deviceName: item.current?.deviceName)
+    }
+
+    /// Reads the server's change feed from the stored cursor into the Remote tree.
+    func pullRemote() async throws {
+        while true {
+            let page = try await client.changes(config.container, after: cursor)
+            var changes: [(ItemID, RemoteEntry?)] = []
+            for item in page.items {
+                // Excluded names never come from a well-behaved server; never materialise them.
+                let e = item.path.isExcluded ? nil : Self.remoteEntry(item)
+                changes.append((item.id, e))
+            }
+            try store.applyRemote(changes, cursor: page.cursor)
+            for (id, e) in changes { remote[id] = e }
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+    }
+
+    /// Records an item the server just returned (after our own request).
+    func noteRemote(_ item: ItemRecord) {
+        let e = Self.remoteEntry(item)
+        remote[item.id] = e
+        try? store.applyRemote([(item.id, e)], cursor: nil)
+    }
+
+    func setSynced(_ id: ItemID, _ e: SyncedEntry?) throws {
+        synced[id] = e
+        try store.setSynced(id, e)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import UbiqCore
+
+extension SyncEngine {
+    /// Re-observes the folder: the Local tree, keyed by item ID (identity by inode first, then
+    /// by path), with content hashes for stable files (re-hashed only when the stamp changed).
+    func scanLocal() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let entries = files.scan()
+        var claimed = Set<ItemID>()
+        var result: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
+        var syncedByInode: [UInt64: ItemID] = [:]
+        var syncedByPath: [RelativePath: ItemID] = [:]
+        for (id, s) in synced {
+            if let st = s.stamp { syncedByInode[st.inode] = id }
+            syncedByPath[s.node.path] = id
+        }
+        var remoteByPath: [RelativePath: ItemID] = [:]
+        for (id, r) in remote { remoteByPath[r.node.path] = id }
+
+        var unassigned: [(RelativePath, LocalEntry)] = []
+        // 1. Same inode as a synced item: the same item (perhaps renamed or moved).
+        for (path, e) in entries.sorted(by: { $0.key < $1.key }) {
+            if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, !claimed.contains(id),
+               s.node.path == path || entries[s.node.path]?.stamp.inode != e.stamp.inode {
+                claimed.insert(id)
+                result[id] = (path, e)
+            } else {
+                unassigned.append((path, e))
+            }
+        }
+        // 2. Same path as a synced item (content replaced, e.g. an editor's atomic save), then
+        //    IDs given earlier to new items, then a server item at the same path, else a new ID.
+        for (path, e) in unassigned {
+            var id: ItemID
+            if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, !claimed.contains(sid) {
+                id = sid
+            } else if let nid = newLocalIDs[e.stamp.inode], !claimed.contains(nid) {
+                id = nid
+            } else if let rid = remoteByPath[path], remote[rid]!.node.kind == e.kind, !claimed.contains(rid), synced[rid] == nil {
+                id = rid
+            } else {
+                id = ItemID(uuid: UUID())
+            }
+            if synced[id] == nil { newLocalIDs[e.stamp.inode] = id }
+            claimed.insert(id)
+            result[id] = (path, e)
+        }
+        local = result
+
+        // Hashes: reuse when the stamp is unchanged; hash stable files otherwise.
+        let now = ContinuousClock.now
+        unstable = 0
+        var hashes: [ItemID: ContentHash] = [:]
+        for (id, l) in result where l.entry.kind == .file {
+            if let s = synced[id], s.stamp == l.entry.stamp, let h = s.stampHash {
+                hashes[id] = h
+                continue
+            }
+            if let m = manifests[l.entry.stamp] { hashes[id] = m.hash; continue }
+            if let t = writing[l.path], now - t < settleTime { unstable += 1; continue }  // still being written
+            do {
+                if let (m, stamp) = try LocalFiles.manifest(path: files.url(l.path).path) {
+                    manifests[stamp] = m
+                    if stamp == l.entry.stamp { hashes[id] = m.hash } else { unstable += 1 }
+                } else {
+                    unstable += 1  // changed while being read: try again shortly
+                }
+            } catch {
+                itemErrors[id] = "\(error)"
+            }
+        }
+        localHashes = hashes
+        if manifests.count > 10_000 { manifests.removeAll() }
+    }
+}

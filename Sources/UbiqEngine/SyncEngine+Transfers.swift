@@ -1,0 +1,184 @@
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SyncEngine {
+    // MARK: upload
+
+    /// Metadata first: commit the version (the server lists it at once), then send only the
+    /// chunks the server lacks, then mark the content complete.
+    func upload(_ id: ItemID, base: VersionID?) async throws -> Bool {
+        guard let l = local[id], l.entry.kind == .file else { return false }
+        let path = files.url(l.path).path
+        var manifest = manifests[l.entry.stamp]
+        if manifest == nil {
+            guard let (m, st) = try LocalFiles.manifest(path: path), st == l.entry.stamp else { return false }
+            manifests[st] = m
+            manifest = m
+        }
+        let m = manifest!
+        transfers[id] = Transfer(direction: .up, bytesDone: 0, bytesTotal: Int64(m.size))
+        defer { transfers[id] = nil }
+        let resp = try await client.commit(config.container, CommitRequest(
+            itemID: id, versionID: VersionID(uuid: UUID()), path: l.path, kind: .file, base: base,
+            modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: m))
+        let sid = resp.item.id
+        adopt(id, as: sid)
+        if sid != id { transfers[sid] = transfers[id]; transfers[id] = nil }
+        noteRemote(resp.item)
+
+        var item = resp.item
+        if !resp.missing.isEmpty {
+            try await sendChunks(of: m, path: path, missing: Set(resp.missing), item: sid)
+        }
+        if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
+            item = try await client.complete(config.container, version: v.id)
+            noteRemote(item)
+        }
+        let isConflict = resp.outcome == .conflict || (resp.outcome == .unchanged && resp.version?.state == .conflict)
+        if isConflict {
+            var node = synced[sid]?.node ?? SyncedNode(path: item.path, kind: .file, version: nil, hash: nil)
+            node.conflictHash = m.hash
+            try setSynced(sid, SyncedEntry(node: node, stamp: l.entry.stamp, stampHash: m.hash))
+        } else {
+            let sPath = synced[sid]?.node.path ?? item.path
+            try setSynced(sid, SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: item.current?.id, hash: item.current?.hash ?? m.hash),
+                                           stamp: l.entry.stamp, stampHash: m.hash))
+            try store.indexChunks(item: sid, manifest: m)
+        }
+        return true
+    }
+
+    /// Uploads the missing chunks (four at a time), re-reading each from the file and checking
+    /// it still hashes as planned (a file changed meanwhile is re-planned, never sent torn).
+    func sendChunks(of m: Manifest, path: String, missing: Set<ContentHash>, item: ItemID) async throws {
+        var jobs: [(ContentHash, Int, Int)] = []
+        var seen = Set<ContentHash>()
+        var offset = 0
+        for c in m.chunks {
+            if missing.contains(c.hash) && seen.insert(c.hash).inserted { jobs.append((c.hash, offset, c.size)) }
+            offset += c.size
+        }
+        let client = self.client
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var running = 0
+            for (hash, off, size) in jobs {
+                if running >= 4, let n = try await group.next() { addProgress(item, n); running -= 1 }
+                group.addTask {
+                    guard let bytes = LocalFiles.read(path: path, offset: off, size: size), ContentHash.of(bytes) == hash else {
+                        throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
+                    }
+                    try await client.uploadChunk(hash, bytes)
+                    return size
+                }
+                running += 1
+            }
+            for try await n in group { addProgress(item, n) }
+        }
+    }
+
+    func addProgress(_ id: ItemID, _ n: Int) {
+        transfers[id]?.bytesDone += Int64(n)
+    }
+
+    // MARK: download
+
+    /// Fetches a version into a partial file beside the container folder (reusing chunks this
+    /// device already has, resuming a partial file left by a crash), verifies it, and renames it
+    /// into place only if the local file is still as the plan saw it.
+    func download(_ id: ItemID, version: VersionID) async throws -> Bool {
+        guard let r = remote[id], r.node.version == version, r.node.kind == .file else { return false }
+        let target = local[id]?.path ?? r.node.path
+        let expected = local[id]?.entry.stamp
+        let m = try await client.manifest(config.container, version: version)
+        transfers[id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(m.size))
+        defer { transfers[id] = nil }
+
+        let partial = home.partialFolder(config.container).appendingPathComponent("\(id)-\(version).partial").path
+        let fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))") }
+        var closed = false
+        defer { if !closed { close(fd) } }
+        var whole = StreamingHash()
+        var offset = 0
+        var resuming = true
+        for c in m.chunks {
+            if resuming, let have = LocalFiles.read(path: partial, offset: offset, size: c.size), ContentHash.of(have) == c.hash {
+                whole.update(have)  // already there from an interrupted attempt
+            } else {
+                if resuming { resuming = false; ftruncate(fd, off_t(offset)) }
+                let bytes: [UInt8]
+                if let mine = localChunk(c.hash) { bytes = mine } else { bytes = try await client.downloadChunk(c.hash) }
+                try Self.writeAll(fd, bytes, at: offset, path: partial)
+                whole.update(bytes)
+            }
+            offset += c.size
+            transfers[id]?.bytesDone = Int64(offset)
+        }
+        ftruncate(fd, off_t(offset))
+        guard whole.finalize() == m.hash else {
+            unlink(partial)
+            throw EngineError(.hashMismatch, "download of \(target) did not verify; it will be fetched again")
+        }
+        if let mod = r.modified {
+            var times = [timespec(tv_sec: Int(mod.timeIntervalSince1970), tv_nsec: Int((mod.timeIntervalSince1970.truncatingRemainder(dividingBy: 1)) * 1e9)),
+                         timespec(tv_sec: Int(mod.timeIntervalSince1970), tv_nsec: Int((mod.timeIntervalSince1970.truncatingRemainder(dividingBy: 1)) * 1e9))]
+            futimens(fd, &times)
+        }
+        guard fsync(fd) == 0 else { throw EngineError(.storageFailure, "cannot sync \(partial)") }
+        close(fd)
+        closed = true
+
+        // Never overwrite a local edit made meanwhile: it will be uploaded (and become a conflict).
+        let dest = files.url(target)
+        let now = LocalFiles.stamp(dest.path)?.1
+        guard now == expected else {
+            logger.info("\(target) changed locally during download; keeping the local edit")
+            return false
+        }
+        guard remote[id]?.node.version == version else { return false }
+        try LocalFiles.makeParents(of: dest)
+        guard rename(partial, dest.path) == 0 else { throw EngineError(.storageFailure, "cannot place \(target): \(String(cString: strerror(errno)))") }
+        FileIOSync.directory(dest.deletingLastPathComponent().path)
+        guard let (_, stamp) = LocalFiles.stamp(dest.path) else { return false }
+        let sPath = target == r.node.path ? r.node.path : (synced[id]?.node.path ?? target)
+        try setSynced(id, SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: version, hash: m.hash), stamp: stamp, stampHash: m.hash))
+        try store.indexChunks(item: id, manifest: m)
+        manifests[stamp] = m
+        local[id] = (target, LocalEntry(kind: .file, stamp: stamp))
+        localHashes[id] = m.hash
+        return true
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset + done)) }
+            if n < 0 { if errno == EINTR { continue }; throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
+            done += n
+        }
+    }
+
+    /// A chunk this device already holds in a synced file (verified), if any.
+    func localChunk(_ hash: ContentHash) -> [UInt8]? {
+        guard let locations = try? store.chunkLocations(hash) else { return nil }
+        for loc in locations {
+            guard let s = synced[loc.item], s.node.kind == .file else { continue }
+            if let bytes = LocalFiles.read(path: files.url(s.node.path).path, offset: loc.offset, size: loc.size), ContentHash.of(bytes) == hash {
+                return bytes
+            }
+        }
+        return nil
+    }
+}
+
+enum FileIOSync {
+    static func directory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 { fsync(fd); close(fd) }
+    }
+}

@@ -1,0 +1,262 @@
+import Dispatch
+import Foundation
+import Logging
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+
+/// The sync engine for one container of one device. An actor whose executor is one serial
+/// Dispatch queue (the control queue): it owns the three trees. The watcher, hashing and
+/// transfers run elsewhere and post their results back by calling into it.
+public actor SyncEngine {
+    let executor: QueueExecutor
+    var queue: DispatchQueue { executor.queue }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    public let home: DeviceHome
+    public let config: DeviceConfig
+    let client: UbiqAPIClient
+    let store: EngineStore
+    let files: LocalFiles
+    let logger: Logger
+    let settleTime: Duration
+
+    // The trees.
+    var synced: [ItemID: SyncedEntry] = [:]
+    var remote: [ItemID: RemoteEntry] = [:]
+    var local: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
+    var cursor: Int64 = 0
+
+    // Local identity of items the server has not seen yet (by inode), and hashes by stamp.
+    var newLocalIDs: [UInt64: ItemID] = [:]
+    var manifests: [FileStamp: Manifest] = [:]
+    var localHashes: [ItemID: ContentHash] = [:]
+
+    // Settling: files modified (not yet closed) recently.
+    var writing: [RelativePath: ContinuousClock.Instant] = [:]
+
+    // Connection, passes, transfers.
+    var online = false
+    var passRunning = false
+    var passRequested = false
+    var pendingOps: [SyncOp] = []
+    var unstable = 0
+    var transfers: [ItemID: Transfer] = [:]
+    var lastError: String?
+    var itemErrors: [ItemID: String] = [:]
+    var waiters: [CheckedContinuation<Void, Never>] = []
+    var watcher: DirectoryWatcher?
+    var backgroundTasks: [Task<Void, Never>] = []
+    var retryDelay: Duration = .milliseconds(250)
+
+    /// Opens the engine's state for the configured container (creating folders as needed).
+    public init(home: DeviceHome, config: DeviceConfig, logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
+        self.executor = QueueExecutor(label: "ubiq.engine.\(config.container)")
+        self.home = home
+        self.config = config
+        self.logger = logger
+        self.settleTime = settleTime
+        self.client = UbiqAPIClient(baseURL: config.server, token: config.token)
+        let folder = home.containerFolder(config.container)
+        do {
+            try FileManager.default.createDirectory(at: home.stateDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("Documents"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: home.partialFolder(config.container), withIntermediateDirectories: true)
+        } catch {
+            throw EngineError(.storageFailure, "cannot create \(folder.path): \(error.localizedDescription)")
+        }
+        self.files = LocalFiles(root: folder)
+        self.store = try EngineStore(path: home.stateDatabase(config.container).path)
+        self.synced = try store.loadSynced()
+        self.remote = try store.loadRemote()
+        self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
+    }
+
+    /// The container folder.
+    public nonisolated var folder: URL { home.containerFolder(config.container) }
+
+    // MARK: lifecycle
+
+    /// Watches the folder and keeps the push channel open; passes run on every change.
+    public func start() {
+        let w = DirectoryWatcher(root: folder.path) { [weak self] events in
+            guard let self else { return }
+            Task { await self.noteEvents(events) }
+        }
+        if w.start() { watcher = w } else { logger.warning("inotify unavailable; relying on periodic scans") }
+        backgroundTasks.append(Task { await self.pushLoop() })
+        backgroundTasks.append(Task { await self.periodicLoop() })
+        requestPass()
+    }
+
+    /// Stops watching and listening (transfers in flight finish their current step).
+    public func stop() {
+        watcher?.stop()
+        watcher = nil
+        for t in backgroundTasks { t.cancel() }
+        backgroundTasks.removeAll()
+    }
+
+    func noteEvents(_ events: [WatchEvent]) {
+        let now = ContinuousClock.now
+        var immediate = false
+        for e in events {
+            switch e.kind {
+            case .changed: if let p = e.path { writing[p] = now }
+            case .closedWrite: if let p = e.path { writing[p] = nil }; immediate = true
+            case .overflow: manifests.removeAll(); immediate = true
+            }
+        }
+        if immediate { requestPass() } else { requestPass(after: .milliseconds(15)) }
+    }
+
+    func pushLoop() async {
+        while !Task.isCancelled {
+            do {
+                try await client.listen(logger: logger) { [weak self] message in
+                    guard let self else { return }
+                    await self.onPush(message)
+                }
+            } catch {
+                logger.debug("push channel: \(error)")
+            }
+            if Task.isCancelled { return }
+            markOffline(String(describing: "push channel closed"))
+            try? await Task.sleep(for: retryDelay)
+            retryDelay = min(retryDelay * 2, .seconds(15))
+        }
+    }
+
+    func onPush(_ m: PushMessage) {
+        switch m.kind {
+        case .hello:
+            retryDelay = .milliseconds(250)
+            requestPass()
+        case .changes:
+            if m.container == config.container && m.origin != config.deviceID { requestPass() }
+        case .kv:
+            break
+        }
+    }
+
+    func periodicLoop() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(30))
+            requestPass()
+        }
+    }
+
+    func markOffline(_ reason: String) {
+        if online { logger.info("offline: \(reason)") }
+        online = false
+    }
+
+    // MARK: passes
+
+    /// Asks for a pass (coalesced with one already running).
+    public func requestPass(after delay: Duration? = nil) {
+        if let delay {
+            Task { try? await Task.sleep(for: delay); self.requestPass() }
+            return
+        }
+        passRequested = true
+        if !passRunning { Task { await self.runPasses() } }
+    }
+
+    func runPasses() async {
+        guard !passRunning else { return }
+        passRunning = true
+        while passRequested {
+            passRequested = false
+            await pass()
+        }
+        passRunning = false
+        let w = waiters
+        waiters.removeAll()
+        for c in w { c.resume() }
+    }
+
+    /// One full pass: pull the server's changes, scan the folder, plan and execute until quiet.
+    func pass() async {
+        dispatchPrecondition(condition: .onQueue(queue))
+        do {
+            try await pullRemote()
+            online = true
+            lastError = nil
+        } catch {
+            markOffline("\(error)")
+            lastError = "\(error)"
+            requestPass(after: retryDelay)
+            retryDelay = min(retryDelay * 2, .seconds(15))
+            return
+        }
+        for _ in 0..<25 {
+            scanLocal()
+            let ops = Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned())
+            pendingOps = ops
+            if ops.isEmpty { break }
+            let progressed = await execute(ops)
+            if !online { requestPass(after: retryDelay); break }
+            if !progressed { break }
+        }
+        pendingOps = []
+        if unstable > 0 { requestPass(after: .milliseconds(200)) }
+    }
+
+    /// Items whose content this device keeps even when downloading on demand.
+    func pinned() -> Set<ItemID> { Set(local.keys) }
+
+    func trees() -> SyncTrees {
+        var t = SyncTrees()
+        for (id, r) in remote { t.remote[id] = r.node }
+        for (id, s) in synced { t.synced[id] = s.node }
+        for (id, l) in local { t.local[id] = LocalNode(path: l.path, kind: l.entry.kind, hash: l.entry.kind == .file ? localHashes[id] : nil) }
+        return t
+    }
+
+    /// Runs one pass now and waits for it (and any pass it triggers) to finish.
+    public func syncNow() async {
+        requestPass()
+        await withCheckedContinuation { c in
+            if !passRunning && !passRequested { c.resume() } else { waiters.append(c) }
+        }
+    }
+
+    // MARK: status
+
+    public func status() -> EngineStatus {
+        var up = EngineStatus.Transfers(), down = EngineStatus.Transfers()
+        for t in transfers.values {
+            if t.direction == .up { up.running += 1; up.bytesDone += t.bytesDone; up.bytesTotal += t.bytesTotal } else {
+                down.running += 1; down.bytesDone += t.bytesDone; down.bytesTotal += t.bytesTotal
+            }
+        }
+        for op in pendingOps where transfers[op.item] == nil {
+            switch op {
+            case .upload(let id, _): up.queued += 1; up.bytesTotal += local[id]?.entry.stamp.size ?? 0
+            case .download(let id, _): down.queued += 1; down.bytesTotal += Int64(remote[id]?.node.size ?? 0)
+            default: break
+            }
+        }
+        let idle = online && !passRunning && !passRequested && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
+        return EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
+                            device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
+                            conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError)
+    }
+
+    /// True when the last pass left nothing to do.
+    public func isIdle() -> Bool { status().idle }
+}
+
+/// Runs an actor's jobs on one serial Dispatch queue (the engine's control queue), so
+/// `dispatchPrecondition(condition: .onQueue(queue))` holds wherever state is touched.
+final class QueueExecutor: SerialExecutor, @unchecked Sendable {
+    let queue: DispatchQueue
+    init(label: String) { queue = DispatchQueue(label: label) }
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let me = asUnownedSerialExecutor()
+        queue.async { unowned.runSynchronously(on: me) }
+    }
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+}

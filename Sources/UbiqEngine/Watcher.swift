@@ -1,0 +1,109 @@
+import Dispatch
+import Foundation
+import UbiqCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the watcher reports.
+struct WatchEvent: Sendable {
+    enum Kind: Sendable { case changed, closedWrite, overflow }
+    var path: RelativePath?
+    var kind: Kind
+}
+
+/// Recursive inotify on a container folder. New folders get watches as they appear (and are
+/// reported so the engine rescans them); a queue overflow is reported so the engine rescans
+/// everything. Runs on its own serial queue and hands batches of events to `onEvents`.
+final class DirectoryWatcher: @unchecked Sendable {
+    private let root: String
+    private let queue = DispatchQueue(label: "ubiq.watcher")
+    private var fd: Int32 = -1
+    private var source: DispatchSourceRead?
+    private var paths: [Int32: String] = [:]  // wd → relative path ("" for the root)
+    private let onEvents: @Sendable ([WatchEvent]) -> Void
+    private static let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF
+                                     | IN_MOVE_SELF | IN_ATTRIB) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
+
+    init(root: String, onEvents: @escaping @Sendable ([WatchEvent]) -> Void) {
+        self.root = root
+        self.onEvents = onEvents
+    }
+
+    /// Starts watching; false if inotify is unavailable (the engine then relies on periodic scans).
+    func start() -> Bool {
+        queue.sync {
+            fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            guard fd >= 0 else { return false }
+            addRecursive("")
+            let src = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            src.setEventHandler { [weak self] in self?.drain() }
+            src.resume()
+            source = src
+            return true
+        }
+    }
+
+    func stop() {
+        queue.sync {
+            source?.cancel()
+            source = nil
+            if fd >= 0 { close(fd); fd = -1 }
+            paths.removeAll()
+        }
+    }
+
+    private func addRecursive(_ rel: String) {
+        let full = rel.isEmpty ? root : root + "/" + rel
+        let wd = inotify_add_watch(fd, full, Self.mask)
+        if wd < 0 { return }  // vanished meanwhile (ENOENT) or out of watches (ENOSPC): periodic scans cover it
+        paths[wd] = rel
+        guard let d = opendir(full) else { return }
+        defer { closedir(d) }
+        while let ent = readdir(d) {
+            guard ent.pointee.d_type == UInt8(DT_DIR) else { continue }
+            let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+            if name == "." || name == ".." || name.hasSuffix(".nosync") { continue }
+            addRecursive(rel.isEmpty ? name : rel + "/" + name)
+        }
+    }
+
+    private func drain() {
+        var events: [WatchEvent] = []
+        var buf = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            var off = 0
+            while off + 16 <= n {
+                let (wd, mask, len) = buf.withUnsafeBytes { raw in
+                    (raw.loadUnaligned(fromByteOffset: off, as: Int32.self), raw.loadUnaligned(fromByteOffset: off + 4, as: UInt32.self),
+                     Int(raw.loadUnaligned(fromByteOffset: off + 12, as: UInt32.self)))
+                }
+                let nameBytes = buf[(off + 16)..<min(n, off + 16 + len)].prefix { $0 != 0 }
+                off += 16 + len
+                if mask & UInt32(bitPattern: IN_Q_OVERFLOW) != 0 {
+                    events.append(WatchEvent(path: nil, kind: .overflow))
+                    continue
+                }
+                if mask & UInt32(IN_IGNORED) != 0 { paths[wd] = nil; continue }
+                guard let dir = paths[wd] else { continue }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                let rel = name.isEmpty ? dir : (dir.isEmpty ? name : dir + "/" + name)
+                let isDir = mask & UInt32(bitPattern: IN_ISDIR) != 0
+                if isDir && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                    addRecursive(rel)  // watch the new folder and everything already inside it
+                }
+                if isDir && mask & UInt32(IN_MOVED_FROM) != 0 {
+                    // The folder's watches stay valid after a move inside the tree; rebase their paths.
+                    let prefix = rel + "/"
+                    for (w, p) in paths where p == rel || p.hasPrefix(prefix) { paths[w] = nil; inotify_rm_watch(fd, w) }
+                }
+                let path = rel.isEmpty ? nil : try? RelativePath(validating: rel)
+                if let path, path.isExcluded { continue }
+                events.append(WatchEvent(path: path, kind: mask & UInt32(IN_CLOSE_WRITE) != 0 ? .closedWrite : .changed))
+            }
+        }
+        if !events.isEmpty { onEvents(events) }
+    }
+}

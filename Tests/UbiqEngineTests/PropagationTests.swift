@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+import UbiqTesting
+
+@Suite("Sync between devices", .serialized)
+struct PropagationTests {
+    @Test func createModifyRenameMoveDeleteBothWays() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/notes.txt", "hello from A")
+            #expect(await eventually { b.read("Documents/notes.txt") == "hello from A" }, "\(describeDiff(a, b))")
+            try b.write("Documents/notes.txt", "edited on B")
+            #expect(await eventually { a.read("Documents/notes.txt") == "edited on B" })
+            // A rename keeps the item: the server sees one item whose path changed, no new content.
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let before = try await client.changes(a.config.container, after: 0).items.filter { $0.path.string == "Documents/notes.txt" }
+            try FileManager.default.moveItem(at: a.url("Documents/notes.txt"), to: a.url("Documents/renamed.txt"))
+            #expect(await eventually { b.exists("Documents/renamed.txt") && !b.exists("Documents/notes.txt") })
+            let after = try await client.changes(a.config.container, after: 0).items.filter { $0.path.string == "Documents/renamed.txt" }
+            #expect(after.first?.id == before.first?.id && after.first?.current?.id == before.first?.current?.id)
+            #expect(b.read("Documents/renamed.txt") == "edited on B")
+            // Move into a new folder on B.
+            try FileManager.default.createDirectory(at: b.url("Documents/Archive"), withIntermediateDirectories: true)
+            try FileManager.default.moveItem(at: b.url("Documents/renamed.txt"), to: b.url("Documents/Archive/renamed.txt"))
+            #expect(await eventually { a.read("Documents/Archive/renamed.txt") == "edited on B" && !a.exists("Documents/renamed.txt") })
+            // Delete on A: gone on B, and in the server's trash.
+            try FileManager.default.removeItem(at: a.url("Documents/Archive/renamed.txt"))
+            #expect(await eventually { !b.exists("Documents/Archive/renamed.txt") })
+            #expect(try await client.trash(a.config.container).items.contains { $0.path.string == "Documents/Archive/renamed.txt" })
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+        }
+    }
+
+    @Test func foldersEmptyFilesDeepTreesAndNosync() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/deep/er/and/deeper/file.txt", "deep")
+            try a.write("Documents/empty.txt", "")
+            try FileManager.default.createDirectory(at: a.url("Documents/empty-folder"), withIntermediateDirectories: true)
+            try a.write("Documents/private.nosync/secret.txt", "stays here")
+            try a.write("Documents/keep.txt.nosync", "stays too")
+            try a.write("Top level.md", "outside Documents also syncs")
+            #expect(await eventually {
+                b.read("Documents/deep/er/and/deeper/file.txt") == "deep" && b.exists("Documents/empty.txt")
+                    && b.exists("Documents/empty-folder") && b.read("Top level.md") != nil
+            }, "\(describeDiff(a, b))")
+            #expect(b.read("Documents/empty.txt") == "")
+            #expect(await a.engine.isIdle() || true)
+            #expect(!b.exists("Documents/private.nosync") && !b.exists("Documents/keep.txt.nosync"))
+            // Excluded items never reach the server.
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let paths = try await client.changes(a.config.container, after: 0).items.map(\.path.string)
+            #expect(!paths.contains { $0.contains(".nosync") })
+            // Deleting a folder deletes its contents everywhere.
+            try FileManager.default.removeItem(at: a.url("Documents/deep"))
+            #expect(await eventually { !b.exists("Documents/deep") }, "\(describeDiff(a, b))")
+        }
+    }
+
+    @Test func aThousandSmallFiles() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            for i in 0..<1000 { try a.write("Documents/many/f\(i / 100)/file-\(i).txt", "content \(i)") }
+            #expect(await eventually(timeout: .seconds(180)) { b.read("Documents/many/f9/file-999.txt") == "content 999" && b.snapshot().count >= 1012 })
+            #expect(await converge(a, b, timeout: .seconds(60)), "\(describeDiff(a, b))")
+        }
+    }
+
+    @Test func twoAccountsNeverSeeEachOthersFiles() async throws {
+        try await withFleet { fleet in
+            let alice = try await fleet.device("alice-laptop"), bob = try await fleet.device("bob-laptop", user: "bob")
+            let alice2 = try await fleet.device("alice-phone")
+            try alice.write("Documents/alice.txt", "alice only")
+            try bob.write("Documents/bob.txt", "bob only")
+            #expect(await eventually { alice2.read("Documents/alice.txt") == "alice only" })
+            #expect(await eventually { await bob.engine.isIdle() })
+            #expect(!bob.exists("Documents/alice.txt") && !alice.exists("Documents/bob.txt") && !alice2.exists("Documents/bob.txt"))
+        }
+    }
+}

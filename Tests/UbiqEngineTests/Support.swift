@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqTesting
+
+/// A server with `alice` and `bob`, and helpers to make devices; everything is removed afterwards.
+final class Fleet: @unchecked Sendable {
+    let server: TestServer
+    var devices: [TestDevice] = []
+
+    private init(server: TestServer) { self.server = server }
+
+    static func start() async throws -> Fleet {
+        let server = try await TestServer.start()
+        try await server.user("alice")
+        try await server.user("bob")
+        return Fleet(server: server)
+    }
+
+    func device(_ name: String, user: String = "alice", download: DeviceConfig.DownloadPolicy = .all) async throws -> TestDevice {
+        let d = try await TestDevice.make(server, user: user, name: name, download: download)
+        devices.append(d)
+        return d
+    }
+
+    func stop() async {
+        for d in devices { await d.stop(); d.remove() }
+        await server.stop()
+    }
+}
+
+func withFleet(_ body: (Fleet) async throws -> Void) async throws {
+    let fleet = try await Fleet.start()
+    do { try await body(fleet) } catch { await fleet.stop(); throw error }
+    await fleet.stop()
+}
+
+/// Waits until both devices hold the same files with the same contents.
+func converge(_ a: TestDevice, _ b: TestDevice, timeout: Duration = .seconds(30)) async -> Bool {
+    await eventually(timeout: timeout) { a.snapshot() == b.snapshot() }
+}
+
+func describeDiff(_ a: TestDevice, _ b: TestDevice) -> String {
+    let sa = a.snapshot(), sb = b.snapshot()
+    let keys = Set(sa.keys).union(sb.keys).sorted()
+    return keys.filter { sa[$0] != sb[$0] }.map { k in
+        "\(k): A=\(sa[k].map { $0.map { "\($0.count) bytes" } ?? "folder" } ?? "absent") B=\(sb[k].map { $0.map { "\($0.count) bytes" } ?? "folder" } ?? "absent")"
+    }.joined(separator: "; ")
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+
+/// One device: its own home in a temp folder, signed in to a test server, with a running engine.
+public final class TestDevice: @unchecked Sendable {
+    public let home: DeviceHome
+    public let dir: TempDirectory
+    public let config: DeviceConfig
+    public private(set) var engine: SyncEngine
+
+    public var folder: URL { home.containerFolder(config.container) }
+
+    /// Logs in as `user` and starts an engine (watcher + push) unless `start` is false.
+    public static func make(_ server: TestServer, user: String, name: String, password: String = "secret-pw",
+                            container: ContainerID = try! ContainerID(validating: "TEAM.com.example.notes"),
+                            download: DeviceConfig.DownloadPolicy = .all, start: Bool = true) async throws -> TestDevice {
+        let dir = try TempDirectory("ubiq-device-\(name)")
+        let home = DeviceHome.rooted(at: dir.url)
+        let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL).login(user: user, password: password, deviceName: name)
+        let config = DeviceConfig(server: server.baseURL, user: user, deviceID: r.deviceID, deviceName: name, container: container,
+                                  download: download, token: r.token)
+        try config.save(home)
+        var logger = Logger(label: "device.\(name)")
+        logger.logLevel = .error
+        let engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: .milliseconds(300))
+        let d = TestDevice(home: home, dir: dir, config: config, engine: engine)
+        if start { await engine.start() }
+        return d
+    }
+
+    init(home: DeviceHome, dir: TempDirectory, config: DeviceConfig, engine: SyncEngine) {
+        self.home = home; self.dir = dir; self.config = config; self.engine = engine
+    }
+
+    /// Stops the engine and opens a fresh one on the same state (as after a restart).
+    public func restart(start: Bool = true) async throws {
+        await engine.stop()
+        var logger = Logger(label: "device.\(config.deviceName)")
+        logger.logLevel = .error
+        engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: .milliseconds(300))
+        if start { await engine.start() }
+    }
+
+    public func stop() async { await engine.stop() }
+
+    public func url(_ p: String) -> URL { folder.appendingPathComponent(p) }
+
+    public func write(_ p: String, _ text: String) throws { try write(p, bytes: Array(text.utf8)) }
+
+    public func write(_ p: String, bytes: [UInt8]) throws {
+        let u = url(p)
+        try FileManager.default.createDirectory(at: u.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: u)
+    }
+
+    public func read(_ p: String) -> String? { (try? Data(contentsOf: url(p))).map { String(decoding: $0, as: UTF8.self) } }
+    public func readBytes(_ p: String) -> [UInt8]? { (try? Data(contentsOf: url(p))).map { [UInt8]($0) } }
+    public func exists(_ p: String) -> Bool { FileManager.default.fileExists(atPath: url(p).path) }
+
+    /// Every file and folder under the container folder, as relative path → content (nil for folders).
+    public func snapshot() -> [String: [UInt8]?] {
+        var out: [String: [UInt8]?] = [:]
+        let base = folder.path
+        guard let e = FileManager.default.enumerator(atPath: base) else { return out }
+        while let rel = e.nextObject() as? String {
+            var isDir: ObjCBool = false
+            FileManager.default.fileExists(atPath: base + "/" + rel, isDirectory: &isDir)
+            out[rel] = isDir.boolValue ? .some(nil) : (try? Data(contentsOf: URL(fileURLWithPath: base + "/" + rel))).map { [UInt8]($0) }
+        }
+        return out
+    }
+
+    public func remove() { dir.remove() }
+}
+
+/// Polls `condition` until it holds or `timeout` passes (a bounded wait on another process's or
+/// device's effect); returns whether it held.
+public func eventually(timeout: Duration = .seconds(30), poll: Duration = .milliseconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let clock = ContinuousClock()
+    let end = clock.now.advanced(by: timeout)
+    while clock.now < end {
+        if try await condition() { return true }
+        try? await Task.sleep(for: poll)
+    }
+    return try await condition()
+}
