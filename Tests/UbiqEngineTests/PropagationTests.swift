@@ -49,7 +49,6 @@ struct PropagationTests {
                     && b.exists("Documents/empty-folder") && b.read("Top level.md") != nil
             }, "\(describeDiff(a, b))")
             #expect(b.read("Documents/empty.txt") == "")
-            #expect(await a.engine.isIdle() || true)
             #expect(!b.exists("Documents/private.nosync") && !b.exists("Documents/keep.txt.nosync"))
             // Excluded items never reach the server.
             let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)

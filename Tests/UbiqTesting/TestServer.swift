@@ -18,18 +18,21 @@ public final class TestServer: Sendable {
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    public static func start(directory: TempDirectory? = nil) async throws -> TestServer {
+    public static func start(directory: TempDirectory? = nil, port wanted: Int = 0) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
         let services = try ServerServices.embedded(at: dir.url)
         var logger = Logger(label: "test.server")
         logger.logLevel = .warning
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
-        let app = UbiqServerApp.make(services: services, host: "127.0.0.1", port: 0, logger: logger) { port in
+        let app = UbiqServerApp.make(services: services, host: "127.0.0.1", port: wanted, logger: logger) { port in
             portCont.yield(port)
             portCont.finish()
         }
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
+        let task = Task {
+            defer { portCont.finish() }  // a server that fails to start ends the wait below
+            try await group.run()
+        }
         var port = 0
         for await p in portStream { port = p }
         guard port > 0 else { throw CoreError(.internalError, "test server did not start") }

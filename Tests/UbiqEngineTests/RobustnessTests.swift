@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+import UbiqTesting
+
+@Suite("Large files, settling, offline", .serialized)
+struct RobustnessTests {
+    @Test func metadataFirstThenA200MBFile() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            var rng = SeededRandom.forTest("engine.200MB")
+            let big = rng.bytes(200 << 20)
+            try a.write("Documents/big.bin", bytes: big)
+            // B lists the file before its content has finished uploading.
+            var sawNotUploaded = false
+            let listed = await eventually(timeout: .seconds(60), poll: .milliseconds(5)) {
+                let items = await b.engine.listing()
+                if let it = items.first(where: { $0.path.string == "Documents/big.bin" }) {
+                    if !it.uploaded { sawNotUploaded = true }
+                    return true
+                }
+                return false
+            }
+            #expect(listed)
+            #expect(sawNotUploaded, "B never listed big.bin as not yet uploaded")
+            #expect(await eventually(timeout: .seconds(240)) { b.readBytes("Documents/big.bin")?.count == big.count })
+            #expect(ContentHash.of(b.readBytes("Documents/big.bin") ?? []) == ContentHash.of(big))
+            #expect(await eventually { (await b.engine.listing()).first { $0.path.string == "Documents/big.bin" }?.status == .current })
+        }
+    }
+
+    @Test func aFileStillBeingWrittenIsNeverCommittedTorn() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let url = a.url("Documents/log.txt")
+            FileManager.default.createFile(atPath: url.path, contents: nil)
+            let h = try FileHandle(forWritingTo: url)
+            var expected = ""
+            for i in 0..<30 {
+                let line = "line \(i) " + String(repeating: "x", count: 2000) + "\n"
+                expected += line
+                try h.write(contentsOf: Data(line.utf8))
+                try await Task.sleep(for: .milliseconds(40))
+            }
+            try h.close()
+            #expect(await eventually { b.read("Documents/log.txt") == expected })
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let item = try #require(try await client.changes(a.config.container, after: 0).items.first { $0.path.string == "Documents/log.txt" })
+            let versions = try await client.versions(a.config.container, item: item.id)
+            // Only the finished file was ever committed: no torn intermediate versions.
+            let all = [versions.current].compactMap { $0 } + versions.others + versions.conflicts
+            #expect(all.allSatisfy { $0.hash == ContentHash.of(Array(expected.utf8)) || $0.size == 0 }, "versions: \(all.map(\.size))")
+        }
+    }
+
+    @Test func offlineChangesQueueAndGoUpOnReconnect() async throws {
+        var server = try await TestServer.start()
+        try await server.user("alice")
+        let port = server.port
+        let a = try await TestDevice.make(server, user: "alice", name: "A")
+        let b = try await TestDevice.make(server, user: "alice", name: "B")
+        defer { a.remove(); b.remove() }
+        try a.write("Documents/before.txt", "before")
+        #expect(await eventually { b.read("Documents/before.txt") == "before" })
+
+        await server.stop(keepData: true)
+        #expect(await eventually { await a.engine.status().state == .offline })
+        try a.write("Documents/offline-a.txt", "written while offline")
+        try b.write("Documents/offline-b.txt", "also offline")
+        try FileManager.default.removeItem(at: a.url("Documents/before.txt"))
+        #expect(await eventually { await a.engine.status().state == .offline })
+
+        server = try await TestServer.start(directory: server.directory, port: port)
+        #expect(await eventually(timeout: .seconds(60)) {
+            a.read("Documents/offline-b.txt") == "also offline" && b.read("Documents/offline-a.txt") == "written while offline"
+                && !b.exists("Documents/before.txt")
+        }, "\(describeDiff(a, b))")
+        #expect(await eventually { await a.engine.status().state == .online })
+        await a.stop(); await b.stop()
+        await server.stop()
+    }
+
+    @Test func restartCatchesUpWithChangesMadeWhileStopped() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/one.txt", "1")
+            #expect(await eventually { b.read("Documents/one.txt") == "1" })
+            await b.stop()
+            try b.write("Documents/while-stopped.txt", "made while B's engine was not running")
+            try b.write("Documents/one.txt", "1 edited while stopped")
+            try a.write("Documents/two.txt", "2")
+            try await b.restart()
+            #expect(await eventually { a.read("Documents/while-stopped.txt") != nil && a.read("Documents/one.txt") == "1 edited while stopped" && b.read("Documents/two.txt") == "2" },
+                    "\(describeDiff(a, b))")
+        }
+    }
+
+    @Test func aDownloadNeverOverwritesALocalEdit() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/shared.txt", "v1")
+            #expect(await eventually { b.read("Documents/shared.txt") == "v1" })
+            // B stops syncing; both edit the same file; B comes back.
+            await b.stop()
+            try a.write("Documents/shared.txt", "A's edit")
+            #expect(await eventually { await a.engine.isIdle() })
+            try b.write("Documents/shared.txt", "B's edit")
+            try await b.restart()
+            // The server keeps A's (first) edit current and B's as a conflict version: nothing lost.
+            #expect(await eventually { b.read("Documents/shared.txt") == "A's edit" })
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let item = try #require(try await client.changes(a.config.container, after: 0).items.first { $0.path.string == "Documents/shared.txt" })
+            #expect(item.conflictCount == 1)
+            let v = try await client.versions(a.config.container, item: item.id)
+            #expect(v.conflicts.first?.hash == ContentHash.of(Array("B's edit".utf8)))
+            #expect(await eventually {
+                let s = await b.engine.status()
+                return s.conflicts == 1 && s.idle
+            })
+        }
+    }
+}
