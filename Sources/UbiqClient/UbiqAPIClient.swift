@@ -14,12 +14,22 @@ public struct UbiqAPIClient: Sendable {
     let timeout: TimeAmount
 
     /// - Parameter baseURL: e.g. `http://127.0.0.1:8737` (a trailing `/` is ignored).
-    public init(baseURL: String, token: String? = nil, http: HTTPClient = .shared, timeout: TimeAmount = .seconds(60)) {
+    public init(baseURL: String, token: String? = nil, http: HTTPClient = UbiqAPIClient.sharedHTTP, timeout: TimeAmount = .seconds(60)) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.token = token
         self.http = http
         self.timeout = timeout
     }
+
+    /// One HTTP client per process. A refused connection fails at once (the engine has its own
+    /// backoff and reports `offline`) instead of being retried until the request deadline.
+    public static let sharedHTTP: HTTPClient = {
+        var config = HTTPClient.Configuration()
+        config.connectionPool.retryConnectionEstablishment = false
+        config.timeout.connect = .seconds(5)
+        config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 8
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+    }()
 
     // MARK: transport
 
@@ -36,7 +46,9 @@ public struct UbiqAPIClient: Sendable {
         do {
             response = try await http.execute(req, timeout: timeout)
         } catch {
-            throw ClientError(.serverUnreachable, "cannot reach \(baseURL): \(error)")
+            let text = "\(error)"
+            let reason = text.contains("refused") ? "connection refused" : text.contains("imeout") || text.contains("imedOut") ? "timed out" : text
+            throw ClientError(.serverUnreachable, "cannot reach \(baseURL): \(reason)")
         }
         let buffer: ByteBuffer
         do { buffer = try await response.body.collect(upTo: limit) } catch {

@@ -41,7 +41,9 @@ public enum Planner {
                 }
             case (nil, let l?, let r?):
                 if l.kind != r.kind { break }  // the engine renames one side before this can arise
-                if l.kind == .folder || l.hash == r.hash {
+                if l.kind == r.kind, l.kind == .file, l.hash != nil, l.hash == r.hash, !r.uploaded {
+                    ops.append(.upload(id, base: r.version))  // same content, unfinished upload (ours, before a crash): finish it
+                } else if l.kind == .folder || l.hash == r.hash {
                     ops.append(.markSynced(id))
                 } else if l.hash != nil {
                     ops.append(.upload(id, base: nil))
@@ -102,6 +104,10 @@ public enum Planner {
             return ops
         }
         guard let lh = l.hash else { return ops }  // not stable yet
+        if lh == r.hash && !r.uploaded {
+            // The server lists this content but lacks some of it: send what it lacks.
+            return ops + [.upload(id, base: r.version)]
+        }
         let lChanged = lh != s.hash
         let rChanged = r.version != s.version
         if let ch = s.conflictHash, lh == ch {

@@ -44,6 +44,7 @@ extension SyncEngine {
 
     /// Runs one operation; errors are recorded on the item (or mark the engine offline).
     func run(_ op: SyncOp) async -> Bool {
+        guard !stopped else { return false }
         do {
             let done: Bool
             switch op {

@@ -48,6 +48,7 @@ public actor SyncEngine {
     var watcher: DirectoryWatcher?
     var backgroundTasks: [Task<Void, Never>] = []
     var retryDelay: Duration = .milliseconds(250)
+    var stopped = false
 
     /// Opens the engine's state for the configured container (creating folders as needed).
     public init(home: DeviceHome, config: DeviceConfig, logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
@@ -89,12 +90,15 @@ public actor SyncEngine {
         requestPass()
     }
 
-    /// Stops watching and listening (transfers in flight finish their current step).
-    public func stop() {
+    /// Stops watching and listening, and waits for a pass in progress to finish its current step;
+    /// no pass runs afterwards.
+    public func stop() async {
+        stopped = true
         watcher?.stop()
         watcher = nil
         for t in backgroundTasks { t.cancel() }
         backgroundTasks.removeAll()
+        if passRunning { await withCheckedContinuation { c in waiters.append(c) } }
     }
 
     func noteEvents(_ events: [WatchEvent]) {
@@ -155,6 +159,7 @@ public actor SyncEngine {
 
     /// Asks for a pass (coalesced with one already running).
     public func requestPass(after delay: Duration? = nil) {
+        guard !stopped else { return }
         if let delay {
             Task { try? await Task.sleep(for: delay); self.requestPass() }
             return
@@ -166,7 +171,7 @@ public actor SyncEngine {
     func runPasses() async {
         guard !passRunning else { return }
         passRunning = true
-        while passRequested {
+        while passRequested && !stopped {
             passRequested = false
             await pass()
         }
@@ -190,7 +195,7 @@ public actor SyncEngine {
             retryDelay = min(retryDelay * 2, .seconds(15))
             return
         }
-        for _ in 0..<25 {
+        for _ in 0..<25 where !stopped {
             scanLocal()
             let ops = Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned())
             pendingOps = ops

@@ -106,12 +106,15 @@ struct RobustnessTests {
             // B stops syncing; both edit the same file; B comes back.
             await b.stop()
             try a.write("Documents/shared.txt", "A's edit")
-            #expect(await eventually { await a.engine.isIdle() })
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            #expect(await eventually {
+                let items = (try? await client.changes(a.config.container, after: 0).items) ?? []
+                return items.first { $0.path.string == "Documents/shared.txt" }?.current?.hash == ContentHash.of(Array("A's edit".utf8))
+            })
             try b.write("Documents/shared.txt", "B's edit")
             try await b.restart()
             // The server keeps A's (first) edit current and B's as a conflict version: nothing lost.
             #expect(await eventually { b.read("Documents/shared.txt") == "A's edit" })
-            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
             let item = try #require(try await client.changes(a.config.container, after: 0).items.first { $0.path.string == "Documents/shared.txt" })
             #expect(item.conflictCount == 1)
             let v = try await client.versions(a.config.container, item: item.id)
