@@ -77,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "ubiq-bench",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

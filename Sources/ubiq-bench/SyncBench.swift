@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqServer
+
+/// End-to-end sync between two devices (A and B, each its own engine and home) through a real
+/// server on loopback, with a byte-counting proxy in front of the server for each device.
+struct SyncBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sync", abstract: "Latency and wire bytes between two devices.")
+
+    @Option(help: "Runs of the 1 MiB latency measure.") var runs = 21
+
+    func run() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-syncbench-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let services = try ServerServices.embedded(at: dir.appendingPathComponent("server"))
+        try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40)
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let (ports, cont) = AsyncStream<Int>.makeStream()
+        let app = UbiqServerApp.make(services: services, host: "127.0.0.1", port: 0, logger: logger) { cont.yield($0); cont.finish() }
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let serverTask = Task { try await group.run() }
+        var port = 0
+        for await p in ports { port = p }
+
+        let proxyA = CountingProxy(target: port), proxyB = CountingProxy(target: port)
+        try proxyA.start(); try proxyB.start()
+        let a = try await device("A", dir: dir, proxy: proxyA, logger: logger)
+        let b = try await device("B", dir: dir, proxy: proxyB, logger: logger)
+        await a.engine.start(); await b.engine.start()
+
+        // 1. A new 1 MiB file written in A until it is complete in B.
+        var latencies: [Double] = []
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<runs {
+            let bytes = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let name = "Documents/lat-\(i).bin"
+            let start = ContinuousClock.now
+            try Data(bytes).write(to: a.folder.appendingPathComponent(name))
+            let target = b.folder.appendingPathComponent(name).path
+            while (try? FileManager.default.attributesOfItem(atPath: target)[.size] as? Int) != 1 << 20 { try await Task.sleep(for: .microseconds(200)) }
+            latencies.append(seconds(ContinuousClock.now - start) * 1000)
+        }
+        latencies.sort()
+        print(String(format: "new 1 MiB file A → complete in B: median %.1f ms, p95 %.1f ms (n=%d)", median(latencies),
+                     latencies[Int(Double(latencies.count - 1) * 0.95)], runs))
+
+        // 2. One byte changed in a synced 64 MiB file, then one byte inserted at its start.
+        var big = (0..<(64 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let bigA = a.folder.appendingPathComponent("Documents/big.bin"), bigB = b.folder.appendingPathComponent("Documents/big.bin")
+        try Data(big).write(to: bigA)
+        try await waitFor(bigB, ContentHash.of(big))
+        try await Task.sleep(for: .milliseconds(500))
+        for (label, edit) in [("1 byte changed in the middle", 0), ("1 byte inserted at the start", 1)] {
+            if edit == 0 { big[big.count / 2] &+= 1 } else { big.insert(0x42, at: 0) }
+            proxyA.reset(); proxyB.reset()
+            let start = ContinuousClock.now
+            if edit == 0 {
+                let h = try FileHandle(forWritingTo: bigA)
+                try h.seek(toOffset: UInt64(big.count / 2))
+                try h.write(contentsOf: Data([big[big.count / 2]]))
+                try h.close()
+            } else {
+                try Data(big).write(to: bigA)
+            }
+            try await waitFor(bigB, ContentHash.of(big))
+            let ms = seconds(ContinuousClock.now - start) * 1000
+            try await Task.sleep(for: .milliseconds(300))
+            let (au, ad) = proxyA.bytes, (bu, bd) = proxyB.bytes
+            print(String(format: "64 MiB file, %@: %.0f ms; wire A↔server %.1f KiB (up %.1f, down %.1f), server↔B %.1f KiB (up %.1f, down %.1f), both legs %.1f KiB",
+                         label, ms, Double(au + ad) / 1024, Double(au) / 1024, Double(ad) / 1024, Double(bu + bd) / 1024, Double(bu) / 1024,
+                         Double(bd) / 1024, Double(au + ad + bu + bd) / 1024))
+        }
+        print(String(format: "process RSS (server + two engines): %.0f MiB", rssMiB()))
+        await a.engine.stop(); await b.engine.stop()
+        await group.triggerGracefulShutdown()
+        _ = try? await serverTask.value
+    }
+
+    struct Device { let engine: SyncEngine; let folder: URL }
+
+    func device(_ name: String, dir: URL, proxy: CountingProxy, logger: Logger) async throws -> Device {
+        let url = "http://127.0.0.1:\(proxy.port)"
+        let home = DeviceHome.rooted(at: dir.appendingPathComponent("home-\(name)"))
+        let (_, r) = try await UbiqAPIClient(baseURL: url).login(user: "bench", password: "bench-pw", deviceName: name)
+        let config = DeviceConfig(server: url, user: "bench", deviceID: r.deviceID, deviceName: name,
+                                  container: try ContainerID(validating: "bench.sync"), download: .all, token: r.token)
+        try config.save(home)
+        let engine = try SyncEngine(home: home, config: config, logger: logger)
+        return Device(engine: engine, folder: home.containerFolder(config.container))
+    }
+
+    func waitFor(_ url: URL, _ hash: ContentHash) async throws {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            if let d = try? Data(contentsOf: url), ContentHash.of(d) == hash { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw CleanExit.message("timed out waiting for \(url.lastPathComponent)")
+    }
+}
