@@ -131,6 +131,11 @@ public struct UbiqAPIClient: Sendable {
         try await get(containerPath(container) + "/versions/\(version)/manifest", as: Manifest.self)
     }
 
+    /// A version's manifest as a difference from `base` (both of this container).
+    public func manifestDelta(_ container: ContainerID, version: VersionID, base: VersionID) async throws -> ManifestDelta {
+        try await get(containerPath(container) + "/versions/\(version)/delta?base=\(base)", as: ManifestDelta.self)
+    }
+
     public func move(_ container: ContainerID, item: ItemID, to path: RelativePath) async throws -> ItemRecord {
         try await call(.POST, containerPath(container) + "/items/\(item)/move", MoveRequest(path: path), as: ItemRecord.self)
     }

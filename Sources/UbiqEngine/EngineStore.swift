@@ -179,6 +179,17 @@ final class EngineStore: Sendable {
         }
     }
 
+    /// The chunk list recorded for a synced file (its synced version's manifest), in file order.
+    func indexedChunks(item: ItemID) throws -> [ChunkRef] {
+        try wrap {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT hash, size FROM chunk_index WHERE item = ? ORDER BY offset", arguments: [item.description]).compactMap { r in
+                    (try? ContentHash(validating: r["hash"])).map { ChunkRef(hash: $0, size: r["size"]) }
+                }
+            }
+        }
+    }
+
     /// Local places that held a chunk when last indexed (to be verified on read).
     func chunkLocations(_ hash: ContentHash) throws -> [(item: ItemID, offset: Int, size: Int)] {
         try wrap {

@@ -23,9 +23,23 @@ extension SyncEngine {
         let m = manifest!
         transfers[id] = Transfer(direction: .up, bytesDone: 0, bytesTotal: Int64(m.size))
         defer { transfers[id] = nil }
-        let resp = try await client.commit(config.container, CommitRequest(
-            itemID: id, versionID: VersionID(uuid: UUID()), path: l.path, kind: .file, base: base,
-            modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: m))
+        // After a small edit, describe the content against the synced version's manifest.
+        var delta: ManifestDelta?
+        if let bv = synced[id]?.node.version, let baseChunks = try? store.indexedChunks(item: id), !baseChunks.isEmpty {
+            let d = ManifestDelta.make(base: bv, baseChunks: baseChunks, new: m)
+            if d.pieces.count * 2 < m.chunks.count { delta = d }
+        }
+        let versionID = VersionID(uuid: UUID())
+        func request(_ useDelta: Bool) -> CommitRequest {
+            CommitRequest(itemID: id, versionID: versionID, path: l.path, kind: .file, base: base,
+                          modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil)
+        }
+        let resp: CommitResponse
+        do {
+            resp = try await client.commit(config.container, request(delta != nil))
+        } catch let e as ClientError where delta != nil && (e.code == .invalidRequest || e.code == .notFound) {
+            resp = try await client.commit(config.container, request(false))  // the base was not what we thought: send it whole
+        }
         let sid = resp.item.id
         adopt(id, as: sid)
         if sid != id { transfers[sid] = transfers[id]; transfers[id] = nil }
@@ -94,7 +108,7 @@ extension SyncEngine {
         guard let r = remote[id], r.node.version == version, r.node.kind == .file else { return false }
         let target = local[id]?.path ?? r.node.path
         let expected = local[id]?.entry.stamp
-        let m = try await client.manifest(config.container, version: version)
+        let m = try await manifest(of: id, version: version)
         transfers[id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(m.size))
         defer { transfers[id] = nil }
 
@@ -152,6 +166,17 @@ extension SyncEngine {
         local[id] = (target, LocalEntry(kind: .file, stamp: stamp))
         localHashes[id] = m.hash
         return true
+    }
+
+    /// A version's manifest: as a delta from the synced version when this device has that one's
+    /// chunk list (checked by digest), else whole.
+    func manifest(of id: ItemID, version: VersionID) async throws -> Manifest {
+        if let bv = synced[id]?.node.version, bv != version, let baseChunks = try? store.indexedChunks(item: id), !baseChunks.isEmpty {
+            if let d = try? await client.manifestDelta(config.container, version: version, base: bv), let m = try? d.apply(baseChunks: baseChunks) {
+                return m
+            }
+        }
+        return try await client.manifest(config.container, version: version)
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {

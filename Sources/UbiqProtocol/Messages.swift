@@ -65,9 +65,12 @@ public struct CommitRequest: Codable, Sendable {
     public var modified: Date
     /// The content (files only).
     public var manifest: Manifest?
-    public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?) {
+    /// Instead of `manifest`: the content as a difference from an earlier version's manifest.
+    public var manifestDelta: ManifestDelta?
+    public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?,
+                manifestDelta: ManifestDelta? = nil) {
         self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
-        self.base = base; self.modified = modified; self.manifest = manifest
+        self.base = base; self.modified = modified; self.manifest = manifest; self.manifestDelta = manifestDelta
     }
 }
 

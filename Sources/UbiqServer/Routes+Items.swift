@@ -16,9 +16,14 @@ extension ServerServices {
             let ctx = try await self.authenticate(request)
             let container = try context.container()
             let body = try await request.decodeJSON(CommitRequest.self, limit: WireLimits.maxCommitBody)
-            if body.kind == .folder && body.manifest != nil { throw APIFailure(.invalidRequest, "a folder has no content") }
+            if body.kind == .folder && (body.manifest != nil || body.manifestDelta != nil) { throw APIFailure(.invalidRequest, "a folder has no content") }
+            var manifest = body.manifest
+            if manifest == nil, let delta = body.manifestDelta {
+                let base = try await self.metadata.manifest(ctx, container: container, version: delta.base)
+                do { manifest = try delta.apply(baseChunks: base.chunks) } catch let e as CoreError { throw APIFailure(e.code, e.message) }
+            }
             let input = CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
-                                    base: body.base, modified: body.modified, manifest: body.manifest)
+                                    base: body.base, modified: body.modified, manifest: manifest)
             let r = try await self.metadata.commit(ctx, container: container, input, now: self.clock())
             if r.outcome != .unchanged { await self.notify(ctx, container, cursor: r.cursor) }
             return try json(CommitResponse(outcome: r.outcome, item: r.item, version: r.version, missing: r.missing))
@@ -37,6 +42,18 @@ extension ServerServices {
             let ctx = try await self.authenticate(request)
             return try json(try await self.metadata.manifest(ctx, container: try context.container(),
                                                              version: try context.uuidParameter("version", as: VersionID.self)))
+        }
+
+        router.get("\(base)/versions/:version/delta") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let container = try context.container()
+            let version = try context.uuidParameter("version", as: VersionID.self)
+            guard let raw = request.uri.queryParameters["base"], let baseID = VersionID(string: String(raw)) else {
+                throw APIFailure(.invalidRequest, "query parameter 'base' must be a version ID")
+            }
+            let new = try await self.metadata.manifest(ctx, container: container, version: version)
+            let base = try await self.metadata.manifest(ctx, container: container, version: baseID)
+            return try json(ManifestDelta.make(base: baseID, baseChunks: base.chunks, new: new))
         }
 
         router.post("\(base)/items/:item/move") { request, context -> Response in

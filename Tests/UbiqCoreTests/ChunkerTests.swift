@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import UbiqCore
 import UbiqTesting
@@ -79,5 +80,37 @@ struct ChunkerTests {
         let m = Manifest.of([])
         #expect(m.chunks.isEmpty && m.size == 0 && m.hash == .empty)
         #expect(ContentHash.empty.hex == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+}
+
+@Suite("Manifest deltas")
+struct ManifestDeltaTests {
+    @Test func deltasRebuildTheManifestAndStaySmallForSmallEdits() throws {
+        var rng = SeededRandom.forTest("manifest.delta")
+        let chunker = Chunker(minSize: 2048, avgSize: 8192, maxSize: 32768)
+        for _ in 0..<40 {
+            let data = rng.bytes(Int.random(in: 0...600_000, using: &rng))
+            var edited = data
+            let at = data.isEmpty ? 0 : Int.random(in: 0..<data.count, using: &rng)
+            switch Int.random(in: 0..<3, using: &rng) {
+            case 0: edited.insert(contentsOf: rng.bytes(Int.random(in: 1...100, using: &rng)), at: at)
+            case 1: if !data.isEmpty { edited.removeSubrange(at..<min(data.count, at + 50)) }
+            default: edited += rng.bytes(Int.random(in: 0...100_000, using: &rng))
+            }
+            let base = Manifest.of(data, chunker: chunker), new = Manifest.of(edited, chunker: chunker)
+            let d = ManifestDelta.make(base: VersionID(uuid: UUID()), baseChunks: base.chunks, new: new)
+            #expect(try d.apply(baseChunks: base.chunks) == new, "seed \(rng.seed)")
+            let literal = d.pieces.filter { if case .chunk = $0 { true } else { false } }.count
+            #expect(literal <= new.chunks.count - base.chunks.count + 12, "seed \(rng.seed)")
+            // Applied to another base, it is refused rather than producing a wrong manifest.
+            if let copied = d.pieces.compactMap({ if case .copy(let from, _) = $0 { from } else { nil } }).first {
+                var other = base.chunks
+                other[copied] = ChunkRef(hash: .empty, size: other[copied].size)
+                #expect(throws: CoreError.self, "seed \(rng.seed)") { try d.apply(baseChunks: other) }
+            }
+        }
+        #expect(throws: CoreError.self) {
+            try ManifestDelta(base: VersionID(uuid: UUID()), pieces: [.copy(from: 5, count: 2)], size: 0, hash: .empty, digest: .empty).apply(baseChunks: [])
+        }
     }
 }

@@ -183,3 +183,38 @@ struct ItemTests {
         }
     }
 }
+
+@Suite("Manifest deltas on the wire")
+struct DeltaWireTests {
+    @Test func commitAndFetchManifestsAsDeltas() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            let (bob, _) = try await server.device("bob")
+            var rng = SeededRandom.forTest("delta.wire")
+            var bytes = rng.bytes(2_000_000)
+            let first = try await commitFile(c, "big.bin", bytes: bytes)
+            let baseManifest = try await c.manifest(notes, version: first.version!.id)
+            bytes[1_000_000] &+= 1
+            let m = try await upload(c, bytes)
+            let delta = ManifestDelta.make(base: first.version!.id, baseChunks: baseManifest.chunks, new: m)
+            #expect(delta.pieces.count <= 5)
+            let r = try await c.commit(notes, CommitRequest(itemID: first.item.id, versionID: VersionID(uuid: UUID()), path: path("big.bin"), kind: .file,
+                                                            base: first.version!.id, modified: Date(), manifest: nil, manifestDelta: delta))
+            #expect(r.outcome == .updated && r.version?.uploaded == true)
+            #expect(try await c.manifest(notes, version: r.version!.id) == m)
+            let back = try await c.manifestDelta(notes, version: r.version!.id, base: first.version!.id)
+            #expect(try back.apply(baseChunks: baseManifest.chunks) == m)
+            // A delta against a base that does not fit, or another account's version, is refused.
+            var wrong = delta
+            wrong.digest = .empty
+            await expectCode(.invalidRequest) {
+                _ = try await c.commit(notes, CommitRequest(itemID: first.item.id, versionID: VersionID(uuid: UUID()), path: path("big.bin"), kind: .file,
+                                                            base: r.version!.id, modified: Date(), manifest: nil, manifestDelta: wrong))
+            }
+            await expectCode(.notFound) {
+                _ = try await bob.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("x.bin"), kind: .file,
+                                                              base: nil, modified: Date(), manifest: nil, manifestDelta: delta))
+            }
+        }
+    }
+}
