@@ -120,17 +120,56 @@ extension SyncEngine {
         var whole = StreamingHash()
         var offset = 0
         var resuming = true
-        for c in m.chunks {
+        // Most unchanged chunks come from the file being replaced: read them from it directly.
+        var sameFile: [ContentHash: (offset: Int, size: Int)] = [:]
+        var sameFD: Int32 = -1
+        if let s = synced[id], s.node.kind == .file, let chunks = try? store.indexedChunks(item: id) {
+            var off = 0
+            for c in chunks { if sameFile[c.hash] == nil { sameFile[c.hash] = (off, c.size) }; off += c.size }
+            sameFD = open(files.url(s.node.path).path, O_RDONLY | O_CLOEXEC)
+        }
+        defer { if sameFD >= 0 { close(sameFD) } }
+        func fromSameFile(_ c: ChunkRef) -> [UInt8]? {
+            guard sameFD >= 0, let loc = sameFile[c.hash], loc.size == c.size else { return nil }
+            var buf = [UInt8](repeating: 0, count: c.size)
+            let n = buf.withUnsafeMutableBytes { pread(sameFD, $0.baseAddress, c.size, off_t(loc.offset)) }
+            return n == c.size && ContentHash.of(buf) == c.hash ? buf : nil
+        }
+        var index = 0
+        while index < m.chunks.count {
+            let c = m.chunks[index]
             if resuming, let have = LocalFiles.read(path: partial, offset: offset, size: c.size), ContentHash.of(have) == c.hash {
                 whole.update(have)  // already there from an interrupted attempt
-            } else {
-                if resuming { resuming = false; ftruncate(fd, off_t(offset)) }
-                let bytes: [UInt8]
-                if let mine = localChunk(c.hash) { bytes = mine } else { bytes = try await client.downloadChunk(c.hash) }
+                offset += c.size
+                index += 1
+                transfers[id]?.bytesDone = Int64(offset)
+                continue
+            }
+            if resuming { resuming = false; ftruncate(fd, off_t(offset)) }
+            // A window of chunks: local copies are read, the rest fetched eight at a time.
+            let window = Array(m.chunks[index..<min(m.chunks.count, index + 32)])
+            var have: [ContentHash: [UInt8]] = [:]
+            var fetch: [ContentHash] = []
+            for w in window where have[w.hash] == nil {
+                if let mine = fromSameFile(w) { have[w.hash] = mine } else if let mine = localChunk(w.hash) { have[w.hash] = mine } else if !fetch.contains(w.hash) { fetch.append(w.hash) }
+            }
+            let client = self.client
+            try await withThrowingTaskGroup(of: (ContentHash, [UInt8]).self) { group in
+                var running = 0
+                for h in fetch {
+                    if running >= 8, let (k, v) = try await group.next() { have[k] = v; running -= 1 }
+                    group.addTask { (h, try await client.downloadChunk(h)) }
+                    running += 1
+                }
+                for try await (k, v) in group { have[k] = v }
+            }
+            for w in window {
+                guard let bytes = have[w.hash] else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
                 try Self.writeAll(fd, bytes, at: offset, path: partial)
                 whole.update(bytes)
+                offset += w.size
+                index += 1
             }
-            offset += c.size
             transfers[id]?.bytesDone = Int64(offset)
         }
         ftruncate(fd, off_t(offset))

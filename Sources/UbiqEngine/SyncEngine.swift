@@ -196,11 +196,14 @@ public actor SyncEngine {
             return
         }
         for _ in 0..<25 where !stopped {
+            let t0 = ContinuousClock.now
             scanLocal()
+            let t1 = ContinuousClock.now
             let ops = Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned())
             pendingOps = ops
             if ops.isEmpty { break }
             let progressed = await execute(ops)
+            logger.debug("pass: scan \(t1 - t0), plan+execute \(ContinuousClock.now - t1), \(ops.count) op(s)")
             if !online { requestPass(after: retryDelay); break }
             if !progressed { break }
         }

@@ -175,7 +175,7 @@ public enum WireLimits {
     public static let maxChunkBody = 1 << 20
     /// Most hashes in one missing-chunks query.
     public static let maxHashesPerQuery = 10_000
-    /// Most chunks in one manifest (a 1 TiB file at 16 KiB per chunk would be more; at 256 KiB max chunks, 64 Mi chunks is 16 TiB).
+    /// Most chunks in one manifest.
     public static let maxManifestChunks = 1_000_000
     /// Default and largest page of the change feed.
     public static let defaultPage = 500

@@ -91,7 +91,9 @@ struct SyncBench: AsyncParsableCommand {
         let config = DeviceConfig(server: url, user: "bench", deviceID: r.deviceID, deviceName: name,
                                   container: try ContainerID(validating: "bench.sync"), download: .all, token: r.token)
         try config.save(home)
-        let engine = try SyncEngine(home: home, config: config, logger: logger)
+        var engineLogger = Logger(label: "engine.\(name)")
+        engineLogger.logLevel = ProcessInfo.processInfo.environment["UBIQ_BENCH_DEBUG"] != nil ? .debug : .error
+        let engine = try SyncEngine(home: home, config: config, logger: engineLogger)
         return Device(engine: engine, folder: home.containerFolder(config.container))
     }
 

@@ -68,7 +68,7 @@ struct ChunkerTests {
         var rng = SeededRandom.forTest("chunker.standard")
         let data = rng.bytes(3 << 20)
         let ranges = Chunker.standard.chunkRanges(of: data)
-        #expect(ranges.dropLast().allSatisfy { $0.count >= 16 << 10 && $0.count <= 256 << 10 })
+        #expect(ranges.dropLast().allSatisfy { $0.count >= 8 << 10 && $0.count <= 128 << 10 })
         let m = Manifest.of(data)
         #expect(m.size == data.count)
         #expect(m.chunks.reduce(0) { $0 + $1.size } == data.count)
