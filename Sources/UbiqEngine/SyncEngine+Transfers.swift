@@ -67,7 +67,7 @@ extension SyncEngine {
         return true
     }
 
-    /// Uploads the missing chunks (four at a time), re-reading each from the file and checking
+    /// Uploads the missing chunks (eight at a time), re-reading each from the file and checking
     /// it still hashes as planned (a file changed meanwhile is re-planned, never sent torn).
     func sendChunks(of m: Manifest, path: String, missing: Set<ContentHash>, item: ItemID) async throws {
         var jobs: [(ContentHash, Int, Int)] = []
@@ -81,7 +81,7 @@ extension SyncEngine {
         try await withThrowingTaskGroup(of: Int.self) { group in
             var running = 0
             for (hash, off, size) in jobs {
-                if running >= 4, let n = try await group.next() { addProgress(item, n); running -= 1 }
+                if running >= 8, let n = try await group.next() { addProgress(item, n); running -= 1 }
                 group.addTask {
                     guard let bytes = LocalFiles.read(path: path, offset: off, size: size), ContentHash.of(bytes) == hash else {
                         throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
