@@ -26,8 +26,22 @@ public enum Planner {
             return true
         }
         for id in ids.sorted() {
+            let before = ops.count
+            planItem(id)
+            // Local steps that put something at a server path wait until its folders are in place.
+            ops = Array(ops[..<before]) + ops[before...].filter { op in
+                switch op {
+                case .createLocalFolder(let i): return t.remote[i].map { parentReady($0.path) } ?? true
+                case .download(let i, _) where t.local[i] == nil: return t.remote[i].map { parentReady($0.path) } ?? true
+                case .moveLocal(_, let to): return parentReady(to)
+                default: return true
+                }
+            }
+        }
+        return ops
+
+        func planItem(_ id: ItemID) {
             let s = t.synced[id], l = t.local[id], r = t.remote[id]
-            if let r, l == nil || r.path != l?.path, !parentReady(r.path) { continue }
             switch (s, l, r) {
             case (nil, nil, nil):
                 break
@@ -79,7 +93,6 @@ public enum Planner {
                 ops += planBoth(id, s, l, r, policy: policy, pinned: pinned)
             }
         }
-        return ops
     }
 
     static func planBoth(_ id: ItemID, _ s: SyncedNode, _ l: LocalNode, _ r: RemoteNode, policy: Policy, pinned: Set<ItemID>) -> [SyncOp] {

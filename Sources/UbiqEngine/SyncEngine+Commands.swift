@@ -12,14 +12,14 @@ extension SyncEngine {
             markOffline("\(error)")
             lastError = "\(error)"
         }
-        scanLocal()
+        await scanLocal()
         pendingOps = Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned())
         return status()
     }
 
     /// Local files whose content the server does not have yet.
-    public func unsyncedLocalPaths() -> [RelativePath] {
-        scanLocal()
+    public func unsyncedLocalPaths() async -> [RelativePath] {
+        await scanLocal()
         let t = trees()
         return Planner.plan(t).compactMap { op -> RelativePath? in
             if case .upload(let id, _) = op { return t.local[id]?.path }

@@ -60,6 +60,7 @@ extension SyncEngine {
             case .forget(let id): try setSynced(id, nil); done = true
             }
             if done { itemErrors[op.item] = nil }
+            logger.debug("\(op) → \(done ? "done" : "skipped")")
             return done
         } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
             markOffline(e.message)
@@ -164,7 +165,17 @@ extension SyncEngine {
         guard let s = synced[id] else { return false }
         do {
             let item = try await client.move(config.container, item: id, to: to)
+            let old = remote[id]?.node.path ?? s.node.path
             noteRemote(item)
+            // The server moved the folder's contents with it; so does our copy of its tree.
+            var moved: [(ItemID, RemoteEntry?)] = []
+            for (k, r) in remote where k != id && r.node.path.isSelfOrDescendant(of: old) {
+                var e = r
+                e.node.path = r.node.path.rebased(from: old, to: to)
+                remote[k] = e
+                moved.append((k, e))
+            }
+            try store.applyRemote(moved, cursor: nil)
             try rebaseSynced(id, from: s.node.path, to: to)
             return true
         } catch let e as ClientError where e.code == .pathExists {

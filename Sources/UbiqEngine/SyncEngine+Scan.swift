@@ -4,7 +4,7 @@ import UbiqCore
 extension SyncEngine {
     /// Re-observes the folder: the Local tree, keyed by item ID (identity by inode first, then
     /// by path), with content hashes for stable files (re-hashed only when the stamp changed).
-    func scanLocal() {
+    func scanLocal() async {
         dispatchPrecondition(condition: .onQueue(queue))
         let entries = files.scan()
         var claimed = Set<ItemID>()
@@ -48,28 +48,35 @@ extension SyncEngine {
         }
         local = result
 
-        // Hashes: reuse when the stamp is unchanged; hash stable files otherwise.
+        // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.
         let now = ContinuousClock.now
-        unstable = 0
+        var unstableCount = 0
         var hashes: [ItemID: ContentHash] = [:]
+        var toHash: [(ItemID, String, FileStamp)] = []
         for (id, l) in result where l.entry.kind == .file {
             if let s = synced[id], s.stamp == l.entry.stamp, let h = s.stampHash {
                 hashes[id] = h
                 continue
             }
             if let m = manifests[l.entry.stamp] { hashes[id] = m.hash; continue }
-            if let t = writing[l.path], now - t < settleTime { unstable += 1; continue }  // still being written
-            do {
-                if let (m, stamp) = try LocalFiles.manifest(path: files.url(l.path).path) {
-                    manifests[stamp] = m
-                    if stamp == l.entry.stamp { hashes[id] = m.hash } else { unstable += 1 }
-                } else {
-                    unstable += 1  // changed while being read: try again shortly
-                }
-            } catch {
-                itemErrors[id] = "\(error)"
+            if let t = writing[l.path], now - t < settleTime { unstableCount += 1; continue }  // still being written
+            toHash.append((id, files.url(l.path).path, l.entry.stamp))
+        }
+        let jobs = toHash
+        let hashed = await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp)?, Error>)] in
+            jobs.map { id, path, stamp in (id, stamp, Result { try LocalFiles.manifest(path: path) }) }
+        }.value
+        dispatchPrecondition(condition: .onQueue(queue))
+        for (id, expected, r) in hashed {
+            switch r {
+            case .success(let got?):
+                manifests[got.1] = got.0
+                if got.1 == expected { hashes[id] = got.0.hash } else { unstableCount += 1 }
+            case .success(nil): unstableCount += 1  // changed while being read: try again shortly
+            case .failure(let e): itemErrors[id] = "\(e)"
             }
         }
+        unstable = unstableCount
         localHashes = hashes
         if manifests.count > 10_000 { manifests.removeAll() }
     }

@@ -197,7 +197,7 @@ public actor SyncEngine {
         }
         for _ in 0..<25 where !stopped {
             let t0 = ContinuousClock.now
-            scanLocal()
+            await scanLocal()
             let t1 = ContinuousClock.now
             let ops = Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned())
             pendingOps = ops

@@ -50,6 +50,14 @@ extension RequestContext {
 }
 
 extension Request {
+    /// `cursor` (default 0) and `limit` (default 500, at most 5000) of a change feed.
+    func page() throws -> (cursor: Int64, limit: Int) {
+        let cursor = try int64Query("cursor", default: 0)
+        let limit = Int(min(try int64Query("limit", default: Int64(WireLimits.defaultPage)), Int64(WireLimits.maxPage)))
+        guard limit > 0 else { throw APIFailure(.invalidRequest, "limit must be at least 1") }
+        return (cursor, limit)
+    }
+
     func int64Query(_ name: String, default d: Int64) throws -> Int64 {
         guard let raw = uri.queryParameters[Substring(name)] else { return d }
         guard let v = Int64(raw), v >= 0 else { throw APIFailure(.invalidRequest, "query parameter '\(name)' must be a non-negative integer") }

@@ -100,9 +100,7 @@ extension ServerServices {
 
         router.get("\(base)/changes") { request, context -> Response in
             let ctx = try await self.authenticate(request)
-            let cursor = try request.int64Query("cursor", default: 0)
-            let limit = Int(min(try request.int64Query("limit", default: Int64(WireLimits.defaultPage)), Int64(WireLimits.maxPage)))
-            guard limit > 0 else { throw APIFailure(.invalidRequest, "limit must be at least 1") }
+            let (cursor, limit) = try request.page()
             let page = try await self.metadata.changes(ctx, container: try context.container(), after: cursor, limit: limit)
             return try json(ChangesResponse(items: page.items, cursor: page.cursor, hasMore: page.hasMore))
         }

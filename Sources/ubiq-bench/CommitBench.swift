@@ -15,18 +15,8 @@ struct CommitBench: AsyncParsableCommand {
     @Option(help: "Concurrent clients.") var concurrency = 8
 
     func run() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-bench-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let services = try ServerServices.embedded(at: dir)
-        try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40)
-        var logger = Logger(label: "bench")
-        logger.logLevel = .error
-        let (ports, cont) = AsyncStream<Int>.makeStream()
-        let app = UbiqServerApp.make(services: services, host: "127.0.0.1", port: 0, logger: logger) { cont.yield($0); cont.finish() }
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let serverTask = Task { try await group.run() }
-        var port = 0
-        for await p in ports { port = p }
+        let server = try await BenchServer.start(label: "commitbench")
+        let port = server.port
         let (client, _) = try await UbiqAPIClient(baseURL: "http://127.0.0.1:\(port)").login(user: "bench", password: "bench-pw", deviceName: "bench")
         let container = try ContainerID(validating: "bench.container")
 
@@ -54,7 +44,6 @@ struct CommitBench: AsyncParsableCommand {
         let n = per * concurrency
         print(String(format: "%d small files (chunk upload + commit each), %d clients: %.2f s, %.0f files/s, server RSS %.0f MiB",
                      n, concurrency, seconds(elapsed), Double(n) / seconds(elapsed), rssMiB()))
-        await group.triggerGracefulShutdown()
-        _ = try? await serverTask.value
+        await server.stop()
     }
 }

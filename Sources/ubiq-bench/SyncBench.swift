@@ -15,18 +15,8 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Runs of the 1 MiB latency measure.") var runs = 21
 
     func run() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-syncbench-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let services = try ServerServices.embedded(at: dir.appendingPathComponent("server"))
-        try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40)
-        var logger = Logger(label: "bench")
-        logger.logLevel = .error
-        let (ports, cont) = AsyncStream<Int>.makeStream()
-        let app = UbiqServerApp.make(services: services, host: "127.0.0.1", port: 0, logger: logger) { cont.yield($0); cont.finish() }
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let serverTask = Task { try await group.run() }
-        var port = 0
-        for await p in ports { port = p }
+        let server = try await BenchServer.start(label: "syncbench")
+        let dir = server.dir, port = server.port, logger = server.logger
 
         let proxyA = CountingProxy(target: port), proxyB = CountingProxy(target: port)
         try proxyA.start(); try proxyB.start()
@@ -78,8 +68,7 @@ struct SyncBench: AsyncParsableCommand {
         }
         print(String(format: "process RSS (server + two engines): %.0f MiB", rssMiB()))
         await a.engine.stop(); await b.engine.stop()
-        await group.triggerGracefulShutdown()
-        _ = try? await serverTask.value
+        await server.stop()
     }
 
     struct Device { let engine: SyncEngine; let folder: URL }

@@ -60,6 +60,28 @@ struct PropagationTests {
         }
     }
 
+    @Test func folderRenamesAndMovesKeepEveryItem() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            for i in 0..<5 { try a.write("Documents/Project/sub/f\(i).txt", "file \(i)") }
+            #expect(await eventually { b.read("Documents/Project/sub/f4.txt") == "file 4" })
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let before = try await client.changes(a.config.container, after: 0).items
+            try FileManager.default.moveItem(at: b.url("Documents/Project"), to: b.url("Documents/Renamed"))
+            try FileManager.default.createDirectory(at: b.url("Archive"), withIntermediateDirectories: true)
+            try FileManager.default.moveItem(at: b.url("Documents/Renamed/sub"), to: b.url("Archive/sub"))
+            #expect(await eventually { a.read("Archive/sub/f0.txt") == "file 0" && !a.exists("Documents/Project") && a.exists("Documents/Renamed") },
+                    "\(describeDiff(a, b))")
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            // Same items, same versions: the folder moved, nothing was uploaded again.
+            let after = try await client.changes(a.config.container, after: 0).items
+            for item in before where item.kind == .file {
+                let now = after.first { $0.id == item.id }
+                #expect(now?.current?.id == item.current?.id && now?.path.string.hasPrefix("Archive/sub/") == true)
+            }
+        }
+    }
+
     @Test func aThousandSmallFiles() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")

@@ -24,7 +24,7 @@ public final class TestDevice: @unchecked Sendable {
                                   download: download, token: r.token)
         try config.save(home)
         var logger = Logger(label: "device.\(name)")
-        logger.logLevel = .error
+        logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
         let engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: .milliseconds(300))
         let d = TestDevice(home: home, dir: dir, config: config, engine: engine)
         if start { await engine.start() }
@@ -39,7 +39,7 @@ public final class TestDevice: @unchecked Sendable {
     public func restart(start: Bool = true) async throws {
         await engine.stop()
         var logger = Logger(label: "device.\(config.deviceName)")
-        logger.logLevel = .error
+        logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
         engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: .milliseconds(300))
         if start { await engine.start() }
     }
