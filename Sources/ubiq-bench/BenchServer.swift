@@ -27,9 +27,9 @@ struct BenchServer {
         return BenchServer(dir: dir, port: port, logger: logger, group: group, task: task)
     }
 
-    func stop() async {
+    func stop(keepingData: Bool = false) async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
-        try? FileManager.default.removeItem(at: dir)
+        if !keepingData { try? FileManager.default.removeItem(at: dir) }
     }
 }
