@@ -82,6 +82,20 @@ extension SyncEngine {
         newLocalIDs[l.entry.stamp.inode] = new
     }
 
+    /// Missing parent folders may be created for `path` unless one of them is a synced folder
+    /// that the user has just moved or deleted (recreating it would undo their change).
+    func mayCreateParents(of path: RelativePath) -> Bool {
+        var a = path.parent
+        while let ancestor = a {
+            if LocalFiles.stamp(files.url(ancestor).path) == nil,
+               synced.values.contains(where: { $0.node.kind == .folder && $0.node.path == ancestor }) {
+                return false
+            }
+            a = ancestor.parent
+        }
+        return true
+    }
+
     static func date(nanos: Int64) -> Date { Date(timeIntervalSince1970: Double(nanos) / 1e9) }
 
     func markSynced(_ id: ItemID) throws -> Bool {
@@ -100,6 +114,7 @@ extension SyncEngine {
         if let (kind, _) = LocalFiles.stamp(url.path) {
             guard kind == .folder else { return false }  // a file is in the way: the scan and planner sort it out
         } else {
+            guard mayCreateParents(of: r.node.path) else { return false }
             try LocalFiles.makeParents(of: url)
             if mkdir(url.path, 0o755) != 0 && errno != EEXIST { throw EngineError(.storageFailure, "cannot create \(url.path)") }
         }
@@ -112,7 +127,7 @@ extension SyncEngine {
     func moveLocal(_ id: ItemID, to: RelativePath) throws -> Bool {
         guard let l = local[id] else { return false }
         let src = files.url(l.path), dst = files.url(to)
-        guard LocalFiles.stamp(dst.path) == nil, LocalFiles.stamp(src.path)?.1.inode == l.entry.stamp.inode else { return false }
+        guard LocalFiles.stamp(dst.path) == nil, LocalFiles.stamp(src.path)?.1.inode == l.entry.stamp.inode, mayCreateParents(of: to) else { return false }
         try LocalFiles.makeParents(of: dst)
         guard rename(src.path, dst.path) == 0 else { throw EngineError(.storageFailure, "cannot move \(l.path) to \(to): \(String(cString: strerror(errno)))") }
         local[id] = (to, l.entry)

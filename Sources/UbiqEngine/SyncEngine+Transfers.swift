@@ -193,7 +193,7 @@ extension SyncEngine {
             logger.info("\(target) changed locally during download; keeping the local edit")
             return false
         }
-        guard remote[id]?.node.version == version else { return false }
+        guard remote[id]?.node.version == version, mayCreateParents(of: target) else { return false }
         try LocalFiles.makeParents(of: dest)
         guard rename(partial, dest.path) == 0 else { throw EngineError(.storageFailure, "cannot place \(target): \(String(cString: strerror(errno)))") }
         FileIOSync.directory(dest.deletingLastPathComponent().path)
