@@ -66,20 +66,12 @@ extension SQLiteMetadataStore: AccountStore {
 
 extension SQLiteMetadataStore: ChunkOwnershipStore {
     public func missingChunks(accountID: Int64, hashes: [ContentHash]) async throws -> [ContentHash] {
-        try await read { db in
-            let stmt = try db.cachedStatement(sql: "SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?")
-            var seen = Set<ContentHash>()
-            var out: [ContentHash] = []
-            for h in hashes where seen.insert(h).inserted {
-                if try Row.fetchOne(stmt, arguments: [accountID, h.hex]) == nil { out.append(h) }
-            }
-            return out
-        }
+        try await read { db in try db.missingHashes(accountID: accountID, hashes) }
     }
 
     public func recordChunk(accountID: Int64, hash: ContentHash, size: Int) async throws {
         try await write { db in
-            if try Row.fetchOne(db, sql: "SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?", arguments: [accountID, hash.hex]) != nil { return }
+            if try db.ownsChunk(accountID: accountID, hash: hash) { return }
             guard let a = try Row.fetchOne(db, sql: "SELECT quota, used FROM accounts WHERE id = ?", arguments: [accountID]) else {
                 throw StorageError(.unauthorized, "account no longer exists")
             }
@@ -93,9 +85,7 @@ extension SQLiteMetadataStore: ChunkOwnershipStore {
     }
 
     public func ownsChunk(accountID: Int64, hash: ContentHash) async throws -> Bool {
-        try await read { db in
-            try Row.fetchOne(db, sql: "SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?", arguments: [accountID, hash.hex]) != nil
-        }
+        try await read { db in try db.ownsChunk(accountID: accountID, hash: hash) }
     }
 
     public func usage(accountID: Int64) async throws -> (quota: Int64, used: Int64) {

@@ -29,13 +29,7 @@ extension SQLiteMetadataStore: ItemStore {
                 let item = try db.itemRecord(rowID: itemID)
                 return ItemChange(item: item, cursor: item.changeSeq)
             }
-            let hashes = try db.versionChunkHashes(version: vr["id"])
-            let stmt = try db.cachedStatement(sql: "SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?")
-            var missing: [ContentHash] = []
-            var seen = Set<ContentHash>()
-            for h in hashes where seen.insert(h).inserted {
-                if try Row.fetchOne(stmt, arguments: [ctx.accountID, h.hex]) == nil { missing.append(h) }
-            }
+            let missing = try db.missingHashes(accountID: ctx.accountID, try db.versionChunkHashes(version: vr["id"]))
             guard missing.isEmpty else {
                 throw StorageError(.incompleteContent, "\(missing.count) chunk(s) of version \(version) not uploaded yet", missing: missing)
             }

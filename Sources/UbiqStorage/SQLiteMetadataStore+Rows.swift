@@ -69,15 +69,27 @@ extension Database {
         return seq
     }
 
-    /// The chunks of `manifest` the account does not hold (deduplicated, in manifest order).
-    func missingChunks(accountID: Int64, manifest: Manifest) throws -> [ChunkRef] {
+    /// True if the account has uploaded the chunk (the one ownership query every path uses).
+    func ownsChunk(accountID: Int64, hash: ContentHash) throws -> Bool {
         let stmt = try cachedStatement(sql: "SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?")
+        return try Row.fetchOne(stmt, arguments: [accountID, hash.hex]) != nil
+    }
+
+    /// The hashes the account does not hold, deduplicated, in the given order.
+    func missingHashes(accountID: Int64, _ hashes: [ContentHash]) throws -> [ContentHash] {
         var seen = Set<ContentHash>()
-        var out: [ChunkRef] = []
-        for c in manifest.chunks where seen.insert(c.hash).inserted {
-            if try Row.fetchOne(stmt, arguments: [accountID, c.hash.hex]) == nil { out.append(c) }
+        var out: [ContentHash] = []
+        for h in hashes where seen.insert(h).inserted {
+            if try !ownsChunk(accountID: accountID, hash: h) { out.append(h) }
         }
         return out
+    }
+
+    /// The chunks of `manifest` the account does not hold (deduplicated, in manifest order).
+    func missingChunks(accountID: Int64, manifest: Manifest) throws -> [ChunkRef] {
+        let missing = Set(try missingHashes(accountID: accountID, manifest.chunks.map(\.hash)))
+        var seen = Set<ContentHash>()
+        return manifest.chunks.filter { missing.contains($0.hash) && seen.insert($0.hash).inserted }
     }
 
     func versionChunkHashes(version: Int64) throws -> [ContentHash] {

@@ -77,25 +77,30 @@ struct DaemonProcessTests {
 
     static let container = try! ContainerID(validating: "iCloud.default")
 
-    func serverItem(_ s: Setup, _ path: String) async -> ItemRecord? {
-        guard let c = try? await s.client() else { return nil }
-        return try? await c.changes(Self.container, after: 0).items.first { $0.path.string == path }
+    /// Two signed-in daemons A and B; A gets a random file of `size` bytes at `Documents/big.bin`.
+    func twoDaemonsWithABigFile(_ s: Setup, seedLabel: String, size: Int) async throws -> ([UInt8], UbiqAPIClient) {
+        try s.login("A"); try s.login("B")
+        try s.startDaemon("A"); try s.startDaemon("B")
+        var rng = SeededRandom.forTest(seedLabel)
+        let big = rng.bytes(size)
+        let obs = try await s.client()
+        try Data(big).write(to: s.folder("A").appendingPathComponent("Documents/big.bin"))
+        return (big, obs)
+    }
+
+    /// Waits until the server lists `big.bin` while its content is not all there yet.
+    func uploadInProgress(_ obs: UbiqAPIClient) async -> Bool {
+        await eventually(timeout: .seconds(120), poll: .milliseconds(2)) {
+            (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == false
+        }
     }
 
     @Test func daemonKilledMidUploadAndMidDownloadLosesNothing() async throws {
         let s = try Setup()
         defer { s.teardown() }
-        try s.login("A"); try s.login("B")
-        try s.startDaemon("A"); try s.startDaemon("B")
-        var rng = SeededRandom.forTest("daemon.kill")
-        let big = rng.bytes(120 << 20)
-        let obs = try await s.client()
-        try Data(big).write(to: s.folder("A").appendingPathComponent("Documents/big.bin"))
-
+        let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "daemon.kill", size: 120 << 20)
         // Kill A while the server lists the file but its content is not all there yet.
-        let midUpload = await eventually(timeout: .seconds(120), poll: .milliseconds(2)) {
-            (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == false
-        }
+        let midUpload = await uploadInProgress(obs)
         #expect(midUpload, "never saw the upload in progress")
         s.kill("A")
         // Kill B while its partial download is on disk (it starts once the content is complete).
@@ -129,15 +134,8 @@ struct DaemonProcessTests {
     @Test func serverKilledMidTransferThenRestarted() async throws {
         let s = try Setup()
         defer { s.teardown() }
-        try s.login("A"); try s.login("B")
-        try s.startDaemon("A"); try s.startDaemon("B")
-        var rng = SeededRandom.forTest("server.kill")
-        let big = rng.bytes(80 << 20)
-        let obs = try await s.client()
-        try Data(big).write(to: s.folder("A").appendingPathComponent("Documents/big.bin"))
-        let mid = await eventually(timeout: .seconds(120), poll: .milliseconds(2)) {
-            (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == false
-        }
+        let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "server.kill", size: 80 << 20)
+        let mid = await uploadInProgress(obs)
         #expect(mid)
         try s.restartServer()
         // Meanwhile, more changes on both sides.
