@@ -5,7 +5,12 @@ public enum Planner {
     /// Download policy of the device (`onDemand` devices fetch content only when asked).
     public enum Policy: Sendable { case all, onDemand }
 
-    public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = []) -> [SyncOp] {
+    /// - Parameters:
+    ///   - pinned: items whose content an on-demand device was asked to keep.
+    ///   - evicted: items whose local content was dropped on request (absent from the folder,
+    ///     still listed); they are not downloaded again until asked, and their absence is not a delete.
+    public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], evicted: Set<ItemID> = []) -> [SyncOp] {
+        func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
         var ops: [SyncOp] = []
         let ids = Set(t.remote.keys).union(t.local.keys).union(t.synced.keys)
         // Local items that hold something not yet on the server (new or edited): their folders must stay.
@@ -15,6 +20,10 @@ public enum Planner {
         }
         var remoteAt: [RelativePath: ItemID] = [:]
         for (id, r) in t.remote { remoteAt[r.path] = id }
+        // New local items (never synced) by path: a server move onto one of them cannot be
+        // applied locally, so the local position wins instead.
+        var newLocalAt: Set<RelativePath> = []
+        for (id, l) in t.local where t.synced[id] == nil { newLocalAt.insert(l.path) }
         // A local step into a folder the server has waits until that folder is where the server
         // has it locally (it may be pending a local move); otherwise `mkdir -p` would invent a twin.
         func parentReady(_ p: RelativePath) -> Bool {
@@ -50,7 +59,7 @@ public enum Planner {
             case (nil, nil, let r?):
                 if r.kind == .folder {
                     ops.append(.createLocalFolder(id))
-                } else if r.uploaded, let v = r.version, policy == .all || pinned.contains(id) {
+                } else if r.uploaded, let v = r.version, wanted(id) {
                     ops.append(.download(id, version: v))
                 }
             case (nil, let l?, let r?):
@@ -80,6 +89,9 @@ public enum Planner {
                 } else {
                     ops.append(.upload(id, base: s.version))  // edit against delete: the edit wins
                 }
+            case (_?, nil, _?) where evicted.contains(id) && r?.kind == .file:
+                // Evicted: the merge base is kept only until the engine forgets it.
+                ops.append(.forget(id))
             case (let s?, nil, let r?):
                 // Deleted locally.
                 if r.version == s.version && r.kind == s.kind {
@@ -90,16 +102,17 @@ public enum Planner {
                     ops.append(.download(id, version: v))  // remote edit against local delete: the edit wins
                 }
             case (let s?, let l?, let r?):
-                ops += planBoth(id, s, l, r, policy: policy, pinned: pinned)
+                ops += planBoth(id, s, l, r, blocked: newLocalAt.contains(r.path) && l.path != r.path)
             }
         }
     }
 
-    static func planBoth(_ id: ItemID, _ s: SyncedNode, _ l: LocalNode, _ r: RemoteNode, policy: Policy, pinned: Set<ItemID>) -> [SyncOp] {
+    /// - Parameter blocked: a new local item sits at the server's path for this item.
+    static func planBoth(_ id: ItemID, _ s: SyncedNode, _ l: LocalNode, _ r: RemoteNode, blocked: Bool) -> [SyncOp] {
         var ops: [SyncOp] = []
         // Paths: a move on one side is applied to the other; when both moved, the server's wins.
         let lMoved = l.path != s.path, rMoved = r.path != s.path
-        if lMoved && !rMoved {
+        if (lMoved && !rMoved) || (rMoved && blocked) {
             ops.append(.moveRemote(id, to: l.path))
         } else if rMoved && l.path != r.path {
             if l.kind == .folder && r.path.isSelfOrDescendant(of: l.path) {

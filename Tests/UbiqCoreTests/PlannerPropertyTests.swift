@@ -20,7 +20,7 @@ struct PlannerPropertyTests {
             perturb(&model)
             var round = 0
             while true {
-                var ops = Planner.plan(model.t)
+                var ops = Planner.plan(model.t, evicted: model.evicted)
                 if ops.isEmpty { break }
                 round += 1
                 if round > 40 {
@@ -48,7 +48,7 @@ struct PlannerPropertyTests {
         perturb(&model)
         print("perturbed:\n" + model.dump())
         for round in 1...40 {
-            var ops = Planner.plan(model.t)
+            var ops = Planner.plan(model.t, evicted: model.evicted)
             print("round \(round): \(ops)")
             if ops.isEmpty { break }
             ops.shuffle(using: &model.rng)
@@ -101,7 +101,24 @@ struct PlannerPropertyTests {
             let p = try? (parent.map { try $0.appending(n) } ?? RelativePath(validating: n))
             return p.flatMap { m.liveLocal(at: $0) == nil ? $0 : nil }
         }
-        switch Int.random(in: 0..<6, using: &m.rng) {
+        switch Int.random(in: 0..<8, using: &m.rng) {
+        case 6:
+            // Evict a file whose content the server has (the engine refuses otherwise).
+            if let (id, _) = m.t.local.sortedByID.filter({ k, v in v.kind == .file && v.hash != nil && m.t.synced[k]?.hash == v.hash && m.t.remote[k] != nil })
+                .randomElement(using: &m.rng) {
+                m.t.local[id] = nil
+                m.t.synced[id] = nil
+                m.evicted.insert(id)
+            }
+        case 7:
+            // Ask for an evicted item again, or write a new file where an evicted one is listed.
+            if let id = m.evicted.sorted().randomElement(using: &m.rng), let r = m.t.remote[id] {
+                if Bool.random(using: &m.rng) {
+                    m.evicted.remove(id)
+                } else if m.liveLocal(at: r.path) == nil, r.parentExistsLocally(in: m) {
+                    let h = m.newHash(); m.localWrites.insert(h); m.t.local[m.newID()] = LocalNode(path: r.path, kind: .file, hash: h)
+                }
+            }
         case 0:
             if let p = fresh("lf") { let h = m.newHash(); m.localWrites.insert(h); m.t.local[m.newID()] = LocalNode(path: p, kind: .file, hash: h) }
         case 1:
@@ -166,11 +183,12 @@ struct PlannerPropertyTests {
 
     func check(_ m: SyncModel) -> String? {
         let t = m.t
-        if Set(t.local.keys) != Set(t.remote.keys) {
+        if !m.evicted.isDisjoint(with: t.local.keys) { return "an evicted item has local content" }
+        if Set(t.local.keys).union(m.evicted.intersection(t.remote.keys)) != Set(t.remote.keys) || !Set(t.local.keys).isSubset(of: t.remote.keys) {
             return "local and remote hold different items: local-only \(Set(t.local.keys).subtracting(t.remote.keys)), remote-only \(Set(t.remote.keys).subtracting(t.local.keys))"
         }
         for (id, l) in t.local {
-            let r = t.remote[id]!
+            guard let r = t.remote[id] else { return "local-only item \(id)" }
             guard l.path == r.path, l.kind == r.kind, l.kind == .folder || l.hash == r.hash else { return "item \(id) differs: \(l) vs \(r)" }
             guard let s = t.synced[id], s.path == l.path, s.kind == l.kind, l.kind == .folder || s.hash == l.hash else { return "synced tree disagrees for \(id)" }
             if let parent = l.path.parent, !t.local.values.contains(where: { $0.path == parent && $0.kind == .folder }) {
@@ -182,6 +200,13 @@ struct PlannerPropertyTests {
         let lost = m.localWrites.subtracting(m.serverVersions)
         if !lost.isEmpty { return "\(lost.count) local write(s) never reached the server" }
         return nil
+    }
+}
+
+extension RemoteNode {
+    func parentExistsLocally(in m: SyncModel) -> Bool {
+        guard let p = path.parent else { return true }
+        return m.t.local.values.contains { $0.path == p && $0.kind == .folder }
     }
 }
 

@@ -13,6 +13,10 @@ struct SyncModel {
     var serverVersions: Set<ContentHash> = []
     /// Contents written by the local user that must reach the server.
     var localWrites: Set<ContentHash> = []
+    /// Items whose local content the user evicted (listed, absent from the folder).
+    var evicted: Set<ItemID> = []
+    /// Items an on-demand user asked to download.
+    var pinned: Set<ItemID> = []
     var rng: SeededRandom
 
     init(rng: SeededRandom) { self.rng = rng }
@@ -86,8 +90,18 @@ struct SyncModel {
             t.remote[id] = dead
             reviveAncestors(of: path)
             t.synced[id] = SyncedNode(path: t.synced[id]?.path ?? path, kind: .file, version: dead.version, hash: h)
+        } else if let other = liveRemote(at: l.path) {
+            // The server merges a new file at a taken path into that item: one item, a conflict
+            // unless the content is identical. The local file answers to the server's ID.
+            guard t.remote[other]!.kind == .file, t.local[other] == nil else { return }
+            serverVersions.insert(h)
+            let r = t.remote[other]!
+            t.local[other] = l
+            t.local[id] = nil
+            evicted.remove(other)
+            t.synced[other] = r.hash == h ? SyncedNode(path: r.path, kind: .file, version: r.version, hash: h)
+                : SyncedNode(path: r.path, kind: .file, version: nil, hash: nil, conflictHash: h)
         } else {
-            guard liveRemote(at: l.path) == nil else { return }
             serverVersions.insert(h)
             let v = newVersion()
             t.remote[id] = RemoteNode(path: l.path, kind: .file, version: v, hash: h)
