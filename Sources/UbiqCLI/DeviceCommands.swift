@@ -32,8 +32,10 @@ struct LoginCommand: AsyncParsableCommand {
         let h = home.resolve()
         let containerID = try container.map(ContainerID.init(validating:)) ?? DeviceConfig.defaultContainer
         let previous = try? DeviceConfig.load(h)
-        if let previous, previous.user != user || previous.server != url || previous.container != containerID {
-            throw CLIError(.invalidRequest, "this home is signed in as \(previous.user) at \(previous.server); run 'ubiq logout' first")
+        let base0 = url.hasSuffix("/") ? String(url.dropLast()) : url
+        let switching = previous.map { $0.user != user || $0.server != base0 || $0.container != containerID } ?? false
+        if let p = previous, switching, try HomeLock.acquire(h) == nil {
+            throw CLIError(.invalidRequest, "a daemon is running for this home (signed in as \(p.user)); stop it first")
         }
         let password: String
         if passwordStdin {
@@ -47,6 +49,14 @@ struct LoginCommand: AsyncParsableCommand {
         let deviceName = device ?? ProcessInfo.processInfo.hostName
         let base = url.hasSuffix("/") ? String(url.dropLast()) : url
         let (_, r) = try await mapClient { try await UbiqAPIClient(baseURL: base).login(user: user, password: password, deviceName: deviceName, deviceID: previous?.deviceID) }
+        if let p = previous, switching {
+            // Another account (or container): the old one's data leaves this device first.
+            do { try await SignOut.run(h, p, force: false) } catch {
+                try? await UbiqAPIClient(baseURL: base, token: r.token).revoke()
+                throw error
+            }
+            print("signed out of \(p.server) (\(p.user))")
+        }
         let config = DeviceConfig(server: base, user: r.user, deviceID: r.deviceID, deviceName: r.deviceName, container: containerID,
                                   download: DeviceConfig.DownloadPolicy(rawValue: download)!, token: r.token)
         try config.save(h)
@@ -72,25 +82,36 @@ struct LogoutCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (h, config) = try home.config()
+        try await SignOut.run(h, config, force: force)
+        print("signed out of \(config.server) (\(config.user))")
+    }
+}
+
+/// Signing a home out of its account (product §2.9): refuses while changes are not uploaded
+/// (unless forced: they are first copied beside the container folder), then revokes the device
+/// token and removes the account's config, engine state, partial downloads and container folder
+/// (everything in it is on the server). Excluded `.nosync` items are always copied out first.
+enum SignOut {
+    static func run(_ h: DeviceHome, _ config: DeviceConfig, force: Bool) async throws {
         guard let lock = try HomeLock.acquire(h) else { throw CLIError(.invalidRequest, "a daemon is running for this home; stop it first") }
         let engine = try SyncEngine(home: h, config: config)
         let pending = await engine.unsyncedLocalPaths()
-        var rescued: URL?
-        if !pending.isEmpty {
-            guard force else {
-                throw CLIError(.invalidRequest, "\(pending.count) local change(s) not uploaded yet (e.g. \(pending[0])); run 'ubiq sync' or use --force")
-            }
-            rescued = try await engine.rescue(pending)
+        if !pending.isEmpty && !force {
+            throw CLIError(.invalidRequest, "\(pending.count) local change(s) not uploaded yet (e.g. \(pending[0])); run 'ubiq sync' or use --force")
+        }
+        let keep = pending + (await engine.excludedPaths())
+        if !keep.isEmpty {
+            let rescued = try await engine.rescue(keep)
+            print("\(keep.count) item(s) not on the server copied to \(rescued.path)")
         }
         try? await UbiqAPIClient(baseURL: config.server, token: config.token).revoke()
         try FileManager.default.removeItem(at: h.configFile)
-        try? FileManager.default.removeItem(at: h.stateDatabase(config.container))
-        try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.stateDatabase(config.container).path + "-wal"))
-        try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.stateDatabase(config.container).path + "-shm"))
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.stateDatabase(config.container).path + suffix))
+        }
         try? FileManager.default.removeItem(at: h.partialFolder(config.container))
-        _ = lock
-        if let rescued { print("unsynced changes copied to \(rescued.path)") }
-        print("signed out of \(config.server) (\(config.user))")
+        try? FileManager.default.removeItem(at: h.containerFolder(config.container))
+        withExtendedLifetime(lock) {}
     }
 }
 
@@ -105,16 +126,8 @@ struct DaemonCommand: AsyncParsableCommand {
         var logger = Logger(label: "ubiq.daemon")
         logger.logLevel = .info
         let engine = try SyncEngine(home: h, config: config, logger: logger)
-        let socket = DaemonSocket(path: h.socketPath) { req in
-            switch req.command {
-            case "status": return DaemonResponse(ok: true, status: await engine.status())
-            case "sync":
-                await engine.syncNow()
-                let s = await engine.status()
-                return DaemonResponse(ok: s.idle, message: s.idle ? nil : SyncCommand.describe(s), status: s)
-            default: return DaemonResponse(ok: false, message: "unknown command \(req.command)")
-            }
-        }
+        let service = DeviceService(engine: engine)
+        let socket = DaemonSocket(path: h.socketPath) { req, emit in await service.handle(req, emit: emit) }
         try socket.start()
         await engine.start()
         print("ubiq daemon: syncing \(engine.folder.path) with \(config.server) as \(config.user)")
@@ -132,16 +145,12 @@ struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sync", abstract: "One full pass; exit 0 when in sync.")
     @OptionGroup var home: HomeOption
 
-    static func describe(_ s: EngineStatus) -> String {
-        if s.state == .offline { return "offline: \(s.lastError ?? "cannot reach the server")" }
-        let n = s.uploads.queued + s.uploads.running + s.downloads.queued + s.downloads.running
-        return n > 0 ? "not in sync: \(n) transfer(s) left" : "not in sync yet: \(s.lastError ?? "changes still settling")"
-    }
+    static func describe(_ s: EngineStatus) -> String { DeviceService.describe(s) }
 
     func run() async throws {
         let (h, config) = try home.config()
         guard let lock = try HomeLock.acquire(h) else {
-            guard let r = DaemonSocket.ask(h.socketPath, DaemonRequest(command: "sync")) else {
+            guard let r = DaemonSocket.ask(h.socketPath, .sync) else {
                 throw CLIError(.invalidRequest, "another engine holds this home but does not answer")
             }
             if !r.ok { throw CLIError(.invalidRequest, r.message ?? "not in sync") }
@@ -174,7 +183,7 @@ struct StatusCommand: AsyncParsableCommand {
                 let engine = try SyncEngine(home: h, config: config)
                 status = await engine.peek()
                 _ = lock
-            } else if let r = DaemonSocket.ask(h.socketPath, DaemonRequest(command: "status")), let s = r.status {
+            } else if let r = DaemonSocket.ask(h.socketPath, .status), let s = r.status {
                 status = s
             } else {
                 throw CLIError(.invalidRequest, "another engine holds this home but does not answer")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import UbiqEngine
+import UbiqProtocol
 
 /// `--home DIR` (else `$UBIQ_HOME`, else XDG).
 struct HomeOption: ParsableArguments {
@@ -19,7 +20,7 @@ struct HomeOption: ParsableArguments {
 
 /// Prints a JSON document on stdout.
 func printJSON<T: Encodable>(_ value: T) throws {
-    let e = JSONEncoder()
+    let e = WireCoding.encoder()
     e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     print(String(decoding: try e.encode(value), as: UTF8.self))
 }

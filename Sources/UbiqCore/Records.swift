@@ -42,8 +42,12 @@ public struct ItemRecord: Hashable, Sendable, Codable {
     public var deletedAt: Date?
     /// The change-journal position of the item's latest change.
     public var changeSeq: Int64
+    /// When the item's first version was committed (nil for folders).
+    public var created: Date?
 
-    public init(id: ItemID, path: RelativePath, kind: ItemKind, current: VersionRecord?, conflictCount: Int, deletedAt: Date?, changeSeq: Int64) {
+    public init(id: ItemID, path: RelativePath, kind: ItemKind, current: VersionRecord?, conflictCount: Int, deletedAt: Date?, changeSeq: Int64,
+                created: Date? = nil) {
+        self.created = created
         self.id = id
         self.path = path
         self.kind = kind

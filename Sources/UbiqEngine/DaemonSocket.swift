@@ -1,29 +1,18 @@
 import Foundation
+import UbiqProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A request to a running daemon over its Unix socket (one JSON line each way).
-public struct DaemonRequest: Codable, Sendable {
-    public var command: String
-    public init(command: String) { self.command = command }
-}
-
-/// The daemon's answer.
-public struct DaemonResponse: Codable, Sendable {
-    public var ok: Bool
-    public var message: String?
-    public var status: EngineStatus?
-    public init(ok: Bool, message: String? = nil, status: EngineStatus? = nil) { self.ok = ok; self.message = message; self.status = status }
-}
-
-/// The daemon's control socket: `status` and `sync` from other `ubiq` commands of the same home.
+/// The daemon's control socket: other `ubiq` commands of the same home send it a
+/// ``DeviceRequest`` and read the ``DeviceResponse`` (stream events first, one per line).
 public final class DaemonSocket: @unchecked Sendable {
+    public typealias Handler = @Sendable (DeviceRequest, @escaping @Sendable (DeviceResponse) async -> Bool) async -> DeviceResponse
     let path: String
     var fd: Int32 = -1
-    let handler: @Sendable (DaemonRequest) async -> DaemonResponse
+    let handler: Handler
 
-    public init(path: String, handler: @escaping @Sendable (DaemonRequest) async -> DaemonResponse) {
+    public init(path: String, handler: @escaping Handler) {
         self.path = path
         self.handler = handler
     }
@@ -56,11 +45,12 @@ public final class DaemonSocket: @unchecked Sendable {
                 if c < 0 { if errno == EINTR { continue }; return }
                 Task {
                     defer { close(c) }
-                    guard let line = Self.readLine(c), let req = try? JSONDecoder().decode(DaemonRequest.self, from: Data(line.utf8)) else {
-                        Self.writeLine(c, DaemonResponse(ok: false, message: "bad request"))
+                    guard let line = LineReader(c).next(), let req = try? WireCoding.decode(DeviceRequest.self, from: Data(line.utf8)) else {
+                        Self.writeLine(c, DeviceResponse(ok: false, message: "bad request"))
                         return
                     }
-                    Self.writeLine(c, await handler(req))
+                    let final = await handler(req) { Self.writeLine(c, $0) }
+                    Self.writeLine(c, final)
                 }
             }
         }
@@ -72,26 +62,46 @@ public final class DaemonSocket: @unchecked Sendable {
         unlink(path)
     }
 
-    static func readLine(_ fd: Int32, limit: Int = 1 << 20) -> String? {
-        var out: [UInt8] = []
-        var b: UInt8 = 0
-        while out.count < limit {
-            let n = read(fd, &b, 1)
-            if n <= 0 { break }
-            if b == 0x0A { return String(decoding: out, as: UTF8.self) }
-            out.append(b)
+    /// Reads newline-terminated lines from a socket, in blocks.
+    final class LineReader {
+        let fd: Int32
+        var buffer: [UInt8] = []
+        var start = 0
+        init(_ fd: Int32) { self.fd = fd }
+
+        func next(limit: Int = 1 << 20) -> String? {
+            while true {
+                if let nl = buffer[start...].firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[start..<nl], as: UTF8.self)
+                    start = nl + 1
+                    if start > 1 << 16 { buffer.removeFirst(start); start = 0 }
+                    return line
+                }
+                guard buffer.count - start < limit else { return nil }
+                var block = [UInt8](repeating: 0, count: 1 << 16)
+                let n = Glibc.read(fd, &block, block.count)
+                if n <= 0 {
+                    guard start < buffer.count else { return nil }
+                    let line = String(decoding: buffer[start...], as: UTF8.self)
+                    start = buffer.count
+                    return line
+                }
+                buffer += block[..<n]
+            }
         }
-        return out.isEmpty ? nil : String(decoding: out, as: UTF8.self)
     }
 
-    static func writeLine<T: Encodable>(_ fd: Int32, _ value: T) {
-        guard var data = try? JSONEncoder().encode(value) else { return }
+    /// Writes one JSON line; false when the peer has gone.
+    @discardableResult
+    static func writeLine<T: Encodable>(_ fd: Int32, _ value: T) -> Bool {
+        guard var data = try? WireCoding.encode(value) else { return false }
         data.append(0x0A)
-        _ = data.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return data.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == data.count
     }
 
-    /// Sends one request to the daemon of a home; nil if no daemon answers.
-    public static func ask(_ path: String, _ request: DaemonRequest) -> DaemonResponse? {
+    /// Sends one request to the daemon of a home and returns its final answer, passing stream
+    /// events to `onEvent` (return false to stop listening); nil if no daemon answers.
+    public static func ask(_ path: String, _ request: DeviceRequest, onEvent: (DeviceResponse) -> Bool = { _ in true }) -> DeviceResponse? {
         guard var addr = address(path) else { return nil }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
@@ -99,7 +109,12 @@ public final class DaemonSocket: @unchecked Sendable {
         let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         guard rc == 0 else { return nil }
         writeLine(fd, request)
-        guard let line = readLine(fd) else { return nil }
-        return try? JSONDecoder().decode(DaemonResponse.self, from: Data(line.utf8))
+        let reader = LineReader(fd)
+        while let line = reader.next(limit: 512 << 20) {
+            guard let r = try? WireCoding.decode(DeviceResponse.self, from: Data(line.utf8)) else { return nil }
+            if r.event == nil { return r }
+            if !onEvent(r) { return DeviceResponse(ok: true) }
+        }
+        return nil
     }
 }

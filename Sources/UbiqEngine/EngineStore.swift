@@ -28,6 +28,7 @@ public struct RemoteEntry: Sendable, Equatable {
     public var conflictCount: Int
     public var modified: Date?
     public var deviceName: String?
+    public var created: Date?
 }
 
 /// The engine's durable state for one container: the Synced and Remote trees, the change-feed
@@ -61,6 +62,14 @@ final class EngineStore: Sendable {
                     PRIMARY KEY (hash, item, offset)) WITHOUT ROWID;
                 CREATE INDEX chunk_index_item ON chunk_index(item);
                 """)
+        }
+        m.registerMigration("v2-wanted") { db in
+            // Per-item download wishes: 'pinned' (keep content on an on-demand device) or
+            // 'evicted' (content dropped on request; listed, not downloaded until asked).
+            try db.execute(sql: "CREATE TABLE wanted (item TEXT PRIMARY KEY, state TEXT NOT NULL)")
+        }
+        m.registerMigration("v3-created") { db in
+            try db.execute(sql: "ALTER TABLE remote ADD COLUMN created REAL")
         }
         return m
     }
@@ -102,7 +111,7 @@ final class EngineStore: Sendable {
                     let node = RemoteNode(path: path, kind: kind, version: (r["version"] as String?).flatMap(VersionID.init(string:)),
                                           hash: (r["hash"] as String?).flatMap { try? ContentHash(validating: $0) }, size: r["size"], uploaded: r["uploaded"])
                     out[id] = RemoteEntry(node: node, conflictCount: r["conflicts"], modified: (r["modified"] as Double?).map { Date(timeIntervalSince1970: $0) },
-                                          deviceName: r["device_name"])
+                                          deviceName: r["device_name"], created: (r["created"] as Double?).map { Date(timeIntervalSince1970: $0) })
                 }
                 return out
             }
@@ -156,10 +165,42 @@ final class EngineStore: Sendable {
         }
         let n = e.node
         try db.execute(sql: """
-            INSERT OR REPLACE INTO remote (item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO remote (item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [id.description, n.path.string, n.kind.rawValue, n.version?.description, n.hash?.hex, n.size, n.uploaded,
-                             e.conflictCount, e.modified?.timeIntervalSince1970, e.deviceName])
+                             e.conflictCount, e.modified?.timeIntervalSince1970, e.deviceName, e.created?.timeIntervalSince1970])
+    }
+
+    // MARK: download wishes
+
+    func loadWanted() throws -> (pinned: Set<ItemID>, evicted: Set<ItemID>) {
+        try wrap {
+            try pool.read { db in
+                var pinned = Set<ItemID>(), evicted = Set<ItemID>()
+                for r in try Row.fetchAll(db, sql: "SELECT item, state FROM wanted") {
+                    guard let id = ItemID(string: r["item"]) else { continue }
+                    if (r["state"] as String) == "evicted" { evicted.insert(id) } else { pinned.insert(id) }
+                }
+                return (pinned, evicted)
+            }
+        }
+    }
+
+    /// Records a wish (nil clears it); with `dropSynced`, also forgets the item's merge base and
+    /// chunk index in the same transaction (eviction).
+    func setWanted(_ ids: [ItemID], _ state: String?, dropSynced: Bool = false) throws {
+        try wrap {
+            try pool.write { db in
+                for id in ids {
+                    if let state {
+                        try db.execute(sql: "INSERT OR REPLACE INTO wanted (item, state) VALUES (?, ?)", arguments: [id.description, state])
+                    } else {
+                        try db.execute(sql: "DELETE FROM wanted WHERE item = ?", arguments: [id.description])
+                    }
+                    if dropSynced { try Self.writeSynced(db, id, nil) }
+                }
+            }
+        }
     }
 
     // MARK: chunk index

@@ -34,14 +34,15 @@ struct LocalFiles: Sendable {
 
     func stamp(_ p: RelativePath) -> (ItemKind?, FileStamp)? { Self.stamp(url(p).path) }
 
-    /// Every syncable item under the folder (excluded `.nosync` items and unsupported names left out).
-    func scan() -> [RelativePath: LocalEntry] {
-        var out: [RelativePath: LocalEntry] = [:]
-        walk(dir: root.path, prefix: nil, into: &out)
-        return out
+    /// Every syncable item under the folder (unsupported names left out); excluded `.nosync`
+    /// items are reported apart (they are listed, never synced).
+    func scan() -> (items: [RelativePath: LocalEntry], excluded: [RelativePath: LocalEntry]) {
+        var out: [RelativePath: LocalEntry] = [:], excluded: [RelativePath: LocalEntry] = [:]
+        walk(dir: root.path, prefix: nil, into: &out, excluded: &excluded)
+        return (out, excluded)
     }
 
-    private func walk(dir: String, prefix: RelativePath?, into out: inout [RelativePath: LocalEntry]) {
+    private func walk(dir: String, prefix: RelativePath?, into out: inout [RelativePath: LocalEntry], excluded: inout [RelativePath: LocalEntry]) {
         guard let d = opendir(dir) else { return }
         defer { closedir(d) }
         while let ent = readdir(d) {
@@ -51,11 +52,10 @@ struct LocalFiles: Sendable {
             if name == [0x2E] || name == [0x2E, 0x2E] { continue }
             guard let s = String(validating: name, as: UTF8.self) else { continue }
             guard let rel = try? (prefix.map { try $0.appending(s) } ?? RelativePath(validating: s)) else { continue }
-            if rel.isExcluded { continue }
             let full = dir + "/" + s
             guard let (kind, stamp) = Self.stamp(full), let kind else { continue }
-            out[rel] = LocalEntry(kind: kind, stamp: stamp)
-            if kind == .folder { walk(dir: full, prefix: rel, into: &out) }
+            if rel.isExcluded { excluded[rel] = LocalEntry(kind: kind, stamp: stamp) } else { out[rel] = LocalEntry(kind: kind, stamp: stamp) }
+            if kind == .folder { walk(dir: full, prefix: rel, into: &out, excluded: &excluded) }
         }
     }
 

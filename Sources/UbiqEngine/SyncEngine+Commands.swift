@@ -13,7 +13,7 @@ extension SyncEngine {
             lastError = "\(error)"
         }
         await scanLocal()
-        pendingOps = Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned())
+        pendingOps = plan()
         return status()
     }
 
@@ -21,17 +21,24 @@ extension SyncEngine {
     public func unsyncedLocalPaths() async -> [RelativePath] {
         await scanLocal()
         let t = trees()
-        return Planner.plan(t).compactMap { op -> RelativePath? in
+        return Planner.plan(t, evicted: evicted).compactMap { op -> RelativePath? in
             if case .upload(let id, _) = op { return t.local[id]?.path }
             return nil
         }.sorted()
     }
 
-    /// Copies files to a new folder beside (never inside) the container folder and returns it.
+    /// Excluded (`.nosync`) items that never leave the device, outermost only.
+    public func excludedPaths() async -> [RelativePath] {
+        await scanLocal()
+        return excludedLocal.keys.filter { !($0.parent?.isExcluded ?? false) }.sorted()
+    }
+
+    /// Copies files (or folders) to a new folder beside (never inside) the container folder and returns it.
     public func rescue(_ paths: [RelativePath]) throws -> URL {
         let stamp = Int(Date().timeIntervalSince1970)
         let dest = home.containersRoot.appendingPathComponent("Unsynced from \(config.container) \(stamp)", isDirectory: true)
-        for p in paths {
+        let all = Set(paths)
+        for p in paths.sorted() where !all.contains(where: { $0 != p && p.isSelfOrDescendant(of: $0) }) {
             let to = dest.appendingPathComponent(p.string)
             try LocalFiles.makeParents(of: to)
             do { try FileManager.default.copyItem(at: files.url(p), to: to) } catch {

@@ -1,57 +1,71 @@
+import Crypto
 import Foundation
 import UbiqCore
 
-/// One item as the engine knows it, with live transfer state (the attributes of product §5).
-public struct ListedItem: Sendable, Equatable, Codable {
-    public enum Status: String, Sendable, Codable { case notDownloaded, downloaded, current }
-    public var itemID: ItemID
-    public var path: RelativePath
-    public var kind: ItemKind
-    public var size: Int
-    public var modified: Date?
-    public var status: Status
-    public var downloading: Bool
-    public var percentDownloaded: Double
-    public var uploading: Bool
-    public var uploaded: Bool
-    public var percentUploaded: Double
-    public var conflict: Bool
-    public var uploadError: String?
-    public var downloadError: String?
-}
-
 extension SyncEngine {
-    /// Every item (server's and local-only ones), from local state only: no network round trip.
-    public func listing() -> [ListedItem] {
-        var out: [ListedItem] = []
-        var seen = Set<ItemID>()
-        for (id, r) in remote {
-            seen.insert(id)
-            let s = synced[id]
-            let status: ListedItem.Status
-            if r.node.kind == .folder { status = local[id] != nil ? .current : .notDownloaded } else if local[id] == nil {
-                status = .notDownloaded
-            } else {
-                status = s?.node.version == r.node.version ? .current : .downloaded
-            }
-            let t = transfers[id]
-            let up = t?.direction == .up, down = t?.direction == .down
-            let pct = t.map { $0.bytesTotal > 0 ? Double($0.bytesDone) * 100 / Double($0.bytesTotal) : 0 } ?? 0
-            let localChanged = local[id] != nil && localHashes[id] != nil && localHashes[id] != s?.node.hash
-            out.append(ListedItem(itemID: id, path: local[id]?.path ?? r.node.path, kind: r.node.kind, size: r.node.size, modified: r.modified,
-                                  status: status, downloading: down, percentDownloaded: down ? pct : (status == .current ? 100 : 0),
-                                  uploading: up, uploaded: r.node.uploaded && !localChanged, percentUploaded: up ? pct : (r.node.uploaded ? 100 : 0),
-                                  conflict: r.conflictCount > 0, uploadError: up || localChanged ? itemErrors[id] : nil,
-                                  downloadError: down ? itemErrors[id] : nil))
+    /// Every item (the server's, local-only and excluded ones) with the attributes of product §5,
+    /// from local state only: no network round trip.
+    public func listing() -> [MetadataItem] {
+        var out: [MetadataItem] = []
+        out.reserveCapacity(remote.count + 16)
+        for (id, r) in remote { out.append(listed(id, r)) }
+        for (id, l) in local where remote[id] == nil { out.append(localOnly(id, l.path, l.entry)) }
+        for (p, e) in excludedLocal {
+            var m = MetadataItem(itemID: Self.excludedID(p), path: p, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
+                                 modified: Self.date(nanos: e.stamp.mtimeNanos), status: .current, uploaded: false, percentUploaded: 0)
+            m.excluded = true
+            out.append(m)
         }
-        for (id, l) in local where !seen.contains(id) {
-            let t = transfers[id]
-            let pct = t.map { $0.bytesTotal > 0 ? Double($0.bytesDone) * 100 / Double($0.bytesTotal) : 0 } ?? 0
-            out.append(ListedItem(itemID: id, path: l.path, kind: l.entry.kind, size: Int(l.entry.stamp.size),
-                                  modified: Self.date(nanos: l.entry.stamp.mtimeNanos), status: .current, downloading: false,
-                                  percentDownloaded: 100, uploading: t != nil, uploaded: false, percentUploaded: pct, conflict: false,
-                                  uploadError: itemErrors[id], downloadError: nil))
+        return out
+    }
+
+    /// One item's attributes, or nil when the engine does not know it.
+    public func listed(_ id: ItemID) -> MetadataItem? {
+        if let r = remote[id] { return listed(id, r) }
+        if let l = local[id] { return localOnly(id, l.path, l.entry) }
+        return nil
+    }
+
+    func percent(_ t: Transfer?) -> Double {
+        guard let t else { return 0 }
+        return t.bytesTotal > 0 ? min(100, Double(t.bytesDone) * 100 / Double(t.bytesTotal)) : 0
+    }
+
+    func listed(_ id: ItemID, _ r: RemoteEntry) -> MetadataItem {
+        let s = synced[id], l = local[id]
+        let status: MetadataItem.Status
+        if l == nil {
+            status = .notDownloaded
+        } else if r.node.kind == .folder {
+            status = .current
+        } else {
+            status = s?.node.version == r.node.version || (localHashes[id] != nil && localHashes[id] == r.node.hash) ? .current : .downloaded
         }
-        return out.sorted { $0.path < $1.path }
+        let t = transfers[id]
+        let up = t?.direction == .up, down = t?.direction == .down
+        let localChanged = l != nil && r.node.kind == .file && localHashes[id] != nil && localHashes[id] != s?.node.hash && localHashes[id] != r.node.hash
+        let uploaded = r.node.uploaded && !localChanged
+        let err = itemErrors[id]
+        return MetadataItem(itemID: id, path: l?.path ?? r.node.path, kind: r.node.kind, size: l.map { Int($0.entry.stamp.size) } ?? r.node.size,
+                            created: r.created, modified: r.modified, status: status, downloading: down,
+                            percentDownloaded: down ? percent(t) : (status == .notDownloaded ? 0 : 100), uploading: up, uploaded: uploaded,
+                            percentUploaded: up ? percent(t) : (uploaded ? 100 : 0), conflict: r.conflictCount > 0, excluded: false,
+                            downloadError: down || status == .notDownloaded ? err : nil, uploadError: up || localChanged ? err : nil)
+    }
+
+    func localOnly(_ id: ItemID, _ path: RelativePath, _ e: LocalEntry) -> MetadataItem {
+        let t = transfers[id]
+        return MetadataItem(itemID: id, path: path, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
+                            modified: Self.date(nanos: e.stamp.mtimeNanos), status: .current, uploading: t != nil, uploaded: false,
+                            percentUploaded: percent(t), uploadError: itemErrors[id])
+    }
+
+    /// A stable ID for an excluded item (it never gets a server ID): derived from its path.
+    static func excludedID(_ p: RelativePath) -> ItemID {
+        var bytes = Array(SHA256.hash(data: Data(("nosync:" + p.string).utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let u = bytes.withUnsafeBytes { $0.load(as: uuid_t.self) }
+        return ItemID(uuid: UUID(uuid: u))
     }
 }

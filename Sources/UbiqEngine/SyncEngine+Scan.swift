@@ -6,7 +6,8 @@ extension SyncEngine {
     /// by path), with content hashes for stable files (re-hashed only when the stamp changed).
     func scanLocal() async {
         dispatchPrecondition(condition: .onQueue(queue))
-        let entries = files.scan()
+        let (entries, excludedEntries) = files.scan()
+        excludedLocal = excludedEntries
         var claimed = Set<ItemID>()
         var result: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
         var syncedByInode: [UInt64: ItemID] = [:]

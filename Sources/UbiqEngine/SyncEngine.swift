@@ -26,6 +26,11 @@ public actor SyncEngine {
     var remote: [ItemID: RemoteEntry] = [:]
     var local: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
     var cursor: Int64 = 0
+    /// `.nosync` items seen by the last scan (listed as excluded, never synced).
+    var excludedLocal: [RelativePath: LocalEntry] = [:]
+    /// Download wishes: content kept on an on-demand device / content dropped on request.
+    var pinnedIDs: Set<ItemID> = []
+    var evicted: Set<ItemID> = []
 
     // Local identity of items the server has not seen yet (by inode), and hashes by stamp.
     var newLocalIDs: [UInt64: ItemID] = [:]
@@ -71,6 +76,7 @@ public actor SyncEngine {
         self.synced = try store.loadSynced()
         self.remote = try store.loadRemote()
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
+        (self.pinnedIDs, self.evicted) = try store.loadWanted()
     }
 
     /// The container folder.
@@ -199,7 +205,7 @@ public actor SyncEngine {
             let t0 = ContinuousClock.now
             await scanLocal()
             let t1 = ContinuousClock.now
-            let ops = Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned())
+            let ops = plan()
             pendingOps = ops
             if ops.isEmpty { break }
             let progressed = await execute(ops)
@@ -212,7 +218,20 @@ public actor SyncEngine {
     }
 
     /// Items whose content this device keeps even when downloading on demand.
-    func pinned() -> Set<ItemID> { Set(local.keys) }
+    func pinned() -> Set<ItemID> { pinnedIDs.union(local.keys) }
+
+    /// Plans a batch from the current trees, first dropping eviction marks that no longer apply
+    /// (the item has local content again, or is gone from the server).
+    func plan() -> [SyncOp] {
+        let stale = evicted.filter { local[$0] != nil || remote[$0] == nil }
+        if !stale.isEmpty {
+            do {
+                try store.setWanted(Array(stale), nil)
+                evicted.subtract(stale)
+            } catch { logger.warning("\(error)") }
+        }
+        return Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned(), evicted: evicted)
+    }
 
     func trees() -> SyncTrees {
         var t = SyncTrees()

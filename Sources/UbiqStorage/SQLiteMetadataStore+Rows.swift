@@ -49,8 +49,10 @@ extension Database {
         }
         let conflicts = try Int.fetchOne(self, sql: "SELECT COUNT(*) FROM versions WHERE item_id = ? AND state = 'conflict'", arguments: [rowID]) ?? 0
         let deleted: Double? = r["deleted_at"]
+        let created = try Double.fetchOne(self, sql: "SELECT MIN(modified) FROM versions WHERE item_id = ?", arguments: [rowID])
         return ItemRecord(id: id, path: try RelativePath(validating: r["path"]), kind: kind, current: current,
-                          conflictCount: conflicts, deletedAt: deleted.map { Date(timeIntervalSince1970: $0) }, changeSeq: r["seq"])
+                          conflictCount: conflicts, deletedAt: deleted.map { Date(timeIntervalSince1970: $0) }, changeSeq: r["seq"],
+                          created: created.map { Date(timeIntervalSince1970: $0) })
     }
 
     func itemRecord(rowID: Int64) throws -> ItemRecord {

@@ -1,0 +1,31 @@
+import Foundation
+import UbiqCore
+import UbiqEngine
+
+/// Runs a ``DeviceRequest`` for a home: through the daemon's socket when one runs, else with
+/// an engine opened in-process for the duration of the command (after one look at the server
+/// and the folder).
+enum DeviceSession {
+    static func perform(_ home: HomeOption, _ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) -> Bool = { _ in true }) async throws -> DeviceResponse {
+        let (h, config) = try home.config()
+        guard let lock = try HomeLock.acquire(h) else {
+            guard let r = DaemonSocket.ask(h.socketPath, request, onEvent: onEvent) else {
+                throw CLIError(.invalidRequest, "another engine holds this home but does not answer")
+            }
+            return r
+        }
+        let engine = try SyncEngine(home: h, config: config, settleTime: .milliseconds(500))
+        _ = await engine.peek()
+        let r = await DeviceService(engine: engine).handle(request) { onEvent($0) }
+        await engine.stop()
+        withExtendedLifetime(lock) {}
+        return r
+    }
+
+    /// Like ``perform(_:_:onEvent:)`` but a failed answer becomes a one-line error (exit 1).
+    static func require(_ home: HomeOption, _ request: DeviceRequest) async throws -> DeviceResponse {
+        let r = try await perform(home, request)
+        guard r.ok else { throw CLIError(.invalidRequest, r.message ?? "failed") }
+        return r
+    }
+}

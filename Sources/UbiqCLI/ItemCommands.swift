@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One version as `ubiq versions --json` prints it.
+struct VersionLine: Codable {
+    var id: String
+    var size: Int
+    var modified: Date
+    var device: String
+    var hash: String
+    init(_ v: VersionRecord) { id = v.id.description; size = v.size; modified = v.modified; device = v.deviceName; hash = v.hash.hex }
+}
+
+/// `ubiq versions --json`
+struct VersionsDocument: Codable {
+    var path: String
+    var itemID: String
+    var current: VersionLine?
+    var conflicts: [VersionLine]
+    var others: [VersionLine]
+}
+
+/// `ubiq versions PATH [--json]`
+struct VersionsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "versions", abstract: "The current version, unresolved conflict versions and history of an item.")
+    @Argument(help: "Path in the container folder, e.g. Documents/notes.txt.") var path: String
+    @Flag(name: .long, help: "Print one JSON document.") var json = false
+    @OptionGroup var home: HomeOption
+
+    func run() async throws {
+        guard let v = try await DeviceSession.require(home, .versions(path: path)).versions else { throw CLIError(.badResponse, "no versions in the answer") }
+        let doc = VersionsDocument(path: v.item.path.string, itemID: v.item.id.description, current: v.current.map(VersionLine.init),
+                                   conflicts: v.conflicts.map(VersionLine.init), others: v.others.map(VersionLine.init))
+        if json { try printJSON(doc); return }
+        print(doc.path + (doc.conflicts.isEmpty ? "" : "  (\(doc.conflicts.count) unresolved conflict\(doc.conflicts.count == 1 ? "" : "s"))"))
+        func show(_ label: String, _ l: VersionLine) {
+            print("  \(label.padding(toLength: 9, withPad: " ", startingAt: 0)) \(l.id)  \(ByteSize.format(Int64(l.size)).padding(toLength: 9, withPad: " ", startingAt: 0))  \(KVDateFormat.format(l.modified))  \(l.device)")
+        }
+        if let c = doc.current { show("current", c) }
+        for c in doc.conflicts { show("conflict", c) }
+        for o in doc.others { show("history", o) }
+        if !doc.conflicts.isEmpty { print("keep one with: ubiq resolve \(doc.path) --keep VERSION_ID") }
+    }
+}
+
+/// `ubiq resolve PATH --keep VERSION_ID`
+struct ResolveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "resolve", abstract: "Make one version (current, conflict or history) the current one on every device.")
+    @Argument(help: "Path in the container folder.") var path: String
+    @Option(name: .long, help: "The version to keep (from 'ubiq versions PATH').") var keep: String
+    @OptionGroup var home: HomeOption
+
+    func validate() throws { guard VersionID(string: keep) != nil else { throw ValidationError("--keep takes a version ID (see 'ubiq versions PATH')") } }
+
+    func run() async throws {
+        let r = try await DeviceSession.require(home, .resolve(path: path, keep: keep))
+        let left = r.item?.conflictCount ?? 0
+        print("kept \(keep) for \(r.item?.path.string ?? path)\(left > 0 ? "; \(left) conflict(s) remain" : "")")
+    }
+}
+
+/// Prints per-path results and fails (exit 1, first reason) if any path failed.
+func report(_ r: DeviceResponse, done: String) throws {
+    for p in r.results ?? [] where p.error == nil { print("\(done) \(p.path)") }
+    if !r.ok { throw CLIError(.invalidRequest, r.message ?? "failed") }
+}
+
+/// `ubiq download PATH…`
+struct DownloadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "download", abstract: "Fetch the content of items (a folder: everything in it).")
+    @Argument(help: "Paths in the container folder.") var paths: [String]
+    @OptionGroup var home: HomeOption
+    func validate() throws { if paths.isEmpty { throw ValidationError("name at least one path") } }
+    func run() async throws { try report(try await DeviceSession.perform(home, .download(paths: paths)), done: "downloaded") }
+}
+
+/// `ubiq evict PATH…`
+struct EvictCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "evict", abstract: "Drop the local content of items; they stay listed as not downloaded.")
+    @Argument(help: "Paths in the container folder.") var paths: [String]
+    @OptionGroup var home: HomeOption
+    func validate() throws { if paths.isEmpty { throw ValidationError("name at least one path") } }
+    func run() async throws { try report(try await DeviceSession.perform(home, .evict(paths: paths)), done: "evicted") }
+}
+
+/// `ubiq rm PATH… [--yes]`
+struct RemoveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete items from every device (kept in the server's trash for 30 days).")
+    @Argument(help: "Paths in the container folder.") var paths: [String]
+    @Flag(name: .long, help: "Do not ask for confirmation.") var yes = false
+    @OptionGroup var home: HomeOption
+    func validate() throws { if paths.isEmpty { throw ValidationError("name at least one path") } }
+
+    func run() async throws {
+        if !yes {
+            guard isatty(0) != 0 else {
+                throw CLIError(.invalidRequest, "refusing to delete without confirmation: no terminal to ask; add --yes to remove \(paths.count == 1 ? paths[0] : "\(paths.count) items") from all devices")
+            }
+            let what = paths.count == 1 ? paths[0] : "\(paths.count) items"
+            print("Remove \(what) from all devices? It stays in the server's trash for 30 days. [y/N] ", terminator: "")
+            fflush(nil)
+            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            guard answer == "y" || answer == "yes" else { print("nothing removed"); return }
+        }
+        try report(try await DeviceSession.perform(home, .remove(paths: paths)), done: "removed")
+    }
+}
+
+/// `ubiq trash [ls|restore PATH]`
+struct TrashCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "trash", abstract: "Items deleted from every device, and how to bring them back.",
+                                                    subcommands: [List.self, Restore.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the trash.")
+        @Flag(name: .long, help: "Print one JSON document.") var json = false
+        @OptionGroup var home: HomeOption
+        func run() async throws {
+            let items = try await DeviceSession.require(home, .trash).trash ?? []
+            if json { try printJSON(items.map(TrashLine.init)); return }
+            if items.isEmpty { print("the trash is empty"); return }
+            for i in items {
+                print("\(i.deletedAt.map(KVDateFormat.format) ?? "?")  \(i.kind == .folder ? "folder" : ByteSize.format(Int64(i.current?.size ?? 0)))  \(i.path)")
+            }
+        }
+    }
+
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "restore", abstract: "Bring an item back on every device, with its history.")
+        @Argument(help: "The item's path when it was deleted.") var path: String
+        @OptionGroup var home: HomeOption
+        func run() async throws {
+            let r = try await DeviceSession.require(home, .restore(path: path))
+            print("restored \(r.item?.path.string ?? path)")
+        }
+    }
+}
+
+/// One trash entry as `ubiq trash ls --json` prints it.
+struct TrashLine: Codable {
+    var path: String
+    var itemID: String
+    var kind: String
+    var size: Int
+    var deleted: Date?
+    init(_ i: ItemRecord) { path = i.path.string; itemID = i.id.description; kind = i.kind.rawValue; size = i.current?.size ?? 0; deleted = i.deletedAt }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+
+/// What a `ubiq` command asks of a device's engine: answered in-process when no daemon runs,
+/// else by the daemon over its socket (one JSON line each way; streams send several).
+public enum DeviceRequest: Codable, Sendable, Equatable {
+    case status
+    case sync
+    /// A one-shot metadata query (`ubiq ls`).
+    case list(QuerySpec)
+    /// A live metadata query (`ubiq ls --watch`): a stream of events until the client leaves.
+    case watch(QuerySpec)
+    case versions(path: String)
+    case resolve(path: String, keep: String)
+    case download(paths: [String])
+    case evict(paths: [String])
+    case remove(paths: [String])
+    case trash
+    case restore(path: String)
+}
+
+/// A metadata query as the command line states it.
+public struct QuerySpec: Codable, Sendable, Equatable {
+    public var predicate: String?
+    public var scope: String
+    public var sort: String
+    /// Batching interval of updates, in milliseconds.
+    public var intervalMillis: Int
+    public init(predicate: String? = nil, scope: String = "data", sort: String = "name", intervalMillis: Int = 100) {
+        self.predicate = predicate; self.scope = scope; self.sort = sort; self.intervalMillis = intervalMillis
+    }
+}
+
+/// The engine's answer. Streamed answers carry `event`; the last line of every answer has none.
+public struct DeviceResponse: Codable, Sendable {
+    public var ok: Bool
+    public var message: String?
+    public var status: EngineStatus?
+    public var items: [MetadataItem]?
+    public var versions: VersionsResponse?
+    public var item: ItemRecord?
+    public var trash: [ItemRecord]?
+    public var results: [PathResult]?
+    public var event: QueryEventLine?
+
+    public init(ok: Bool, message: String? = nil, status: EngineStatus? = nil) { self.ok = ok; self.message = message; self.status = status }
+
+    public static func failure(_ error: Error) -> DeviceResponse { DeviceResponse(ok: false, message: describe(error)) }
+
+    /// One line a person can read for any error the engine or the client raises.
+    public static func describe(_ error: Error) -> String {
+        switch error {
+        case let e as EngineError: return e.message
+        case let e as CoreError: return e.message
+        case let e as ClientError: return e.code == .serverUnreachable ? "cannot reach the server: \(e.message)" : e.message
+        default: return "\(error)"
+        }
+    }
+}
+
+/// One streamed query event, as `ubiq ls --watch --json` prints it.
+public struct QueryEventLine: Codable, Sendable, Equatable {
+    /// `gathered` (the first, complete result) or `update`.
+    public var event: String
+    public var added: [MetadataItem]
+    public var changed: [MetadataItem]
+    public var removed: [MetadataItem]
+    public init(event: String, added: [MetadataItem], changed: [MetadataItem], removed: [MetadataItem]) {
+        self.event = event; self.added = added; self.changed = changed; self.removed = removed
+    }
+}
+

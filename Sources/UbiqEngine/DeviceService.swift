@@ -1,0 +1,71 @@
+import Foundation
+import UbiqCore
+
+/// Answers ``DeviceRequest``s against one engine: the same code serves the daemon's socket and
+/// commands that run the engine in-process.
+public struct DeviceService: Sendable {
+    public let engine: SyncEngine
+
+    public init(engine: SyncEngine) { self.engine = engine }
+
+    /// Sends stream events through `emit` (which returns false once the listener has gone) and
+    /// returns the final answer.
+    public func handle(_ request: DeviceRequest, emit: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in false }) async -> DeviceResponse {
+        do {
+            switch request {
+            case .status:
+                return DeviceResponse(ok: true, status: await engine.status())
+            case .sync:
+                await engine.syncNow()
+                let s = await engine.status()
+                return DeviceResponse(ok: s.idle, message: s.idle ? nil : Self.describe(s), status: s)
+            case .list(let spec):
+                var r = DeviceResponse(ok: true)
+                r.items = try await engine.query(spec)
+                return r
+            case .watch(let spec):
+                try await engine.watch(spec, emit: emit)
+                return DeviceResponse(ok: true)
+            case .versions(let path):
+                var r = DeviceResponse(ok: true)
+                r.versions = try await engine.versions(of: try RelativePath(validating: path))
+                return r
+            case .resolve(let path, let keep):
+                guard let v = VersionID(string: keep) else { return DeviceResponse(ok: false, message: "'\(keep)' is not a version ID (see 'ubiq versions PATH')") }
+                var r = DeviceResponse(ok: true)
+                r.item = try await engine.resolve(try RelativePath(validating: path), keep: v)
+                return r
+            case .download(let paths):
+                return Self.results(await engine.download(try paths.map(RelativePath.init(validating:))))
+            case .evict(let paths):
+                return Self.results(await engine.evict(try paths.map(RelativePath.init(validating:))))
+            case .remove(let paths):
+                return Self.results(await engine.remove(try paths.map(RelativePath.init(validating:))))
+            case .trash:
+                var r = DeviceResponse(ok: true)
+                r.trash = try await engine.trash()
+                return r
+            case .restore(let path):
+                var r = DeviceResponse(ok: true)
+                r.item = try await engine.restore(try RelativePath(validating: path))
+                return r
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static func results(_ results: [PathResult]) -> DeviceResponse {
+        let failed = results.filter { $0.error != nil }
+        var r = DeviceResponse(ok: failed.isEmpty, message: failed.first?.error)
+        r.results = results
+        return r
+    }
+
+    /// Why a device is not in sync, in one line.
+    public static func describe(_ s: EngineStatus) -> String {
+        if s.state == .offline { return "offline: \(s.lastError ?? "cannot reach the server")" }
+        let n = s.uploads.queued + s.uploads.running + s.downloads.queued + s.downloads.running
+        return n > 0 ? "not in sync: \(n) transfer(s) left" : "not in sync yet: \(s.lastError ?? "changes still settling")"
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What happened to one path of a multi-path command (`download`, `evict`, `rm`).
+public struct PathResult: Codable, Sendable, Equatable {
+    public var path: String
+    /// nil when it worked; otherwise one line saying why not.
+    public var error: String?
+    public init(path: String, error: String? = nil) { self.path = path; self.error = error }
+}
+
+/// Item commands: versions and conflicts, on-demand content, delete and trash. Each works from
+/// the engine's state plus the server; effects on the folder happen through the normal pass.
+extension SyncEngine {
+    /// The item at a path (listed by the server or only local).
+    public func itemID(at path: RelativePath) -> ItemID? {
+        if let (id, _) = local.first(where: { $0.value.path == path }) { return id }
+        return remote.first { $0.value.node.path == path }?.key
+    }
+
+    func requireServerItem(_ path: RelativePath) throws -> ItemID {
+        guard let id = itemID(at: path) else { throw EngineError(.notFound, "no item at \(path)") }
+        guard remote[id] != nil else { throw EngineError(.notFound, "\(path) is not on the server yet") }
+        return id
+    }
+
+    /// Items at or under a path (a folder names everything inside it).
+    func items(under path: RelativePath) -> [ItemID] {
+        var ids = Set<ItemID>()
+        for (id, l) in local where l.path.isSelfOrDescendant(of: path) { ids.insert(id) }
+        for (id, r) in remote where r.node.path.isSelfOrDescendant(of: path) { ids.insert(id) }
+        return ids.sorted()
+    }
+
+    /// True when the item's local content is not (yet) on the server: eviction and removal refuse.
+    func hasUnsyncedContent(_ id: ItemID) -> Bool {
+        guard let l = local[id], l.entry.kind == .file else { return false }
+        guard let s = synced[id], let h = localHashes[id] else { return true }  // new, or not hashed (still being written)
+        if transfers[id]?.direction == .up { return true }
+        if h == s.node.conflictHash { return false }
+        return h != s.node.hash || !(remote[id]?.node.uploaded ?? false) && remote[id]?.node.hash == h
+    }
+
+    // MARK: versions
+
+    /// Every version of the item at `path`: current, unresolved conflicts, history.
+    public func versions(of path: RelativePath) async throws -> VersionsResponse {
+        let id = try requireServerItem(path)
+        return try await client.versions(config.container, item: id)
+    }
+
+    /// Makes one version (current, conflict or history) the current one everywhere.
+    public func resolve(_ path: RelativePath, keep: VersionID) async throws -> ItemRecord {
+        let id = try requireServerItem(path)
+        let item = try await client.resolve(config.container, item: id, keep: keep)
+        noteRemote(item)
+        await syncNow()
+        return item
+    }
+
+    // MARK: on-demand content
+
+    /// Fetches the content of the items at (or under) the paths and waits for it.
+    public func download(_ paths: [RelativePath]) async -> [PathResult] {
+        await scanLocal()
+        var results: [PathResult] = []
+        var targets: [(RelativePath, ItemID)] = []
+        for p in paths {
+            let ids = items(under: p).filter { remote[$0]?.node.kind == .file }
+            if ids.isEmpty && itemID(at: p) == nil { results.append(PathResult(path: p.string, error: "no item at \(p)")); continue }
+            targets += ids.map { (p, $0) }
+        }
+        let ids = targets.map(\.1)
+        do {
+            try store.setWanted(ids, config.download == .onDemand ? "pinned" : nil)
+            if config.download == .onDemand { pinnedIDs.formUnion(ids) }
+            evicted.subtract(ids)
+        } catch {
+            return paths.map { PathResult(path: $0.string, error: "\(error)") }
+        }
+        await syncNow()
+        for p in Set(targets.map(\.0)).sorted() {
+            let failed = targets.filter { $0.0 == p && local[$0.1] == nil }.map(\.1)
+            if let f = failed.first {
+                let why = itemErrors[f] ?? (remote[f]?.node.uploaded == false ? "its content has not finished uploading from the device that wrote it" : lastError ?? "not downloaded")
+                results.append(PathResult(path: p.string, error: "\(remote[f]?.node.path.string ?? p.string): \(why)"))
+            } else {
+                results.append(PathResult(path: p.string))
+            }
+        }
+        return results
+    }
+
+    /// Drops the local content of the items at (or under) the paths; they stay listed as
+    /// `notDownloaded` and absent from the folder. Refused for content not yet on the server.
+    public func evict(_ paths: [RelativePath]) async -> [PathResult] {
+        await scanLocal()
+        var results: [PathResult] = []
+        for p in paths {
+            let ids = items(under: p).filter { (local[$0]?.entry.kind ?? remote[$0]?.node.kind) == .file }
+            if ids.isEmpty && itemID(at: p) == nil { results.append(PathResult(path: p.string, error: "no item at \(p)")); continue }
+            if let bad = ids.first(where: hasUnsyncedContent) {
+                let bp = local[bad]?.path ?? p
+                results.append(PathResult(path: p.string, error: "\(bp) has changes not uploaded yet; it cannot be evicted until they are (run 'ubiq sync')"))
+                continue
+            }
+            var failure: String?
+            for id in ids where local[id] != nil {
+                do { try evictOne(id) } catch { failure = "\(error)" }
+            }
+            for id in ids where local[id] == nil && remote[id] != nil && !evicted.contains(id) {
+                try? store.setWanted([id], "evicted")
+                evicted.insert(id)
+                pinnedIDs.remove(id)
+            }
+            results.append(PathResult(path: p.string, error: failure))
+        }
+        requestPass()
+        return results
+    }
+
+    /// Marks the item evicted and forgets its merge base (one transaction), then removes the file
+    /// if it is still exactly what the scan saw. The order keeps a crash safe: a mark without
+    /// the unlink leaves a file that is re-identified and matched, never a delete.
+    func evictOne(_ id: ItemID) throws {
+        guard let l = local[id] else { return }
+        let url = files.url(l.path)
+        guard let (_, now) = LocalFiles.stamp(url.path), now == l.entry.stamp else {
+            throw EngineError(.invalidRequest, "\(l.path) changed just now; try again")
+        }
+        try store.setWanted([id], "evicted", dropSynced: true)
+        evicted.insert(id)
+        pinnedIDs.remove(id)
+        synced[id] = nil
+        guard unlink(url.path) == 0 || errno == ENOENT else {
+            throw EngineError(.storageFailure, "cannot remove \(l.path): \(String(cString: strerror(errno)))")
+        }
+        local[id] = nil
+        localHashes[id] = nil
+    }
+
+    // MARK: delete and trash
+
+    /// Deletes items on every device (the server keeps them in its trash).
+    public func remove(_ paths: [RelativePath]) async -> [PathResult] {
+        await scanLocal()
+        var results: [PathResult] = []
+        for p in paths {
+            guard let id = itemID(at: p) else { results.append(PathResult(path: p.string, error: "no item at \(p)")); continue }
+            if let bad = items(under: p).first(where: hasUnsyncedContent) {
+                let bp = local[bad]?.path ?? p
+                results.append(PathResult(path: p.string, error: "\(bp) has changes not uploaded yet; wait for them (run 'ubiq sync') and try again"))
+                continue
+            }
+            guard remote[id] != nil else { results.append(PathResult(path: p.string, error: "\(p) is not on the server yet")); continue }
+            do {
+                let item = try await client.delete(config.container, item: id)
+                noteRemote(item)
+                results.append(PathResult(path: p.string))
+            } catch {
+                results.append(PathResult(path: p.string, error: "\(error)"))
+            }
+        }
+        await syncNow()
+        return results
+    }
+
+    /// Items in the server's trash (top-level deletions, newest first).
+    public func trash() async throws -> [ItemRecord] {
+        try await client.trash(config.container).items
+    }
+
+    /// Brings an item back from the trash (with its history) on every device.
+    public func restore(_ path: RelativePath) async throws -> ItemRecord {
+        guard let hit = try await trash().first(where: { $0.path == path }) else { throw EngineError(.notFound, "nothing at \(path) in the trash") }
+        let item = try await client.restore(config.container, item: hit.id)
+        await syncNow()
+        return item
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+import UbiqTesting
+
+/// On-demand content (product §2.5) and delete/trash (§2.8) across real devices.
+@Suite("On-demand content, delete and trash", .serialized)
+struct OnDemandAndTrashTests {
+    func item(_ d: TestDevice, _ p: String) async -> MetadataItem? {
+        await d.engine.listing().first { $0.path.string == p }
+    }
+
+    func paths(_ ps: String...) -> [RelativePath] { ps.map { try! RelativePath(validating: $0) } }
+
+    @Test func onDemandDeviceListsEverythingAndDownloadsOnlyWhatItIsAskedFor() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A")
+            var rng = SeededRandom.forTest("ondemand")
+            let big = rng.bytes(32 << 20)
+            try a.write("Documents/big.bin", bytes: big)
+            try a.write("Documents/small.txt", "small")
+            let c = try await fleet.device("C", download: .onDemand)
+            // Metadata for everything, content for nothing.
+            #expect(await eventually {
+                let big = await item(c, "Documents/big.bin"), small = await item(c, "Documents/small.txt")
+                return big?.status == .notDownloaded && small?.status == .notDownloaded
+            })
+            #expect(!c.exists("Documents/big.bin") && !c.exists("Documents/small.txt"))
+            #expect(await item(c, "Documents/big.bin")?.size == big.count)
+            #expect(await eventually { await item(c, "Documents/big.bin")?.uploaded == true }, "A finishes uploading")
+            // Download: the status passes through `downloading` with progress, then `current`.
+            let seen = SeenStates()
+            let watcher = Task {
+                while !Task.isCancelled {
+                    if let i = await item(c, "Documents/big.bin") { await seen.note(i) }
+                    try? await Task.sleep(for: .milliseconds(1))
+                }
+            }
+            let r = await c.engine.download(paths("Documents/big.bin"))
+            watcher.cancel()
+            #expect(r.allSatisfy { $0.error == nil }, "\(r)")
+            #expect(c.readBytes("Documents/big.bin").map(ContentHash.of) == ContentHash.of(big))
+            #expect(await item(c, "Documents/big.bin")?.status == .current)
+            #expect(await seen.sawDownloading, "never saw the item downloading")
+            #expect(!c.exists("Documents/small.txt"), "only what was asked for")
+            // A new version from A reaches the pinned file on C.
+            try a.write("Documents/big.bin", bytes: Array(big.prefix(1 << 20)))
+            #expect(await eventually { c.readBytes("Documents/big.bin")?.count == 1 << 20 })
+            // Evict: absent from the folder, still listed, not downloaded again; not deleted anywhere.
+            let e = await c.engine.evict(paths("Documents/big.bin"))
+            #expect(e.allSatisfy { $0.error == nil }, "\(e)")
+            #expect(!c.exists("Documents/big.bin"))
+            #expect(await item(c, "Documents/big.bin")?.status == .notDownloaded)
+            await c.engine.syncNow()
+            #expect(a.readBytes("Documents/big.bin")?.count == 1 << 20, "eviction is not a delete")
+            #expect(!c.exists("Documents/big.bin"))
+        }
+    }
+
+    @Test func evictionIsRefusedForUnsyncedChangesAndSurvivesOnAnAllDevice() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/doc.txt", "synced")
+            #expect(await eventually { b.read("Documents/doc.txt") == "synced" })
+            // B edits with its engine stopped: the edit is not on the server yet, so evict refuses.
+            await b.stop()
+            try b.write("Documents/doc.txt", "edited on B, not uploaded")
+            try await b.restart(start: false)
+            let refused = await b.engine.evict(paths("Documents/doc.txt"))
+            #expect(refused.first?.error?.contains("not uploaded") == true, "\(refused)")
+            #expect(b.read("Documents/doc.txt") == "edited on B, not uploaded")
+            await b.engine.syncNow()
+            #expect(await eventually { a.read("Documents/doc.txt") == "edited on B, not uploaded" })
+            // Now it may go; on an `all` device it stays evicted across passes and restarts.
+            #expect(await b.engine.evict(paths("Documents/doc.txt")).allSatisfy { $0.error == nil })
+            #expect(!b.exists("Documents/doc.txt"))
+            try await b.restart()
+            await b.engine.syncNow()
+            #expect(!b.exists("Documents/doc.txt"))
+            #expect(await item(b, "Documents/doc.txt")?.status == .notDownloaded)
+            // Writing a new file where the evicted item is listed is a conflict, never an overwrite.
+            try b.write("Documents/doc.txt", "new local content on B")
+            #expect(await eventually { await item(a, "Documents/doc.txt")?.conflict == true })
+            let v = try await a.engine.versions(of: try RelativePath(validating: "Documents/doc.txt"))
+            #expect(v.current?.size == "edited on B, not uploaded".utf8.count)
+            #expect(v.conflicts.contains { $0.size == "new local content on B".utf8.count })
+            #expect(a.read("Documents/doc.txt") == "edited on B, not uploaded")
+            // Downloading again brings it back.
+            #expect(await eventually { b.read("Documents/doc.txt") == "edited on B, not uploaded" })
+        }
+    }
+
+    @Test func removeDeletesEverywhereAndRestoreBringsItBackWithHistory() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/Reports/q1.txt", "q1 v1")
+            #expect(await eventually { b.read("Documents/Reports/q1.txt") == "q1 v1" })
+            try a.write("Documents/Reports/q1.txt", "q1 v2")
+            #expect(await eventually { b.read("Documents/Reports/q1.txt") == "q1 v2" })
+            let r = await b.engine.remove(paths("Documents/Reports"))
+            #expect(r.allSatisfy { $0.error == nil }, "\(r)")
+            #expect(await eventually { !a.exists("Documents/Reports") && !b.exists("Documents/Reports") })
+            let trash = try await a.engine.trash()
+            #expect(trash.contains { $0.path.string == "Documents/Reports" })
+            // Not in the trash: a clear error.
+            await #expect(throws: EngineError.self) { try await a.engine.restore(try RelativePath(validating: "Documents/nothing.txt")) }
+            _ = try await a.engine.restore(try RelativePath(validating: "Documents/Reports"))
+            #expect(await eventually { a.read("Documents/Reports/q1.txt") == "q1 v2" && b.read("Documents/Reports/q1.txt") == "q1 v2" })
+            let v = try await b.engine.versions(of: try RelativePath(validating: "Documents/Reports/q1.txt"))
+            #expect(v.others.count == 1, "history came back with the item")
+            // Removing an item with changes not yet uploaded is refused, and nothing is lost.
+            await b.stop()
+            try b.write("Documents/Reports/q1.txt", "unsynced edit")
+            try await b.restart(start: false)
+            let refused = await b.engine.remove(paths("Documents/Reports/q1.txt"))
+            #expect(refused.first?.error?.contains("not uploaded") == true)
+            #expect(b.read("Documents/Reports/q1.txt") == "unsynced edit")
+        }
+    }
+}
+
+/// What a polling observer saw of one item.
+actor SeenStates {
+    var sawDownloading = false
+    var percents: [Double] = []
+    func note(_ i: MetadataItem) {
+        if i.downloading { sawDownloading = true; percents.append(i.percentDownloaded) }
+    }
+}
