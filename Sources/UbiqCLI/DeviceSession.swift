@@ -6,7 +6,10 @@ import UbiqEngine
 /// an engine opened in-process for the duration of the command (after one look at the server
 /// and the folder).
 enum DeviceSession {
-    static func perform(_ home: HomeOption, _ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) -> Bool = { _ in true }) async throws -> DeviceResponse {
+    /// - Parameter live: run the in-process engine like a daemon (watching the folder and the
+    ///   push channel) for requests that stream until stopped.
+    static func perform(_ home: HomeOption, _ request: DeviceRequest, live: Bool = false,
+                        onEvent: @escaping @Sendable (DeviceResponse) -> Bool = { _ in true }) async throws -> DeviceResponse {
         let (h, config) = try home.config()
         guard let lock = try HomeLock.acquire(h) else {
             guard let r = DaemonSocket.ask(h.socketPath, request, onEvent: onEvent) else {
@@ -15,7 +18,7 @@ enum DeviceSession {
             return r
         }
         let engine = try SyncEngine(home: h, config: config, settleTime: .milliseconds(500))
-        _ = await engine.peek()
+        if live { await engine.start() } else { _ = await engine.peek() }
         let r = await DeviceService(engine: engine).handle(request) { onEvent($0) }
         await engine.stop()
         withExtendedLifetime(lock) {}

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import UbiqCore
 import UbiqEngine
+import UbiqProtocol
 
 /// `ubiq ls [PREDICATE] [--scope documents|data] [--sort name|size|modified] [--json] [--watch]`
 struct ListCommand: AsyncParsableCommand {
@@ -20,6 +21,30 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let spec = QuerySpec(predicate: predicate, scope: scope, sort: sort)
+        // A malformed predicate is reported before anything else happens.
+        do { _ = try MetadataQueryDefinition(scope: scope, predicate: predicate, sort: sort) } catch let e as CoreError {
+            throw CLIError(.invalidValue, e.message)
+        }
+        if watch {
+            let json = self.json
+            let r = try await DeviceSession.perform(home, .watch(spec), live: true) { response in
+                guard let e = response.event else { return true }
+                if json {
+                    guard let data = try? WireCoding.encode(e) else { return false }
+                    print(String(decoding: data, as: UTF8.self))
+                } else {
+                    if e.event == "gathered" { print("-- \(e.added.count) item(s)") }
+                    for i in e.added { print("+ " + Self.line(i)) }
+                    for i in e.changed { print("~ " + Self.line(i)) }
+                    for i in e.removed { print("- " + Self.line(i)) }
+                    if e.event == "gathered" { print("-- watching for changes (Ctrl-C to stop)") }
+                }
+                fflush(nil)
+                return true
+            }
+            if !r.ok { throw CLIError(.invalidRequest, r.message ?? "the query stopped") }
+            return
+        }
         let items = try await DeviceSession.require(home, .list(spec)).items ?? []
         if json { try printJSON(items); return }
         for i in items { print(Self.line(i)) }

@@ -2,14 +2,28 @@ import Foundation
 import UbiqCore
 
 extension SyncEngine {
-    /// A one-shot metadata query over local state.
+    /// A one-shot metadata query over local state (`ubiq ls`).
     public func query(_ spec: QuerySpec) throws -> [MetadataItem] {
-        let docs = spec.scope == "documents"
-        return listing().filter { !docs || $0.path.isSelfOrDescendant(of: try! RelativePath(validating: "Documents")) }.sorted { $0.path < $1.path }
+        let def = try MetadataQueryDefinition(scope: spec.scope, predicate: spec.predicate, sort: spec.sort)
+        return def.results(listing(), now: Date())
     }
 
-    /// A live metadata query streamed through `emit` until it returns false.
-    public func watch(_ spec: QuerySpec, emit: @escaping @Sendable (DeviceResponse) async -> Bool) async throws {
-        throw EngineError(.invalidRequest, "watch is not available yet")
+    /// A live query streamed through `emit` (`ubiq ls --watch`): `gathered` first, then one
+    /// `update` per batch, until `emit` reports that the listener has gone.
+    public nonisolated func watch(_ spec: QuerySpec, emit: @escaping @Sendable (DeviceResponse) async -> Bool) async throws {
+        let def = try MetadataQueryDefinition(scope: spec.scope, predicate: spec.predicate, sort: spec.sort)
+        let query = MetadataQuery(engine: self, definition: def, interval: .milliseconds(max(1, min(spec.intervalMillis, 60_000))))
+        let (stream, cont) = AsyncStream<MetadataQuery.Notification>.makeStream()
+        await query.start { cont.yield($0) }
+        for await n in stream {
+            var r = DeviceResponse(ok: true)
+            switch n {
+            case .didFinishGathering(let items): r.event = QueryEventLine(event: "gathered", added: items, changed: [], removed: [])
+            case .didUpdate(let d): r.event = QueryEventLine(event: "update", added: d.added, changed: d.changed, removed: d.removed)
+            }
+            if !(await emit(r)) { break }
+        }
+        await query.stop()
+        cont.finish()
     }
 }

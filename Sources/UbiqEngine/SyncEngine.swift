@@ -22,20 +22,20 @@ public actor SyncEngine {
     let settleTime: Duration
 
     // The trees.
-    var synced: [ItemID: SyncedEntry] = [:]
-    var remote: [ItemID: RemoteEntry] = [:]
-    var local: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
+    var synced: [ItemID: SyncedEntry] = [:] { didSet { changed() } }
+    var remote: [ItemID: RemoteEntry] = [:] { didSet { changed() } }
+    var local: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:] { didSet { changed() } }
     var cursor: Int64 = 0
     /// `.nosync` items seen by the last scan (listed as excluded, never synced).
-    var excludedLocal: [RelativePath: LocalEntry] = [:]
+    var excludedLocal: [RelativePath: LocalEntry] = [:] { didSet { changed() } }
     /// Download wishes: content kept on an on-demand device / content dropped on request.
     var pinnedIDs: Set<ItemID> = []
-    var evicted: Set<ItemID> = []
+    var evicted: Set<ItemID> = [] { didSet { changed() } }
 
     // Local identity of items the server has not seen yet (by inode), and hashes by stamp.
     var newLocalIDs: [UInt64: ItemID] = [:]
     var manifests: [FileStamp: Manifest] = [:]
-    var localHashes: [ItemID: ContentHash] = [:]
+    var localHashes: [ItemID: ContentHash] = [:] { didSet { changed() } }
 
     // Settling: files modified (not yet closed) recently.
     var writing: [RelativePath: ContinuousClock.Instant] = [:]
@@ -46,14 +46,16 @@ public actor SyncEngine {
     var passRequested = false
     var pendingOps: [SyncOp] = []
     var unstable = 0
-    var transfers: [ItemID: Transfer] = [:]
+    var transfers: [ItemID: Transfer] = [:] { didSet { changed() } }
     var lastError: String?
-    var itemErrors: [ItemID: String] = [:]
+    var itemErrors: [ItemID: String] = [:] { didSet { changed() } }
     var waiters: [CheckedContinuation<Void, Never>] = []
     var watcher: DirectoryWatcher?
     var backgroundTasks: [Task<Void, Never>] = []
     var retryDelay: Duration = .milliseconds(250)
     var stopped = false
+    /// Live queries and other listeners told when anything they could show has changed.
+    var observers: [UUID: @Sendable () -> Void] = [:]
 
     /// Opens the engine's state for the configured container (creating folders as needed).
     public init(home: DeviceHome, config: DeviceConfig, logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
@@ -247,6 +249,22 @@ public actor SyncEngine {
         await withCheckedContinuation { c in
             if !passRunning && !passRequested { c.resume() } else { waiters.append(c) }
         }
+    }
+
+    // MARK: observers
+
+    /// Registers a callback run (on the control queue) whenever the engine's items, transfers or
+    /// errors change; it should only note the fact and return.
+    public func addObserver(_ body: @escaping @Sendable () -> Void) -> UUID {
+        let id = UUID()
+        observers[id] = body
+        return id
+    }
+
+    public func removeObserver(_ id: UUID) { observers[id] = nil }
+
+    func changed() {
+        for o in observers.values { o() }
     }
 
     // MARK: status

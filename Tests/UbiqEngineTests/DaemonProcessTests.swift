@@ -175,7 +175,7 @@ struct DaemonProcessTests {
         #expect(st == 1 && err.contains("not uploaded"))
         (st, out, err) = try ChildProcess.runUbiq(["logout", "--force", "--home", s.home("D")])
         #expect(st == 0 && out.contains("copied to"), "\(err)")
-        let rescued = out.split(separator: "\n").first { $0.contains("copied to") }.map { String($0.split(separator: " ", maxSplits: 4).last ?? "") }
+        let rescued = out.split(separator: "\n").first { $0.contains("copied to ") }.flatMap { l in l.range(of: "copied to ").map { String(l[$0.upperBound...]) } }
         #expect(rescued.map { (try? String(contentsOfFile: $0 + "/Documents/unsent.txt", encoding: .utf8)) == "unsent" } ?? false)
         (st, out, _) = try ChildProcess.runUbiq(["status", "--json", "--home", s.home("D")])
         #expect(out.contains("\"signedOut\""))
