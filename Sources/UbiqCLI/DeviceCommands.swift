@@ -4,6 +4,7 @@ import Logging
 import UbiqClient
 import UbiqCore
 import UbiqEngine
+import UbiqProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,20 +95,38 @@ struct LogoutCommand: AsyncParsableCommand {
 enum SignOut {
     static func run(_ h: DeviceHome, _ config: DeviceConfig, force: Bool) async throws {
         guard let lock = try HomeLock.acquire(h) else { throw CLIError(.invalidRequest, "a daemon is running for this home; stop it first") }
-        let engine = try SyncEngine(home: h, config: config)
+        let device = try DeviceRuntime(home: h, config: config)
+        let engine = device.engine
         let pending = await engine.unsyncedLocalPaths()
-        if !pending.isEmpty && !force {
-            throw CLIError(.invalidRequest, "\(pending.count) local change(s) not uploaded yet (e.g. \(pending[0])); run 'ubiq sync' or use --force")
+        await device.kv.synchronize()
+        let settings = await device.kv.pendingKeys()
+        if (!pending.isEmpty || !settings.isEmpty) && !force {
+            let what = pending.isEmpty ? "\(settings.count) setting(s) not uploaded yet (e.g. \(settings[0]))"
+                : "\(pending.count) local change(s) not uploaded yet (e.g. \(pending[0]))"
+            throw CLIError(.invalidRequest, "\(what); run 'ubiq sync' when the server is reachable, or use --force")
         }
         let keep = pending + (await engine.excludedPaths())
+        var rescued: URL?
         if !keep.isEmpty {
-            let rescued = try await engine.rescue(keep)
-            print("\(keep.count) item(s) not on the server copied to \(rescued.path)")
+            rescued = try await engine.rescue(keep)
+            print("\(keep.count) item(s) not on the server copied to \(rescued!.path)")
+        }
+        if !settings.isEmpty {
+            var entries: [KVEntry] = []
+            for k in settings { if let e = await device.kv.entry(forKey: k) { entries.append(e) } }
+            var folder = rescued
+            if folder == nil { folder = try await engine.rescue([]) }
+            let file = folder!.appendingPathComponent("settings-not-synced.json")
+            try WireCoding.encode(entries).write(to: file)
+            print("\(settings.count) setting(s) not on the server saved to \(file.path)")
         }
         try? await UbiqAPIClient(baseURL: config.server, token: config.token).revoke()
         try FileManager.default.removeItem(at: h.configFile)
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.stateDatabase(config.container).path + suffix))
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.keyValueDatabase(config.container).path + suffix))
         }
         try? FileManager.default.removeItem(at: h.partialFolder(config.container))
         try? FileManager.default.removeItem(at: h.containerFolder(config.container))
@@ -125,11 +144,12 @@ struct DaemonCommand: AsyncParsableCommand {
         guard let lock = try HomeLock.acquire(h) else { throw CLIError(.invalidRequest, "another engine is already running for this home") }
         var logger = Logger(label: "ubiq.daemon")
         logger.logLevel = .info
-        let engine = try SyncEngine(home: h, config: config, logger: logger)
-        let service = DeviceService(engine: engine)
+        let device = try DeviceRuntime(home: h, config: config, logger: logger)
+        let engine = device.engine
+        let service = device.service
         let socket = DaemonSocket(path: h.socketPath) { req, emit in await service.handle(req, emit: emit) }
         try socket.start()
-        await engine.start()
+        await device.start()
         print("ubiq daemon: syncing \(engine.folder.path) with \(config.server) as \(config.user)")
         fflush(nil)
         // Run until SIGTERM or SIGINT.

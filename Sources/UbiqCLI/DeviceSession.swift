@@ -17,10 +17,10 @@ enum DeviceSession {
             }
             return r
         }
-        let engine = try SyncEngine(home: h, config: config, settleTime: .milliseconds(500))
-        if live { await engine.start() } else { _ = await engine.peek() }
-        let r = await DeviceService(engine: engine).handle(request) { onEvent($0) }
-        await engine.stop()
+        let device = try DeviceRuntime(home: h, config: config, settleTime: .milliseconds(500))
+        if live { await device.start() } else { await device.refresh() }
+        let r = await device.service.handle(request) { onEvent($0) }
+        await device.stop()
         withExtendedLifetime(lock) {}
         return r
     }

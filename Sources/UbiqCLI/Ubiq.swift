@@ -13,7 +13,7 @@ public struct Ubiq: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [ServerCommand.self, LoginCommand.self, LogoutCommand.self, DaemonCommand.self, SyncCommand.self, StatusCommand.self,
                       ListCommand.self, DownloadCommand.self, EvictCommand.self, VersionsCommand.self, ResolveCommand.self,
-                      RemoveCommand.self, TrashCommand.self]
+                      RemoveCommand.self, TrashCommand.self, KVCommand.self]
     )
     public init() {}
 

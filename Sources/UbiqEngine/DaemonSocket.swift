@@ -112,7 +112,7 @@ public final class DaemonSocket: @unchecked Sendable {
         let reader = LineReader(fd)
         while let line = reader.next(limit: 512 << 20) {
             guard let r = try? WireCoding.decode(DeviceResponse.self, from: Data(line.utf8)) else { return nil }
-            if r.event == nil { return r }
+            if !r.isStreamEvent { return r }
             if !onEvent(r) { return DeviceResponse(ok: true) }
         }
         return nil

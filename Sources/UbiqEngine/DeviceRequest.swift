@@ -19,6 +19,11 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case remove(paths: [String])
     case trash
     case restore(path: String)
+    /// The key-value store: every key, one key, an atomic set (nil removes), external changes.
+    case kvList
+    case kvGet(key: String)
+    case kvSet(values: [String: KVValue?])
+    case kvWatch
 }
 
 /// A metadata query as the command line states it.
@@ -44,6 +49,13 @@ public struct DeviceResponse: Codable, Sendable {
     public var trash: [ItemRecord]?
     public var results: [PathResult]?
     public var event: QueryEventLine?
+    public var kv: [KVEntry]?
+    public var kvChange: KeyValueStore.Change?
+    /// Set when a write is stored on this device but the server could not be reached yet.
+    public var savedLocally: Bool?
+
+    /// True for the lines of a stream (every line but the last).
+    public var isStreamEvent: Bool { event != nil || kvChange != nil }
 
     public init(ok: Bool, message: String? = nil, status: EngineStatus? = nil) { self.ok = ok; self.message = message; self.status = status }
 

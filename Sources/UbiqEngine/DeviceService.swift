@@ -5,8 +5,9 @@ import UbiqCore
 /// commands that run the engine in-process.
 public struct DeviceService: Sendable {
     public let engine: SyncEngine
+    public let kv: KeyValueStore
 
-    public init(engine: SyncEngine) { self.engine = engine }
+    public init(engine: SyncEngine, kv: KeyValueStore) { self.engine = engine; self.kv = kv }
 
     /// Sends stream events through `emit` (which returns false once the listener has gone) and
     /// returns the final answer.
@@ -49,6 +50,30 @@ public struct DeviceService: Sendable {
                 var r = DeviceResponse(ok: true)
                 r.item = try await engine.restore(try RelativePath(validating: path))
                 return r
+            case .kvList:
+                var r = DeviceResponse(ok: true)
+                r.kv = await kv.allEntries()
+                return r
+            case .kvGet(let key):
+                guard let e = await kv.entry(forKey: key) else { return DeviceResponse(ok: false, message: "no key '\(key)'") }
+                var r = DeviceResponse(ok: true)
+                r.kv = [e]
+                return r
+            case .kvSet(let values):
+                try await kv.setValues(values)
+                let synced = await kv.synchronize()
+                var r = DeviceResponse(ok: true)
+                r.savedLocally = !synced
+                r.message = synced ? nil : await kv.lastError
+                return r
+            case .kvWatch:
+                let stream = await kv.changes()
+                for await c in stream {
+                    var r = DeviceResponse(ok: true)
+                    r.kvChange = c
+                    if !(await emit(r)) { break }
+                }
+                return DeviceResponse(ok: true)
             }
         } catch {
             return .failure(error)

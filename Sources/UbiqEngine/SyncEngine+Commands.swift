@@ -37,6 +37,7 @@ extension SyncEngine {
     public func rescue(_ paths: [RelativePath]) throws -> URL {
         let stamp = Int(Date().timeIntervalSince1970)
         let dest = home.containersRoot.appendingPathComponent("Unsynced from \(config.container) \(stamp)", isDirectory: true)
+        try FileManager.default.createDirectory(at: dest, withIntermediateDirectories: true)
         let all = Set(paths)
         for p in paths.sorted() where !all.contains(where: { $0 != p && p.isSelfOrDescendant(of: $0) }) {
             let to = dest.appendingPathComponent(p.string)

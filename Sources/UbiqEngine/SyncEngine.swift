@@ -56,6 +56,8 @@ public actor SyncEngine {
     var stopped = false
     /// Live queries and other listeners told when anything they could show has changed.
     var observers: [UUID: @Sendable () -> Void] = [:]
+    /// Listeners for every push message (the key-value store follows `kv` and `hello`).
+    var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
     /// Opens the engine's state for the configured container (creating folders as needed).
     public init(home: DeviceHome, config: DeviceConfig, logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
@@ -139,7 +141,11 @@ public actor SyncEngine {
         }
     }
 
+    /// Adds a listener for the push channel's messages (called on the control queue).
+    public func addPushListener(_ body: @escaping @Sendable (PushMessage) -> Void) { pushListeners.append(body) }
+
     func onPush(_ m: PushMessage) {
+        for l in pushListeners { l(m) }
         switch m.kind {
         case .hello:
             retryDelay = .milliseconds(250)

@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+
+/// One key as `ubiq kv get --json` / `kv ls --json` print it.
+struct KVLine: Encodable {
+    var key: String
+    var type: String
+    var value: PlainKVValue
+    var modified: Date
+    var device: String
+    init?(_ e: KVEntry) {
+        guard let v = e.value else { return nil }
+        key = e.key; type = v.typeName; value = PlainKVValue(v)
+        modified = Date(timeIntervalSince1970: Double(e.stamp.wallMillis) / 1000); device = e.device.description
+    }
+}
+
+/// `ubiq kv ls|get|set|rm|watch`
+struct KVCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "kv", abstract: "The synced key-value store (shared settings).",
+                                                    subcommands: [List.self, Get.self, Set.self, Remove.self, Watch.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "ls", abstract: "Every key with its type and value.")
+        @Flag(name: .long, help: "Print one JSON document.") var json = false
+        @OptionGroup var home: HomeOption
+        func run() async throws {
+            let entries = try await DeviceSession.require(home, .kvList).kv ?? []
+            if json { try printJSON(entries.compactMap(KVLine.init)); return }
+            for e in entries { if let v = e.value { print("\(e.key) (\(v.typeName)) = \(v.displayText)") } }
+        }
+    }
+
+    struct Get: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "One key's value.")
+        @Argument(help: "The key.") var key: String
+        @Flag(name: .long, help: "Print type, value, modified and device as JSON.") var json = false
+        @OptionGroup var home: HomeOption
+        func run() async throws {
+            guard let e = try await DeviceSession.require(home, .kvGet(key: key)).kv?.first, let line = KVLine(e) else {
+                throw CLIError(.notFound, "no key '\(key)'")
+            }
+            if json { try printJSON(line); return }
+            print(e.value?.displayText ?? "")
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Set a key (synced to every device).")
+        @Argument(help: "The key (1-64 bytes).") var key: String
+        @Argument(help: "The value, read as --type says.") var value: String
+        @Option(name: .long, help: "string, int, double, bool, date (ISO-8601), data (base64) or json (arrays and objects).") var type = "string"
+        @OptionGroup var home: HomeOption
+
+        func validate() throws {
+            guard KVValue.typeNames.contains(type) else { throw ValidationError("--type must be one of \(KVValue.typeNames.joined(separator: ", "))") }
+        }
+
+        func run() async throws {
+            let v: KVValue
+            do {
+                v = try KVValue.parse(value, type: type)
+                try KVLimits.check(key: key, value: v)
+            } catch let e as CoreError { throw CLIError(e.code, e.message) }
+            let r = try await DeviceSession.require(home, .kvSet(values: [key: v]))
+            if r.savedLocally == true { print("saved on this device; it goes to the server when it is reachable (\(r.message ?? "offline"))") }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a key from every device.")
+        @Argument(help: "The key.") var key: String
+        @OptionGroup var home: HomeOption
+        func run() async throws {
+            let r = try await DeviceSession.require(home, .kvSet(values: [key: nil]))
+            if r.savedLocally == true { print("removed on this device; the server hears of it when it is reachable") }
+        }
+    }
+
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "watch", abstract: "Print each change made elsewhere: its reason and keys.")
+        @Flag(name: .long, help: "One JSON object per line.") var json = false
+        @OptionGroup var home: HomeOption
+        func run() async throws {
+            let json = self.json
+            let r = try await DeviceSession.perform(home, .kvWatch, live: true) { response in
+                guard let c = response.kvChange else { return true }
+                if json {
+                    guard let data = try? WireCoding.encode(c) else { return false }
+                    print(String(decoding: data, as: UTF8.self))
+                } else {
+                    print("\(c.reason.rawValue): \(c.keys.joined(separator: ", "))")
+                }
+                fflush(nil)
+                return true
+            }
+            if !r.ok { throw CLIError(.invalidRequest, r.message ?? "stopped") }
+        }
+    }
+}

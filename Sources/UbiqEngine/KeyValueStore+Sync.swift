@@ -1,0 +1,110 @@
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+
+extension KeyValueStore {
+    /// Sends this device's unacknowledged writes, then applies every change from elsewhere
+    /// (all pages first, so a multi-key set is applied and reported at once). Returns true
+    /// when the server has everything written here and nothing newer is waiting.
+    @discardableResult
+    public func synchronize() async -> Bool {
+        if syncing {
+            syncAgain = true
+            await withCheckedContinuation { syncWaiters.append($0) }
+            return online && pending.isEmpty
+        }
+        syncing = true
+        repeat {
+            syncAgain = false
+            await syncOnce()
+        } while syncAgain
+        syncing = false
+        let w = syncWaiters
+        syncWaiters.removeAll()
+        for c in w { c.resume() }
+        return online && pending.isEmpty
+    }
+
+    func syncOnce() async {
+        do {
+            try await push()
+            try await pull()
+            online = true
+            lastError = nil
+        } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
+            online = false
+            lastError = "offline: \(e.message)"
+        } catch {
+            online = false
+            lastError = DeviceResponse.describe(error)
+            logger.warning("key-value sync: \(lastError ?? "")")
+        }
+    }
+
+    func push() async throws {
+        guard !pending.isEmpty else { return }
+        let batch = pending.sorted().compactMap { entries[$0] }
+        do {
+            _ = try await client.kvSet(storeID, batch)
+            pending.removeAll()
+            try state.save([], pending: pending, meta: [:])
+        } catch let e as ClientError where [.kvTooManyKeys, .kvStoreTooLarge, .kvValueTooLarge, .kvKeyInvalid].contains(e.code) {
+            // Together with other devices' writes the store would break a limit: these writes
+            // are refused. Take the server's state back and say which keys changed.
+            let refused = Set(batch.map(\.key))
+            logger.warning("key-value writes refused by the server: \(e.message)")
+            try await reloadAll()
+            notify(.quotaViolationChange, refused)
+        }
+    }
+
+    /// Replaces the local view with the server's whole store (after refused writes).
+    func reloadAll() async throws {
+        let all = try await client.kvAll(storeID)
+        var clock = hlc
+        var next: [String: KVEntry] = [:]
+        for e in all.entries {
+            clock.receive(e.stamp, physicalMillis: physicalMillis())
+            next[e.key] = e
+        }
+        pending.removeAll()
+        try state.save(Array(next.values), pending: [], meta: clockMeta(clock).merging(["cursor": String(all.cursor), "synced": "1", "account": account]) { $1 },
+                       wipe: true)
+        entries = next
+        hlc = clock
+        cursor = all.cursor
+        syncedOnce = true
+    }
+
+    func pull() async throws {
+        var incoming: [KVEntry] = []
+        var c = cursor
+        while true {
+            let page = try await client.kvChanges(storeID, after: c)
+            incoming += page.entries
+            c = page.cursor
+            if !page.hasMore { break }
+        }
+        guard c != cursor || !incoming.isEmpty || !syncedOnce else { return }
+        var clock = hlc
+        var changedHere: [KVEntry] = []
+        var external = Set<String>()
+        var newPending = pending
+        for e in incoming {
+            clock.receive(e.stamp, physicalMillis: physicalMillis())
+            if let cur = entries[e.key], !e.wins(over: cur) { continue }
+            changedHere.append(e)
+            newPending.remove(e.key)
+            if e.device != device { external.insert(e.key) }
+        }
+        let initial = !syncedOnce
+        try state.save(changedHere, pending: newPending, meta: clockMeta(clock).merging(["cursor": String(c), "synced": "1"]) { $1 })
+        for e in changedHere { entries[e.key] = e }
+        pending = newPending
+        hlc = clock
+        cursor = c
+        syncedOnce = true
+        notify(initial ? .initialSyncChange : .serverChange, external)
+    }
+}

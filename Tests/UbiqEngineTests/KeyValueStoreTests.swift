@@ -1,0 +1,206 @@
+import Foundation
+import Logging
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+import UbiqTesting
+
+/// Collects a store's change notifications.
+actor ChangeLog {
+    var changes: [KeyValueStore.Change] = []
+    func note(_ c: KeyValueStore.Change) { changes.append(c) }
+    func keys(_ reason: KeyValueStore.ChangeReason) -> Set<String> { Set(changes.filter { $0.reason == reason }.flatMap(\.keys)) }
+}
+
+/// The synced key-value store (product §4) across real devices and a real server.
+@Suite("Key-value store", .serialized)
+struct KeyValueStoreTests {
+    static let hours: Int64 = 3_600_000
+
+    func store(_ d: TestDevice, clockOffset: Int64 = 0) throws -> KeyValueStore {
+        try KeyValueStore(home: d.home, config: d.config, physicalMillis: { Int64(Date().timeIntervalSince1970 * 1000) + clockOffset })
+    }
+
+    func listen(_ s: KeyValueStore) async -> ChangeLog {
+        let log = ChangeLog()
+        _ = await s.addListener { c in Task { await log.note(c) } }
+        return log
+    }
+
+    @Test func everyTypeRoundTripsAndReasonsAreReported() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let ka = try store(a), kb = try store(b)
+            let logA = await listen(ka), logB = await listen(kb)
+            let values: [String: KVValue] = [
+                "s": .string("héllo 文"), "i": .int(-42), "d": .double(3.25), "b": .bool(true),
+                "t": .date(KVDateFormat.roundedToMillis(Date(timeIntervalSince1970: 1_800_000_000.123))), "data": .data(Data([0, 1, 2, 255])),
+                "arr": .array([.int(1), .string("two"), .array([.bool(false)])]),
+                "dict": .dictionary(["nested": .dictionary(["deep": .double(-0.5)]), "list": .array([])]),
+            ]
+            for (k, v) in values { try await ka.set(v, forKey: k) }
+            #expect(await ka.synchronize())
+            // B's first sync: everything, reported as the initial sync.
+            #expect(await kb.synchronize())
+            for (k, v) in values { #expect(await kb.value(forKey: k) == v, "\(k)") }
+            #expect(await eventually { await logB.keys(.initialSyncChange) == Set(values.keys) })
+            // Later changes are server changes; a device's own writes are never reported to it.
+            try await ka.set(.string("changed"), forKey: "s")
+            try await ka.removeValue(forKey: "i")
+            #expect(await ka.synchronize())
+            #expect(await kb.synchronize())
+            let (s1, i1) = (await kb.value(forKey: "s"), await kb.value(forKey: "i"))
+            #expect(s1 == .string("changed") && i1 == nil)
+            #expect(await eventually { await logB.keys(.serverChange) == ["s", "i"] })
+            let ownChanges = await logA.changes
+            #expect(ownChanges.isEmpty, "A was told about its own writes: \(ownChanges)")
+            // The cache survives a restart (a new store on the same home).
+            let kb2 = try store(b)
+            #expect(await kb2.value(forKey: "dict") == values["dict"])
+        }
+    }
+
+    @Test func limitsAreRefusedBeforeAnythingIsStored() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let ka = try store(a), kb = try store(b)
+            try await ka.set(.string("kept"), forKey: "existing")
+            #expect(await ka.synchronize())
+            func refused(_ code: ErrorCode, _ body: () async throws -> Void) async {
+                do { try await body(); Issue.record("not refused: \(code)") } catch let e as CoreError {
+                    #expect(e.code == code, "\(e)")
+                } catch { Issue.record("\(error)") }
+            }
+            await refused(.kvKeyInvalid) { try await ka.set(.int(1), forKey: "") }
+            await refused(.kvKeyInvalid) { try await ka.set(.int(1), forKey: String(repeating: "k", count: 65)) }
+            await refused(.kvValueTooLarge) { try await ka.set(.data(Data(count: 1 << 20)), forKey: "big") }
+            await refused(.kvStoreTooLarge) {
+                try await ka.setValues(Dictionary(uniqueKeysWithValues: (0..<3).map { ("part\($0)", KVValue?.some(.data(Data(count: 400_000)))) }))
+            }
+            await refused(.kvTooManyKeys) {
+                try await ka.setValues(Dictionary(uniqueKeysWithValues: (0..<1024).map { ("k\($0)", KVValue?.some(.bool(true))) }))
+            }
+            await refused(.invalidValue) { try await ka.set(.double(.nan), forKey: "nan") }
+            // Nothing stored, nothing pending, nothing reaches another device.
+            let (keysA, pendingA) = (await ka.allEntries().map(\.key), await ka.pendingKeys())
+            #expect(keysA == ["existing"] && pendingA.isEmpty)
+            #expect(await kb.synchronize())
+            #expect(await kb.allEntries().map(\.key) == ["existing"])
+            // Exactly at the limits is fine: 1024 keys in all, keys of 64 bytes.
+            try await ka.setValues(Dictionary(uniqueKeysWithValues: (0..<1023).map { (String(format: "%064d", $0), KVValue?.some(.bool(true))) }))
+            #expect(await ka.synchronize())
+            #expect(await ka.usage().keys == 1024)
+        }
+    }
+
+    @Test func multiKeySetIsSeenAllOrNothing() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let ka = try store(a), kb = try store(b)
+            #expect(await kb.synchronize())
+            let logB = await listen(kb)
+            let keys = (0..<700).map { "setting.\($0)" }  // more than one page of the change feed
+            // B keeps syncing while A writes; whatever B sees at any moment holds all or none.
+            let watcher = Task {
+                var states: [Int] = []
+                while !Task.isCancelled {
+                    await kb.synchronize()
+                    var n = 0
+                    for k in keys where await kb.value(forKey: k) != nil { n += 1 }
+                    states.append(n)
+                    if n == keys.count { break }
+                }
+                return states
+            }
+            try await ka.setValues(Dictionary(uniqueKeysWithValues: keys.map { ($0, KVValue?.some(.string("v"))) }))
+            #expect(await ka.synchronize())
+            let states = await watcher.value
+            #expect(states.allSatisfy { $0 == 0 || $0 == keys.count }, "B saw a partial set: \(Set(states))")
+            let changes = await logB.changes
+            #expect(changes.count == 1 && Set(changes[0].keys) == Set(keys), "one notification with every key")
+        }
+    }
+
+    @Test func causallyLaterWriteWinsDespiteClockSkewAndTiesGoByDevice() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            // A's clock runs five hours ahead of B's.
+            let ka = try store(a, clockOffset: 5 * Self.hours), kb = try store(b)
+            try await ka.set(.string("dark"), forKey: "theme")
+            #expect(await ka.synchronize())
+            #expect(await kb.synchronize())
+            #expect(await kb.value(forKey: "theme") == .string("dark"))
+            // B has seen A's write, so B's later write wins although B's clock is hours behind.
+            try await kb.set(.string("light"), forKey: "theme")
+            #expect(await kb.synchronize())
+            #expect(await ka.synchronize())
+            let themes = [await ka.value(forKey: "theme"), await kb.value(forKey: "theme")]
+            #expect(themes == [.string("light"), .string("light")])
+            // Concurrent writes (neither saw the other): ordered by timestamp — A's ahead clock wins.
+            try await kb.set(.int(1), forKey: "race")
+            try await ka.set(.int(2), forKey: "race")
+            #expect(await kb.synchronize())
+            #expect(await ka.synchronize())
+            #expect(await kb.synchronize())
+            let races = [await ka.value(forKey: "race"), await kb.value(forKey: "race")]
+            #expect(races == [.int(2), .int(2)])
+        }
+    }
+
+    @Test func offlineWritesPersistAndGoUpWhenTheServerIsBack() async throws {
+        let dir = try TempDirectory("ubiq-kv-offline")
+        defer { dir.remove() }
+        var server = try await TestServer.start(directory: dir)
+        try await server.user("alice")
+        let port = server.port
+        let a = try await TestDevice.make(server, user: "alice", name: "A", start: false)
+        let b = try await TestDevice.make(server, user: "alice", name: "B", start: false)
+        defer { a.remove(); b.remove() }
+        await server.stop(keepData: true)
+        let ka = try store(a)
+        try await ka.set(.string("written offline"), forKey: "note")
+        #expect(await ka.synchronize() == false)
+        let (onlineA, pendingA) = (await ka.online, await ka.pendingKeys())
+        #expect(onlineA == false && pendingA == ["note"])
+        // The device restarts while still offline: the write is still there, still pending.
+        let ka2 = try store(a)
+        let (note2, pending2) = (await ka2.value(forKey: "note"), await ka2.pendingKeys())
+        #expect(note2 == .string("written offline") && pending2 == ["note"])
+        server = try await TestServer.start(directory: dir, port: port)
+        #expect(await ka2.synchronize())
+        let kb = try store(b)
+        #expect(await kb.synchronize())
+        #expect(await kb.value(forKey: "note") == .string("written offline"))
+        await server.stop()
+    }
+
+    @Test func quotaViolationAndAccountChangeAreReported() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let ka = try store(a), kb = try store(b)
+            #expect(await kb.synchronize())
+            let logB = await listen(kb)
+            // Each write fits on its own; together the store would exceed 1 MB. The later one is refused.
+            try await ka.set(.data(Data(count: 600_000)), forKey: "a.blob")
+            #expect(await ka.synchronize())
+            try await kb.set(.data(Data(count: 600_000)), forKey: "b.blob")
+            _ = await kb.synchronize()
+            #expect(await eventually { await logB.keys(.quotaViolationChange) == ["b.blob"] })
+            let (bBlob, aBlob, pendingB) = (await kb.value(forKey: "b.blob"), await kb.value(forKey: "a.blob"), await kb.pendingKeys())
+            #expect(bBlob == nil && aBlob != nil && pendingB.isEmpty)
+            // The same home signed in to another account: the old cache is dropped and reported.
+            let bobDevice = try await TestDevice.make(fleet.server, user: "bob", name: "bob-laptop", start: false)
+            defer { bobDevice.remove() }
+            let bobConfig = DeviceConfig(server: b.config.server, user: "bob", deviceID: bobDevice.config.deviceID, deviceName: "B",
+                                         container: b.config.container, download: .all, token: bobDevice.config.token)
+            let asBob = try KeyValueStore(home: b.home, config: bobConfig)
+            let logBob = await listen(asBob)
+            #expect(await eventually { await logBob.keys(.accountChange) == ["a.blob"] })
+            #expect(await asBob.allEntries().isEmpty)
+            #expect(await asBob.synchronize())
+            #expect(await asBob.allEntries().isEmpty, "bob sees nothing of alice's store")
+        }
+    }
+}
