@@ -87,6 +87,10 @@ struct KVCommand: AsyncParsableCommand {
         func run() async throws {
             let json = self.json
             let r = try await DeviceSession.perform(home, .kvWatch, live: true) { response in
+                if response.ready == true {
+                    FileHandle.standardError.write(Data("watching key-value changes (Ctrl-C to stop)\n".utf8))
+                    return true
+                }
                 guard let c = response.kvChange else { return true }
                 if json {
                     guard let data = try? WireCoding.encode(c) else { return false }

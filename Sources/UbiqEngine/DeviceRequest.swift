@@ -54,8 +54,11 @@ public struct DeviceResponse: Codable, Sendable {
     /// Set when a write is stored on this device but the server could not be reached yet.
     public var savedLocally: Bool?
 
+    /// The first line of a `kvWatch` stream: from here on every external change is reported.
+    public var ready: Bool?
+
     /// True for the lines of a stream (every line but the last).
-    public var isStreamEvent: Bool { event != nil || kvChange != nil }
+    public var isStreamEvent: Bool { event != nil || kvChange != nil || ready == true }
 
     public init(ok: Bool, message: String? = nil, status: EngineStatus? = nil) { self.ok = ok; self.message = message; self.status = status }
 

@@ -68,6 +68,10 @@ public struct DeviceService: Sendable {
                 return r
             case .kvWatch:
                 let stream = await kv.changes()
+                var ready = DeviceResponse(ok: true)
+                ready.ready = true
+                guard await emit(ready) else { return DeviceResponse(ok: true) }
+                await kv.synchronize()
                 for await c in stream {
                     var r = DeviceResponse(ok: true)
                     r.kvChange = c
