@@ -46,6 +46,7 @@ public final class MetadataQuery: @unchecked Sendable {
     private var handler: (@Sendable (Notification) -> Void)?
     private var observer: UUID?
     private var scheduled = false, flushing = false, again = false, paused = false, stopped = false, gathered = false
+    private var lastFlush = ContinuousClock.now
 
     /// - Parameters:
     ///   - interval: how long changes are collected into one update (default 100 ms).
@@ -100,16 +101,18 @@ public final class MetadataQuery: @unchecked Sendable {
         if let token { await engine.removeObserver(token) }
     }
 
-    /// Something in the engine changed: schedule one batch (coalesced).
+    /// Something in the engine changed: schedule one batch (coalesced). The first change after
+    /// a quiet interval goes out at once; changes that follow within the interval are batched.
     func dirty() {
-        let go: Bool = lock.withLock {
-            guard !stopped, gathered, !paused else { return false }
-            if flushing { again = true; return false }
-            if scheduled { return false }
+        let delay: Duration? = lock.withLock {
+            guard !stopped, gathered, !paused else { return nil }
+            if flushing { again = true; return nil }
+            if scheduled { return nil }
             scheduled = true
-            return true
+            let since = ContinuousClock.now - lastFlush
+            return since >= interval ? .zero : interval - since
         }
-        if go { scheduler.schedule(after: interval) { [weak self] in Task { await self?.flush() } } }
+        if let delay { scheduler.schedule(after: delay) { [weak self] in Task { await self?.flush() } } }
     }
 
     func flush() async {
@@ -117,6 +120,7 @@ public final class MetadataQuery: @unchecked Sendable {
             scheduled = false
             guard !stopped, !paused, !flushing else { return false }
             flushing = true
+            lastFlush = ContinuousClock.now
             return true
         }
         guard proceed else { return }

@@ -5,6 +5,14 @@ import UbiqClient
 import UbiqCore
 import UbiqEngine
 
+/// A count handed over from a notification.
+final class Gathered: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func set(_ v: Int) { lock.withLock { n = v } }
+    var count: Int { lock.withLock { n } }
+}
+
 /// Engine memory with many tracked files: syncs N small files from one device, then opens a
 /// fresh engine on that home in a child process (nothing else in it) and measures its RSS after
 /// a full scan and plan over all N items.
@@ -64,5 +72,17 @@ struct EngineMemoryBench: AsyncParsableCommand {
         let items = await engine.listing().count
         print(String(format: "fresh engine on that home: load + full scan + plan of %d items in %.2f s (server down: %@); engine RSS %.0f MiB (process %.0f MiB before opening it)",
                      items, seconds(t), status?.state.rawValue ?? "?", rssMiB(), before))
+        // A live query over all of them: gathering time and the memory it adds.
+        for text in ["TRUEPREDICATE", "name LIKE '*7*.txt' AND size < 1KB"] {
+            let rssBefore = rssMiB()
+            let q = MetadataQuery(engine: engine, definition: MetadataQueryDefinition(predicate: try QueryPredicate.parse(text)))
+            let gathered = Gathered()
+            let g = await clock.measure {
+                await q.start { n in if case .didFinishGathering(let items) = n { gathered.set(items.count) } }
+            }
+            print(String(format: "query gathering over %d items (%@): %.0f ms, %d results, RSS +%.0f MiB", items, text, seconds(g) * 1000,
+                         gathered.count, rssMiB() - rssBefore))
+            await q.stop()
+        }
     }
 }
