@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
         // Pure: IDs, paths, versions, conflict rule, chunker, hashes, HLC, key-value values and limits.
@@ -64,11 +65,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // ncursesw through a system-library target (stateless shims only).
+        .systemLibrary(name: "CNCursesW", path: "Sources/CNCursesW", providers: [.apt(["libncurses-dev"])]),
+        // C with state: the SIGWINCH wake pipe, character widths, the UTF-8 locale.
+        .target(name: "CTuiSupport"),
+        // The terminal front end: screen buffer, themes, views, controllers, the ncurses driver.
+        .target(
+            name: "UbiqTUI",
+            dependencies: [
+                "UbiqCore", "UbiqEngine", "UbiqProtocol", "CNCursesW", "CTuiSupport",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Argument parsing, exit codes, --json.
         .target(
             name: "UbiqCLI",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqClient",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqClient", "UbiqTUI", "UbiqProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -77,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "ubiq-bench",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqTUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -94,6 +108,7 @@ let package = Package(
             path: "Tests/UbiqTesting"
         ),
         .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),
+        .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqTesting"]),
         .testTarget(name: "UbiqEngineTests", dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting"]),
         .testTarget(
             name: "UbiqServerTests",

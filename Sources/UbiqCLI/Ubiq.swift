@@ -4,6 +4,9 @@ import UbiqCore
 import UbiqServer
 import UbiqStorage
 import UbiqEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `ubiq`: the one executable.
 public struct Ubiq: AsyncParsableCommand {
@@ -13,13 +16,15 @@ public struct Ubiq: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [ServerCommand.self, LoginCommand.self, LogoutCommand.self, DaemonCommand.self, SyncCommand.self, StatusCommand.self,
                       ListCommand.self, DownloadCommand.self, EvictCommand.self, VersionsCommand.self, ResolveCommand.self,
-                      RemoveCommand.self, TrashCommand.self, KVCommand.self]
+                      RemoveCommand.self, TrashCommand.self, KVCommand.self, TUICommand.self, DemoCommand.self, ThemesCommand.self]
     )
     public init() {}
 
     /// Parses `arguments`, runs the command and exits with the contract's status:
     /// 0 success, 1 failure (one line on stderr), 2 bad usage.
     public static func mainWithExitCodes(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
+        // Plain `ubiq` on a terminal opens the front end.
+        let arguments = arguments.isEmpty && isatty(0) != 0 && isatty(1) != 0 ? ["tui"] : arguments
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -83,7 +83,12 @@ extension KVValue {
 
     /// A one-line human form: strings as they are, the rest as plain JSON.
     public var displayText: String {
-        if case .string(let s) = self { return s }
+        switch self {
+        case .string(let s): return s
+        case .date(let d): return KVDateFormat.format(d)
+        case .data(let d): return d.base64EncodedString()
+        default: break
+        }
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? e.encode(PlainKVValue(self))).map { String(decoding: $0, as: UTF8.self) } ?? "?"

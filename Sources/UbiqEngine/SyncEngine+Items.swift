@@ -183,3 +183,19 @@ extension SyncEngine {
         return item
     }
 }
+
+extension SyncEngine {
+    /// The first `limit` bytes of one version's content (for previews), fetched chunk by chunk
+    /// and verified; nothing is written to the folder.
+    public func versionContent(_ path: RelativePath, version: VersionID, limit: Int = 64 << 10) async throws -> [UInt8] {
+        _ = try requireServerItem(path)
+        let m = try await client.manifest(config.container, version: version)
+        var out: [UInt8] = []
+        for c in m.chunks where out.count < limit {
+            let bytes = try await client.downloadChunk(c.hash)
+            guard ContentHash.of(bytes) == c.hash else { throw EngineError(.hashMismatch, "a chunk of \(path) did not match its hash") }
+            out += bytes.prefix(limit - out.count)
+        }
+        return out
+    }
+}

@@ -1,0 +1,58 @@
+#define _GNU_SOURCE 1
+#include <locale.h>
+#include <signal.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <wchar.h>
+#include "tui_support.h"
+
+int ubiq_scalar_width(unsigned int scalar) { return wcwidth((wchar_t)scalar); }
+
+static int winch_fd = -1;
+static struct sigaction previous;
+
+static void on_winch(int sig, siginfo_t *info, void *ctx) {
+    if (winch_fd >= 0) { char b = 1; ssize_t r = write(winch_fd, &b, 1); (void)r; }
+    if (previous.sa_flags & SA_SIGINFO) {
+        if (previous.sa_sigaction) previous.sa_sigaction(sig, info, ctx);
+    } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN && previous.sa_handler) {
+        previous.sa_handler(sig);
+    }
+}
+
+void ubiq_install_winch(int fd) {
+    winch_fd = fd;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_winch;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGWINCH, &sa, &previous);
+}
+
+void ubiq_ensure_utf8_locale(void) {
+    setlocale(LC_ALL, "");
+    const char *cs = setlocale(LC_CTYPE, NULL);
+    if (!cs || (!strcasestr(cs, "utf-8") && !strcasestr(cs, "utf8"))) setlocale(LC_CTYPE, "C.UTF-8");
+}
+
+#include <termios.h>
+
+static struct termios saved_termios;
+static int have_termios = 0;
+
+static void on_crash(int sig) {
+    static const char reset[] = "\033[0m\033[?1049l\033[?25h\r\n";
+    ssize_t r = write(STDOUT_FILENO, reset, sizeof reset - 1);
+    (void)r;
+    if (have_termios) tcsetattr(STDIN_FILENO, TCSANOW, &saved_termios);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void ubiq_install_crash_restore(void) {
+    if (tcgetattr(STDIN_FILENO, &saved_termios) == 0) have_termios = 1;
+    int sigs[] = { SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE, SIGTRAP };
+    for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], on_crash);
+}

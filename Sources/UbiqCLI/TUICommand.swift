@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import Logging
+import UbiqCore
+import UbiqEngine
+import UbiqTUI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options shared by `ubiq tui` and `ubiq demo`: theme, colour and glyphs.
+struct LookOptions: ParsableArguments {
+    @Option(name: .long, help: "Theme name or .toml path (default: $UBIQ_THEME, else 'default'; see 'ubiq themes list').") var theme: String?
+    @Option(name: .long, help: "auto, always or never (auto: colour unless NO_COLOR is set).") var color = "auto"
+    @Flag(name: .long, help: "ASCII glyphs instead of UTF-8 symbols.") var ascii = false
+
+    func validate() throws {
+        guard ["auto", "always", "never"].contains(color) else { throw ValidationError("--color must be auto, always or never") }
+    }
+
+    /// The theme to use and a warning when the chosen one could not be loaded.
+    func resolve() -> (Theme, String?) {
+        let loader = ThemeLoader.standard()
+        let wanted = theme ?? ProcessInfo.processInfo.environment["UBIQ_THEME"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+        do { return (try loader.load(wanted), nil) } catch {
+            let fallback = (try? loader.load("default")) ?? Theme(name: "fallback", styles: ["ui.text": Style()], glyphs: [:])
+            return (fallback, "theme '\(wanted)' not used: \(error); using the default")
+        }
+    }
+
+    var wantColor: Bool {
+        switch color {
+        case "always": return true
+        case "never": return false
+        default: return (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
+        }
+    }
+
+    var asciiGlyphs: Bool {
+        if ascii { return true }
+        let env = ProcessInfo.processInfo.environment
+        let locale = env["LC_ALL"] ?? env["LC_CTYPE"] ?? env["LANG"] ?? ""
+        return env["UBIQ_ASCII"] == "1" || (!locale.isEmpty && !locale.lowercased().contains("utf"))
+    }
+}
+
+/// `ubiq tui [--theme NAME]`
+struct TUICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "tui", abstract: "The interactive front end (runs this home's engine while open).")
+    @OptionGroup var look: LookOptions
+    @OptionGroup var home: HomeOption
+
+    func run() async throws {
+        guard isatty(0) != 0, isatty(1) != 0 else { throw CLIError(.invalidRequest, "ubiq tui needs a terminal") }
+        let h = home.resolve()
+        guard let config = try DeviceConfig.load(h) else {
+            throw CLIError(.unauthorized, "not signed in: run 'ubiq login URL --user NAME' first, or try 'ubiq demo'")
+        }
+        guard let lock = try HomeLock.acquire(h) else {
+            throw CLIError(.invalidRequest, "a daemon is running for this home; stop it first (the front end runs the engine itself)")
+        }
+        let (theme, warning) = look.resolve()
+        var logger = Logger(label: "ubiq.tui") { FileLogHandler(label: $0, url: h.logFile) }
+        logger.logLevel = .info
+        let runtime = try DeviceRuntime(home: h, config: config, logger: logger)
+        let socket = DaemonSocket(path: h.socketPath) { req, emit in await runtime.service.handle(req, emit: emit) }
+        try? socket.start()
+        await runtime.start()
+        let app = await TUIApp(runtime: runtime, theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
+        await app.run(flash: warning)
+        socket.stop()
+        await runtime.stop()
+        withExtendedLifetime(lock) {}
+    }
+}
+
+/// `ubiq themes list|check`
+struct ThemesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "themes", abstract: "Front-end colour themes.",
+                                                    subcommands: [List.self, Check.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Every theme found and where it comes from.")
+        func run() async throws {
+            for t in ThemeLoader.standard().available() { print("\(t.name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(t.source)") }
+        }
+    }
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "check", abstract: "Validate themes (all when none is named); exit 1 on problems.")
+        @Argument(help: "Theme names or .toml paths.") var themes: [String] = []
+        func run() async throws {
+            let loader = ThemeLoader.standard()
+            let names = themes.isEmpty ? loader.available().map(\.name) : themes
+            var bad = 0
+            for n in names {
+                let problems = loader.check(n)
+                if problems.isEmpty { print("ok     \(n)") } else {
+                    bad += 1
+                    for p in problems { print("error  \(n): \(p)") }
+                }
+            }
+            if bad > 0 { throw CLIError(.invalidValue, "\(bad) theme(s) have problems") }
+        }
+    }
+}

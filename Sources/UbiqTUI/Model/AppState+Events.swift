@@ -1,0 +1,109 @@
+import Foundation
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+
+/// Results arriving from the engine (on the main queue).
+public enum AppEvent: Sendable {
+    case gathered([MetadataItem])
+    case update(QueryDiff)
+    case status(EngineStatus, throughput: Double)
+    case settings([KVEntry], keys: Int, bytes: Int)
+    case settingsChanged(keys: [String], reason: KeyValueStore.ChangeReason, at: Date)
+    case versions(RelativePath, VersionsResponse)
+    case preview(VersionID, lines: [String], isText: Bool, currentText: [String]?)
+    case failed(String)
+    case done(String)
+}
+
+extension AppState {
+    /// How long a key changed by another device stays highlighted.
+    static let highlightTime: TimeInterval = 3
+
+    public mutating func apply(_ event: AppEvent) -> [Effect] {
+        switch event {
+        case .gathered(let items):
+            files.gather(items)
+        case .update(let diff):
+            files.apply(diff)
+            conflictCursor.clamp(count: files.conflicted.count)
+        case .status(let s, let throughput):
+            status.account = s.account ?? ""
+            status.server = s.server ?? ""
+            status.device = s.device ?? ""
+            status.state = s.state.rawValue
+            status.uploads = s.uploads
+            status.downloads = s.downloads
+            status.conflicts = s.conflicts
+            status.throughput = throughput
+        case .settings(let entries, let keys, let bytes):
+            let keep = settings.selected?.key
+            settings.entries = entries
+            settings.usage = (keys, bytes)
+            if let keep, let at = entries.firstIndex(where: { $0.key == keep }) { settings.cursor.index = at }
+            settings.cursor.clamp(count: entries.count)
+        case .settingsChanged(let keys, let reason, let at):
+            for k in keys { settings.highlighted[k] = at.addingTimeInterval(Self.highlightTime) }
+            if reason == .quotaViolationChange { flash = Flash(text: "the server refused settings over the 1 MB limit: \(keys.joined(separator: ", "))", level: .error) }
+            // An edit in progress is never overwritten; say that the key changed meanwhile.
+            if var p = prompt, case .value(let key, _, _) = p.purpose, keys.contains(key) {
+                let now = settings.entries.first { $0.key == key }?.value?.displayText ?? "(removed)"
+                p.notice = "changed on another device to \(TextWidth.fit(now, 30)): Enter saves yours, Esc keeps theirs"
+                prompt = p
+            }
+        case .versions(let path, let r):
+            guard var v = versions, v.path == path else { return [] }
+            v.rows = (r.current.map { [VersionRow(kind: .current, record: $0)] } ?? []) + r.conflicts.map { VersionRow(kind: .conflict, record: $0) }
+                + r.others.map { VersionRow(kind: .history, record: $0) }
+            v.loading = false
+            // Start on the first conflict version when there is one.
+            v.cursor.index = v.rows.firstIndex { $0.kind == .conflict } ?? 0
+            let e = previewEffect(&v)
+            versions = v
+            return e
+        case .preview(let id, let lines, let isText, let currentText):
+            guard var v = versions, v.previewFor == id else { return [] }
+            v.preview = lines
+            v.previewIsText = isText
+            v.currentText = currentText
+            versions = v
+        case .failed(let message):
+            flash = Flash(text: message, level: .error)
+            if versions?.loading == true { versions?.loading = false; versions?.error = message }
+        case .done(let message):
+            flash = Flash(text: message, level: .info)
+        }
+        return []
+    }
+
+    /// Drops highlights whose time has passed; true if any did (the screen needs a redraw).
+    public mutating func expireHighlights(now: Date) -> Bool {
+        let before = settings.highlighted.count
+        settings.highlighted = settings.highlighted.filter { $0.value > now }
+        return settings.highlighted.count != before
+    }
+}
+
+/// Dates as the front end shows them: `2026-11-22 10:42` in the local time zone (UTC in tests).
+public enum TimeFormat {
+    nonisolated(unsafe) static var timeZone = TimeZone.current
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var formatter: DateFormatter?
+
+    /// Sets the zone dates are shown in (tests use UTC).
+    public static func use(_ zone: TimeZone) { lock.withLock { timeZone = zone; formatter = nil } }
+
+    public static func short(_ d: Date?) -> String {
+        guard let d else { return "" }
+        return lock.withLock {
+            if formatter == nil {
+                let f = DateFormatter()
+                f.locale = Locale(identifier: "en_US_POSIX")
+                f.timeZone = timeZone
+                f.dateFormat = "yyyy-MM-dd HH:mm"
+                formatter = f
+            }
+            return formatter!.string(from: d)
+        }
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import UbiqCore
+
+/// The controller: maps a key to state changes and effects. Pure; the app runs the effects.
+extension AppState {
+    /// Rows the list views show at once (set by the layout; used for paging).
+    static let page = 10
+
+    public mutating func handle(_ key: Key) -> [Effect] {
+        if confirm != nil { return handleConfirm(key) }
+        if prompt != nil { return handlePrompt(key) }
+        if help {
+            if key == .char("q") || key == .escape || key == .char("?") || key == .f1 { help = false }
+            if key == .ctrlC { quit = true; return [.quit] }
+            return []
+        }
+        switch key {
+        case .ctrlC: quit = true; return [.quit]
+        case .char("?"), .f1: help = true; return []
+        case .char("1"), .char("2"), .char("3"):
+            if case .char(let c) = key, let v = ViewID(rawValue: Int(String(c))!) { view = v; versions = nil }
+            return []
+        case .char("R"), .f5: flash = Flash(text: "syncing now…", level: .info); return [.syncNow]
+        default: break
+        }
+        if versions != nil { return handleVersions(key) }
+        switch view {
+        case .files: return handleFiles(key)
+        case .conflicts: return handleConflicts(key)
+        case .settings: return handleSettings(key)
+        }
+    }
+
+    /// Movement keys shared by every list.
+    static func move(_ key: Key, _ c: inout ListCursor, count: Int) -> Bool {
+        switch key {
+        case .char("j"), .down: c.move(1, count: count)
+        case .char("k"), .up: c.move(-1, count: count)
+        case .pageDown, .ctrlD: c.move(page, count: count)
+        case .pageUp, .ctrlU: c.move(-page, count: count)
+        case .char("g"), .home: c.index = 0; c.clamp(count: count)
+        case .char("G"), .end: c.index = count - 1; c.clamp(count: count)
+        default: return false
+        }
+        return true
+    }
+
+    mutating func quitOrClose() -> [Effect] {
+        quit = true
+        return [.quit]
+    }
+
+    // MARK: Files
+
+    mutating func handleFiles(_ key: Key) -> [Effect] {
+        if Self.move(key, &files.cursor, count: files.rows.count) { return [] }
+        switch key {
+        case .char("q"): return quitOrClose()
+        case .escape:
+            if !files.filterText.isEmpty { try? files.setFilter("") }
+            return []
+        case .enter, .char("l"), .right:
+            guard let row = files.selected else { return [] }
+            if row.item.kind == .folder { files.open(row.item.path); return [] }
+            if key == .enter { return openVersions(row.item.path) }
+            return []
+        case .char("h"), .left, .backspace:
+            if files.filter == nil && !files.flat, let f = files.folder {
+                let from = f
+                files.open(f.parent)
+                if let at = files.rows.firstIndex(where: { $0.item.path == from }) { files.cursor.index = at }
+            }
+            return []
+        case .char("/"):
+            prompt = Prompt(purpose: .filter, label: "filter (predicate, e.g. name LIKE '*.txt' AND size > 1MB)", text: files.filterText)
+            return []
+        case .char("F"):
+            files.setFlat(!files.flat)
+            return []
+        case .char("f"):
+            guard let row = files.selected else { return [] }
+            if row.item.excluded { flash = Flash(text: "\(row.item.name) is excluded (.nosync): it stays on this device", level: .warn); return [] }
+            flash = Flash(text: "fetching \(row.item.name)…", level: .info)
+            return [.download(row.item.path)]
+        case .char("E"):
+            guard let row = files.selected else { return [] }
+            if row.item.kind == .file && (!row.item.uploaded || row.item.uploading) {
+                flash = Flash(text: "\(row.item.name) has changes not uploaded yet; it can be evicted once they are", level: .warn)
+                return []
+            }
+            return [.evict(row.item.path)]
+        case .char("D"), .delete:
+            guard let row = files.selected else { return [] }
+            let what = row.item.kind == .folder ? "the folder \(row.item.path) and everything in it" : row.item.path.string
+            confirm = Confirmation(message: "Delete \(what) from all devices? It stays in the server's trash for 30 days.", effect: .delete(row.item.path))
+            return []
+        case .char("c"):
+            if let row = files.selected, row.item.conflict { return openVersions(row.item.path) }
+            view = .conflicts
+            return []
+        default: return []
+        }
+    }
+
+    mutating func openVersions(_ path: RelativePath) -> [Effect] {
+        versions = VersionsState(path: path)
+        return [.loadVersions(path)]
+    }
+
+    // MARK: Conflicts
+
+    mutating func handleConflicts(_ key: Key) -> [Effect] {
+        let list = files.conflicted
+        if Self.move(key, &conflictCursor, count: list.count) { return [] }
+        switch key {
+        case .char("q"): return quitOrClose()
+        case .enter, .char("l"), .right:
+            guard list.indices.contains(conflictCursor.index) else { return [] }
+            return openVersions(list[conflictCursor.index].path)
+        default: return []
+        }
+    }
+
+    // MARK: Versions
+
+    mutating func handleVersions(_ key: Key) -> [Effect] {
+        guard var v = versions else { return [] }
+        defer { if versions != nil { versions = v } }
+        if Self.move(key, &v.cursor, count: v.rows.count) { return previewEffect(&v) }
+        switch key {
+        case .char("q"), .escape, .char("h"), .left:
+            versions = nil
+            return []
+        case .char("d"):
+            v.showDiff.toggle()
+            return []
+        case .enter:
+            guard let row = v.selected else { return [] }
+            if row.kind == .current && v.rows.allSatisfy({ $0.kind != .conflict }) {
+                flash = Flash(text: "this is already the current version", level: .info)
+                return []
+            }
+            let label = Self.describe(row.record)
+            confirm = Confirmation(message: "Keep the version from \(label)? It becomes the current version of \(v.path) on every device; the others stay in its history.",
+                                   effect: .resolve(v.path, row.record.id, label: label))
+            return []
+        default: return []
+        }
+    }
+
+    /// "laptop · 2026-11-22 10:42 · 12 B"
+    static func describe(_ r: VersionRecord) -> String {
+        "\(r.deviceName) · \(TimeFormat.short(r.modified)) · \(ByteSize.format(Int64(r.size)))"
+    }
+
+    func previewEffect(_ v: inout VersionsState) -> [Effect] {
+        guard let row = v.selected, v.previewFor != row.record.id else { return [] }
+        v.preview = nil
+        v.previewFor = row.record.id
+        return [.loadPreview(v.path, row.record, current: v.rows.first { $0.kind == .current }?.record)]
+    }
+
+    // MARK: Settings
+
+    mutating func handleSettings(_ key: Key) -> [Effect] {
+        if Self.move(key, &settings.cursor, count: settings.entries.count) { return [] }
+        switch key {
+        case .char("q"): return quitOrClose()
+        case .char("a"), .char("n"):
+            prompt = Prompt(purpose: .newKey, label: "new key (1-64 bytes)", text: "")
+            return []
+        case .char("e"), .enter:
+            guard let e = settings.selected, let v = e.value else { return [] }
+            let type = Self.editType(v)
+            prompt = Prompt(purpose: .value(key: e.key, type: type, isNew: false), label: "\(e.key) (\(type))", text: Self.editText(v))
+            return []
+        case .char("D"), .delete:
+            guard let e = settings.selected else { return [] }
+            confirm = Confirmation(message: "Delete the setting '\(e.key)' on every device?", effect: .setValue(key: e.key, value: nil))
+            return []
+        default: return []
+        }
+    }
+
+    static func editType(_ v: KVValue) -> String {
+        switch v {
+        case .array, .dictionary: "json"
+        default: v.typeName
+        }
+    }
+
+    static func editText(_ v: KVValue) -> String { v.displayText }
+
+    // MARK: confirmation and prompts
+
+    mutating func handleConfirm(_ key: Key) -> [Effect] {
+        guard let c = confirm else { return [] }
+        confirm = nil
+        if key == .char("y") || key == .char("Y") { return [c.effect] }
+        flash = Flash(text: "cancelled", level: .info)
+        return []
+    }
+
+    mutating func handlePrompt(_ key: Key) -> [Effect] {
+        guard var p = prompt else { return [] }
+        switch key {
+        case .escape:
+            if p.purpose == .filter { try? files.setFilter("") }
+            prompt = nil
+            return []
+        case .backspace:
+            if !p.text.isEmpty { p.text.removeLast() }
+            p.error = nil
+        case .ctrlU:
+            p.text = ""
+            p.error = nil
+        case .ctrlC:
+            prompt = nil
+            quit = true
+            return [.quit]
+        case .char(let c):
+            if p.text.count < 4096 { p.text.append(c) }
+            p.error = nil
+        case .enter:
+            return submit(p)
+        default:
+            break
+        }
+        prompt = p
+        return []
+    }
+
+    mutating func submit(_ p: Prompt) -> [Effect] {
+        var p = p
+        switch p.purpose {
+        case .filter:
+            do {
+                try files.setFilter(p.text)
+                prompt = nil
+            } catch let e as QueryPredicateError {
+                p.error = e.description
+                prompt = p
+            } catch {
+                p.error = "\(error)"
+                prompt = p
+            }
+            return []
+        case .newKey:
+            do {
+                try KVLimits.check(key: p.text, value: nil)
+                prompt = Prompt(purpose: .newType(key: p.text), label: "type of \(p.text): \(KVValue.typeNames.joined(separator: ", "))", text: "string")
+            } catch let e as CoreError {
+                p.error = e.message
+                prompt = p
+            } catch { prompt = nil }
+            return []
+        case .newType(let key):
+            let t = p.text.trimmingCharacters(in: .whitespaces).lowercased()
+            guard KVValue.typeNames.contains(t) else {
+                p.error = "type must be one of \(KVValue.typeNames.joined(separator: ", "))"
+                prompt = p
+                return []
+            }
+            prompt = Prompt(purpose: .value(key: key, type: t, isNew: true), label: "\(key) (\(t))", text: t == "bool" ? "true" : "")
+            return []
+        case .value(let key, let type, _):
+            do {
+                let v = try KVValue.parse(p.text, type: type)
+                try KVLimits.check(key: key, value: v)
+                var after: [String: KVValue] = [:]
+                for e in settings.entries { if let x = e.value { after[e.key] = x } }
+                after[key] = v
+                try KVLimits.check(store: after)
+                prompt = nil
+                return [.setValue(key: key, value: v)]
+            } catch let e as CoreError {
+                p.error = e.message
+                prompt = p
+                return []
+            } catch {
+                prompt = nil
+                return []
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+
+/// The three views reachable with `1` `2` `3`.
+public enum ViewID: Int, Sendable, CaseIterable {
+    case files = 1, conflicts, settings
+    public var title: String { ["", "Files", "Conflicts", "Settings"][rawValue] }
+}
+
+/// A text line being typed: the filter, or a key-value add/edit step.
+public struct Prompt: Equatable, Sendable {
+    public enum Purpose: Equatable, Sendable {
+        case filter
+        case newKey
+        case newType(key: String)
+        case value(key: String, type: String, isNew: Bool)
+    }
+    public var purpose: Purpose
+    public var label: String
+    public var text: String
+    public var error: String?
+    /// Shown when the key being edited changed on another device meanwhile (the draft is kept).
+    public var notice: String?
+}
+
+/// A yes/no question; `y` runs the effect, anything else cancels (default No).
+public struct Confirmation: Equatable, Sendable {
+    public var message: String
+    public var effect: Effect
+}
+
+/// A short message in the status line.
+public struct Flash: Equatable, Sendable {
+    public enum Level: String, Sendable { case info, warn, error }
+    public var text: String
+    public var level: Level
+}
+
+/// One version of the item in the Versions view.
+public struct VersionRow: Equatable, Sendable {
+    public enum Kind: String, Sendable { case current, conflict, history }
+    public var kind: Kind
+    public var record: VersionRecord
+}
+
+/// The Versions view: one item's versions, the selected one's preview and its diff with the current.
+public struct VersionsState: Equatable, Sendable {
+    public var path: RelativePath
+    public var rows: [VersionRow] = []
+    public var cursor = ListCursor()
+    public var loading = true
+    public var showDiff = false
+    /// Preview lines of the selected version (text, or a hex dump for binary content).
+    public var preview: [String]?
+    public var previewIsText = true
+    /// Text of the current version (for the diff).
+    public var currentText: [String]?
+    public var previewFor: VersionID?
+    public var error: String?
+    public init(path: RelativePath) { self.path = path }
+    public var selected: VersionRow? { rows.indices.contains(cursor.index) ? rows[cursor.index] : nil }
+}
+
+/// The Settings view: every key, the selection, and keys recently changed elsewhere.
+public struct SettingsState: Equatable, Sendable {
+    public var entries: [KVEntry] = []
+    public var cursor = ListCursor()
+    /// Keys changed by another device, highlighted until the given time.
+    public var highlighted: [String: Date] = [:]
+    public var usage: (keys: Int, bytes: Int) = (0, 0)
+    public init() {}
+    public var selected: KVEntry? { entries.indices.contains(cursor.index) ? entries[cursor.index] : nil }
+    public static func == (a: SettingsState, b: SettingsState) -> Bool {
+        a.entries == b.entries && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage
+    }
+}
+
+/// What the status bar shows.
+public struct StatusInfo: Equatable, Sendable {
+    public var account = ""
+    public var server = ""
+    public var device = ""
+    public var state = "offline"
+    public var uploads = EngineStatus.Transfers()
+    public var downloads = EngineStatus.Transfers()
+    public var conflicts = 0
+    /// Bytes per second over the last few seconds.
+    public var throughput: Double = 0
+    public init() {}
+}
+
+/// Side effects the controller asks for; the app runs them off the main queue and feeds the
+/// results back as events.
+public enum Effect: Equatable, Sendable {
+    case download(RelativePath)
+    case evict(RelativePath)
+    case delete(RelativePath)
+    case loadVersions(RelativePath)
+    case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)
+    case resolve(RelativePath, VersionID, label: String)
+    case setValue(key: String, value: KVValue?)
+    case syncNow
+    case quit
+}
+
+/// The whole front end's state: plain values, changed only by the controller (keys) and by
+/// events (engine results), read by the views.
+public struct AppState: Sendable {
+    public var view: ViewID = .files
+    public var versions: VersionsState?
+    public var help = false
+    public var prompt: Prompt?
+    public var confirm: Confirmation?
+    public var flash: Flash?
+    public var files = FilesState()
+    public var conflictCursor = ListCursor()
+    public var settings = SettingsState()
+    public var status = StatusInfo()
+    public var quit = false
+    public init() {}
+}

@@ -1,0 +1,118 @@
+import Foundation
+import UbiqCore
+
+/// One row of the Files list: a folder (browsable) or an item.
+public struct FileRow: Equatable, Sendable {
+    public var item: MetadataItem
+    /// Items inside a folder row (browse mode).
+    public var childCount: Int
+}
+
+/// The Files view's state: every item of the live query, the folder being browsed (or a flat
+/// list when filtering), the rows derived from them, and the selection.
+public struct FilesState: Sendable {
+    public private(set) var items: [ItemID: MetadataItem] = [:]
+    public private(set) var rows: [FileRow] = []
+    /// The folder shown (nil: the container's top level).
+    public private(set) var folder: RelativePath?
+    /// Flat list of every matching file instead of browsing folders.
+    public private(set) var flat = false
+    public private(set) var filterText = ""
+    public private(set) var filter: QueryPredicate?
+    public var cursor = ListCursor()
+    public private(set) var gathered = false
+    var childCounts: [RelativePath: Int] = [:]
+
+    public init() {}
+
+    public var selected: FileRow? { rows.indices.contains(cursor.index) ? rows[cursor.index] : nil }
+
+    /// The whole result set after gathering.
+    public mutating func gather(_ all: [MetadataItem]) {
+        items = Dictionary(all.map { ($0.itemID, $0) }, uniquingKeysWith: { $1 })
+        gathered = true
+        rebuild()
+    }
+
+    /// One batch of the live query.
+    public mutating func apply(_ diff: QueryDiff) {
+        for i in diff.removed { items[i.itemID] = nil }
+        for i in diff.added + diff.changed { items[i.itemID] = i }
+        rebuild()
+    }
+
+    public mutating func open(_ folder: RelativePath?) {
+        self.folder = folder
+        cursor = ListCursor()
+        rebuild()
+    }
+
+    public mutating func setFlat(_ on: Bool) {
+        flat = on
+        cursor = ListCursor()
+        rebuild()
+    }
+
+    /// Applies (or clears, with empty text) a filter in the predicate language.
+    public mutating func setFilter(_ text: String) throws {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        filter = trimmed.isEmpty ? nil : try QueryPredicate.parse(trimmed)
+        filterText = trimmed
+        cursor = ListCursor()
+        rebuild()
+    }
+
+    /// Rows for the current folder or the flat/filtered list, keeping the selected item selected.
+    mutating func rebuild(now: Date = Date()) {
+        let keep = selected?.item.itemID
+        childCounts = [:]
+        for i in items.values { if let p = i.path.parent { childCounts[p, default: 0] += 1 } }
+        var out: [FileRow] = []
+        if flat || filter != nil {
+            for i in items.values where i.kind == .file && (filter?.matches(i, now: now) ?? true) {
+                out.append(FileRow(item: i, childCount: 0))
+            }
+            out.sort { $0.item.path < $1.item.path }
+        } else {
+            for i in items.values where i.path.parent == folder {
+                out.append(FileRow(item: i, childCount: i.kind == .folder ? childCounts[i.path, default: 0] : 0))
+            }
+            out.sort { a, b in
+                if (a.item.kind == .folder) != (b.item.kind == .folder) { return a.item.kind == .folder }
+                let (x, y) = (a.item.name.lowercased(), b.item.name.lowercased())
+                return x != y ? x < y : a.item.path < b.item.path
+            }
+        }
+        rows = out
+        if let keep, let at = rows.firstIndex(where: { $0.item.itemID == keep }) { cursor.index = at }
+        cursor.clamp(count: rows.count)
+    }
+
+    /// Items with unresolved conflicts, by path.
+    public var conflicted: [MetadataItem] { items.values.filter(\.conflict).sorted { $0.path < $1.path } }
+}
+
+/// A selection in a list plus its scroll position.
+public struct ListCursor: Equatable, Sendable {
+    public var index = 0
+    public var top = 0
+    public init() {}
+
+    public mutating func clamp(count: Int) {
+        index = max(0, min(index, count - 1))
+        if count == 0 { index = 0 }
+    }
+
+    public mutating func move(_ delta: Int, count: Int) {
+        index += delta
+        clamp(count: count)
+    }
+
+    /// Keeps the selection inside a window of `height` rows.
+    public mutating func scroll(height: Int) {
+        guard height > 0 else { return }
+        if index < top { top = index }
+        if index >= top + height { top = index - height + 1 }
+        top = max(0, top)
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import UbiqCore
+
+/// What every view needs besides the state: the theme, glyph form and the time.
+public struct RenderContext: Sendable {
+    public var theme: Theme
+    public var ascii: Bool
+    public var now: Date
+    public init(theme: Theme, ascii: Bool = false, now: Date = Date()) { self.theme = theme; self.ascii = ascii; self.now = now }
+    func glyph(_ name: String) -> String { theme.glyph(name, ascii: ascii) }
+}
+
+/// Renders the whole screen from the state. Pure: the same state, size and context always
+/// give the same screen (golden tests rely on it).
+public enum Renderer {
+    public static let minWidth = 40, minHeight = 10
+
+    public static func render(_ state: AppState, width: Int, height: Int, context: RenderContext) -> ScreenBuffer {
+        var s = ScreenBuffer(width: width, height: height)
+        guard width >= minWidth, height >= minHeight else {
+            let msg = "terminal too small (\(width)×\(height); needs \(minWidth)×\(minHeight))"
+            s.put(TextWidth.fit(msg, width), x: 0, y: height / 2, role: "ui.flash.warn")
+            return s
+        }
+        header(state, &s, context)
+        let main = Rect(x: 0, y: 1, width: width, height: height - 3)
+        if let v = state.versions {
+            VersionsView.render(v, &s, main, context)
+        } else {
+            switch state.view {
+            case .files: FilesView.render(state.files, &s, main, context)
+            case .conflicts: ConflictsView.render(state.files.conflicted, state.conflictCursor, &s, main, context)
+            case .settings: SettingsView.render(state.settings, &s, main, context)
+            }
+        }
+        statusBar(state, &s, y: height - 2, context)
+        if let p = state.prompt { Overlays.prompt(p, &s, y: height - 1) } else { footer(state, &s, y: height - 1) }
+        if state.help { Overlays.help(state, &s, context) }
+        if let c = state.confirm { Overlays.confirm(c, &s, context) }
+        return s
+    }
+
+    static func header(_ state: AppState, _ s: inout ScreenBuffer, _ c: RenderContext) {
+        s.fill(Rect(x: 0, y: 0, width: s.width, height: 1), role: "ui.header")
+        var x = s.put(" Ubiquity ", x: 0, y: 0, role: "ui.header")
+        let st = state.status
+        let who = st.account.isEmpty ? "" : " \(st.account)@\(Self.host(st.server)) · \(st.device) "
+        let dot = st.state == "online" ? "●" : "○"
+        let tabs = ViewID.allCases.map { v in
+            v == .conflicts && st.conflicts > 0 ? "\(v.rawValue) \(v.title) (\(st.conflicts))" : "\(v.rawValue) \(v.title)"
+        }
+        let tabsWidth = tabs.reduce(0) { $0 + TextWidth.of($1) + 2 } + 1
+        x += s.put("│ " + (c.ascii ? (st.state == "online" ? "*" : "o") : dot) + " \(st.state) │" + who, x: x, y: 0,
+                   maxWidth: max(0, s.width - x - tabsWidth), role: "ui.header")
+        var tx = s.width - tabsWidth
+        for (i, t) in tabs.enumerated() {
+            let current = state.versions == nil && state.view.rawValue == i + 1
+            tx += s.put(" \(t) ", x: tx, y: 0, role: current ? "ui.selection" : "ui.header") + 1
+        }
+    }
+
+    static func host(_ url: String) -> String {
+        url.replacingOccurrences(of: "http://", with: "").replacingOccurrences(of: "https://", with: "")
+    }
+
+    static func statusBar(_ state: AppState, _ s: inout ScreenBuffer, y: Int, _ c: RenderContext) {
+        s.fill(Rect(x: 0, y: y, width: s.width, height: 1), role: "ui.text")
+        if let p = state.prompt, let msg = p.error ?? p.notice {
+            s.put(" " + msg, x: 0, y: y, maxWidth: s.width, role: p.error != nil ? "ui.flash.error" : "ui.flash.warn")
+            return
+        }
+        let st = state.status
+        var x = 1
+        let up = st.uploads, down = st.downloads
+        let active = up.running + up.queued + down.running + down.queued
+        if active > 0 {
+            x += s.put("\(c.glyph("status.uploading")) \(up.running + up.queued)", x: x, y: y, role: "status.uploading") + 1
+            x += s.put("\(c.glyph("status.downloading")) \(down.running + down.queued)", x: x, y: y, role: "status.downloading") + 1
+            let total = up.bytesTotal + down.bytesTotal, done = up.bytesDone + down.bytesDone
+            let pct = total > 0 ? Double(done) / Double(total) : 0
+            x += ProgressBar.draw(pct, &s, x: x, y: y, width: 10, c) + 1
+            x += s.put(String(format: "%3.0f%%", pct * 100), x: x, y: y) + 1
+            if st.throughput > 0 { x += s.put(ByteSize.format(Int64(st.throughput)) + "/s", x: x, y: y) + 1 }
+        } else if st.state == "online" {
+            x += s.put("\(c.glyph("status.synced")) up to date", x: x, y: y, role: "status.synced") + 1
+        } else {
+            x += s.put("\(c.glyph("status.paused")) \(st.state)", x: x, y: y, role: "status.paused") + 1
+        }
+        if st.conflicts > 0 {
+            x += s.put("│ ", x: x, y: y, role: "ui.border")
+            x += s.put("\(c.glyph("status.conflict")) \(st.conflicts) conflict\(st.conflicts == 1 ? "" : "s")", x: x, y: y, role: "status.conflict") + 1
+        }
+        if let f = state.flash {
+            x += s.put("│ ", x: x, y: y, role: "ui.border")
+            s.put(f.text, x: x, y: y, maxWidth: s.width - x, role: "ui.flash.\(f.level.rawValue)")
+        }
+    }
+
+    static func hints(_ state: AppState) -> [(String, String)] {
+        if state.versions != nil {
+            return [("j/k", "choose"), ("Enter", "keep"), ("d", "diff/preview"), ("q", "back"), ("?", "help")]
+        }
+        switch state.view {
+        case .files:
+            return [("j/k", "move"), ("Enter", "open"), ("h", "back"), ("f", "fetch"), ("E", "evict"), ("D", "delete"), ("/", "filter"),
+                    ("F", "flat"), ("?", "help"), ("q", "quit")]
+        case .conflicts: return [("j/k", "move"), ("Enter", "versions"), ("1", "files"), ("?", "help"), ("q", "quit")]
+        case .settings: return [("j/k", "move"), ("a", "add"), ("e", "edit"), ("D", "delete"), ("?", "help"), ("q", "quit")]
+        }
+    }
+
+    static func footer(_ state: AppState, _ s: inout ScreenBuffer, y: Int) {
+        s.fill(Rect(x: 0, y: y, width: s.width, height: 1), role: "ui.text")
+        var x = 1
+        for (k, t) in hints(state) {
+            let w = TextWidth.of(k) + TextWidth.of(t) + 3
+            if x + w > s.width { break }
+            x += s.put(k, x: x, y: y, role: "ui.hint.key") + 1
+            x += s.put(t, x: x, y: y, role: "ui.hint.text") + 2
+        }
+    }
+}
+
+/// A horizontal progress bar made of the theme's progress glyphs.
+enum ProgressBar {
+    @discardableResult
+    static func draw(_ fraction: Double, _ s: inout ScreenBuffer, x: Int, y: Int, width: Int, _ c: RenderContext) -> Int {
+        let f = max(0, min(1, fraction.isFinite ? fraction : 0))
+        let done = Int((f * Double(width)).rounded(.down))
+        s.put(String(repeating: c.glyph("progress.done"), count: done), x: x, y: y, role: "progress.done")
+        s.put(String(repeating: c.glyph("progress.todo"), count: width - done), x: x + done, y: y, role: "progress.todo")
+        return width
+    }
+}
+
+/// A bordered box with a title.
+enum Box {
+    static func draw(_ r: Rect, title: String, _ s: inout ScreenBuffer, _ c: RenderContext, focused: Bool = true) {
+        guard r.width >= 2, r.height >= 2 else { return }
+        let role = focused ? "ui.border.focus" : "ui.border"
+        let (h, v, tl, tr, bl, br) = c.ascii ? ("-", "|", "+", "+", "+", "+") : ("─", "│", "┌", "┐", "└", "┘")
+        s.fill(r, role: "ui.text")
+        s.put(tl + String(repeating: h, count: r.width - 2) + tr, x: r.x, y: r.y, role: role)
+        for y in (r.y + 1)..<(r.maxY - 1) {
+            s.put(v, x: r.x, y: y, role: role)
+            s.put(v, x: r.maxX - 1, y: y, role: role)
+        }
+        s.put(bl + String(repeating: h, count: r.width - 2) + br, x: r.x, y: r.maxY - 1, role: role)
+        if !title.isEmpty { s.put(" " + title + " ", x: r.x + 2, y: r.y, maxWidth: r.width - 4, role: "ui.title") }
+    }
+}

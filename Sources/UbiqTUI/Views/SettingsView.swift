@@ -1,0 +1,110 @@
+import Foundation
+import UbiqCore
+
+/// The Settings view: every key with its type and value; keys changed by another device are
+/// highlighted for a moment; the limits are shown.
+enum SettingsView {
+    static func render(_ st: SettingsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+        let limits = "keys \(st.usage.keys)/\(KVLimits.maxKeys) · \(ByteSize.format(Int64(st.usage.bytes)))/\(ByteSize.format(Int64(KVLimits.maxStoreBytes)))"
+        Box.draw(r, title: "Settings (\(limits))", &s, c)
+        let inner = r.inset(1)
+        if st.entries.isEmpty {
+            s.put("no settings yet: press a to add one", x: inner.x + 1, y: inner.y, role: "ui.hint.text")
+            return
+        }
+        let keyW = min(28, max(8, inner.width / 3)), typeW = 10
+        s.putPadded("key", x: inner.x + 1, y: inner.y, width: keyW, role: "ui.title")
+        s.putPadded("type", x: inner.x + 2 + keyW, y: inner.y, width: typeW, role: "ui.title")
+        s.putPadded("value", x: inner.x + 3 + keyW + typeW, y: inner.y, width: inner.width - keyW - typeW - 4, role: "ui.title")
+        var cur = st.cursor
+        cur.scroll(height: inner.height - 1)
+        for (n, e) in st.entries[cur.top..<min(st.entries.count, cur.top + inner.height - 1)].enumerated() {
+            let y = inner.y + 1 + n
+            let selected = cur.top + n == st.cursor.index
+            let remote = (st.highlighted[e.key].map { $0 > c.now } ?? false)
+            let base = selected ? "ui.selection" : remote ? "kv.remote" : "ui.text"
+            s.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), role: base)
+            s.putPadded(e.key, x: inner.x + 1, y: y, width: keyW, role: selected || remote ? base : "kv.key")
+            s.putPadded(e.value?.typeName ?? "", x: inner.x + 2 + keyW, y: y, width: typeW, role: base)
+            s.putPadded(e.value?.displayText ?? "", x: inner.x + 3 + keyW + typeW, y: y, width: inner.width - keyW - typeW - 4,
+                        role: selected || remote ? base : "kv.value")
+        }
+    }
+}
+
+/// The help overlay, the confirmation dialog and the prompt line.
+enum Overlays {
+    static func helpLines(_ state: AppState) -> [(String, String)] {
+        var lines: [(String, String)] = []
+        if state.versions != nil {
+            lines += [("j k ↑ ↓", "choose a version"), ("Enter", "keep the selected version (asks y/N)"), ("d", "toggle preview / diff against current"),
+                      ("q Esc", "back")]
+        } else {
+            switch state.view {
+            case .files:
+                lines += [("j k ↑ ↓", "move"), ("PgUp PgDn g G", "page, top, bottom"), ("Enter l →", "open a folder, or a file's versions"),
+                          ("h ← Backspace", "parent folder"), ("f", "fetch: download now"), ("E", "evict the local copy (stays in the cloud)"),
+                          ("D Delete", "delete from all devices (asks y/N)"), ("/", "filter with a predicate; Esc clears"),
+                          ("F", "flat list of every file"), ("c", "versions of a conflicted file")]
+                lines += [("", ""), ("status", "✓ = up to date   ☁ o in the cloud only   … . waiting"),
+                          ("", "↓ v downloading   ↑ ^ uploading   ⚠ ! conflict   ✗ x error   ‖ p excluded")]
+            case .conflicts: lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one")]
+            case .settings:
+                lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"),
+                          ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
+            }
+        }
+        lines += [("", ""), ("1 2 3", "Files, Conflicts, Settings"), ("R F5", "sync now"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
+        return lines
+    }
+
+    static func help(_ state: AppState, _ s: inout ScreenBuffer, _ c: RenderContext) {
+        let lines = helpLines(state)
+        let w = min(s.width - 4, 76), h = min(s.height - 2, lines.count + 2)
+        let r = Rect(x: (s.width - w) / 2, y: (s.height - h) / 2, width: w, height: h)
+        Box.draw(r, title: "Help · \(state.versions != nil ? "Versions" : state.view.title)", &s, c)
+        for (n, (k, t)) in lines.prefix(h - 2).enumerated() {
+            s.putPadded(k, x: r.x + 2, y: r.y + 1 + n, width: 15, role: "ui.hint.key")
+            s.put(t, x: r.x + 18, y: r.y + 1 + n, maxWidth: w - 20, role: "ui.text")
+        }
+    }
+
+    /// Wraps text into lines of at most `width` columns (at spaces where possible).
+    static func wrap(_ text: String, _ width: Int) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: false).map(String.init) {
+            let candidate = line.isEmpty ? word : line + " " + word
+            if TextWidth.of(candidate) <= width { line = candidate; continue }
+            if !line.isEmpty { lines.append(line) }
+            line = TextWidth.of(word) <= width ? word : TextWidth.fit(word, width)
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    static func confirm(_ cf: Confirmation, _ s: inout ScreenBuffer, _ c: RenderContext) {
+        let w = min(s.width - 4, 64)
+        let body = wrap(cf.message, w - 4)
+        let h = min(s.height - 2, body.count + 4)
+        let r = Rect(x: (s.width - w) / 2, y: (s.height - h) / 2, width: w, height: h)
+        Box.draw(r, title: "Confirm", &s, c)
+        for (n, l) in body.prefix(h - 4).enumerated() { s.put(l, x: r.x + 2, y: r.y + 1 + n, role: "ui.text") }
+        var x = r.x + 2
+        x += s.put("y", x: x, y: r.maxY - 2, role: "ui.hint.key")
+        x += s.put(" yes   ", x: x, y: r.maxY - 2, role: "ui.text")
+        x += s.put("N", x: x, y: r.maxY - 2, role: "ui.hint.key")
+        s.put(" no (default)", x: x, y: r.maxY - 2, role: "ui.text")
+    }
+
+    static func prompt(_ p: Prompt, _ s: inout ScreenBuffer, y: Int) {
+        s.fill(Rect(x: 0, y: y, width: s.width, height: 1), role: "ui.text")
+        let label = TextWidth.fit(p.label, max(10, s.width / 2)) + ": "
+        let x = s.put(label, x: 0, y: y, role: "ui.hint.key")
+        // Show the end of long input (where the cursor is).
+        let room = s.width - x - 1
+        var text = p.text
+        while TextWidth.of(text) > room, !text.isEmpty { text.removeFirst() }
+        let tx = s.put(text, x: x, y: y, role: p.error != nil ? "kv.invalid" : "ui.text")
+        s.put("▏", x: x + tx, y: y, role: "ui.hint.key")
+    }
+}
