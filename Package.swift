@@ -108,7 +108,7 @@ let package = Package(
             path: "Tests/UbiqTesting"
         ),
         .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),
-        .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqTesting"]),
+        .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqProtocol", "UbiqTesting"]),
         .testTarget(name: "UbiqEngineTests", dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting"]),
         .testTarget(
             name: "UbiqServerTests",

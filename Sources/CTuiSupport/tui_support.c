@@ -7,7 +7,16 @@
 #include <wchar.h>
 #include "tui_support.h"
 
-int ubiq_scalar_width(unsigned int scalar) { return wcwidth((wchar_t)scalar); }
+/* Widths come from the UTF-8 character tables whatever the process's locale is. */
+int ubiq_scalar_width(unsigned int scalar) {
+    static __thread locale_t utf8 = (locale_t)0;
+    if (!utf8) utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    if (!utf8) return wcwidth((wchar_t)scalar);
+    locale_t old = uselocale(utf8);
+    int w = wcwidth((wchar_t)scalar);
+    uselocale(old);
+    return w;
+}
 
 static int winch_fd = -1;
 static struct sigaction previous;

@@ -5,7 +5,7 @@ import UbiqCore
 /// a conflict marker, size, date, and a progress bar while an item transfers.
 enum FilesView {
     static func render(_ f: FilesState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
-        var title = f.filter != nil ? "Files · filter: \(f.filterText)" : f.flat ? "Files · all files" : "Files · \(f.folder.map { $0.string + "/" } ?? "/")"
+        var title = f.filter != nil ? "Files \(c.dot) filter: \(f.filterText)" : f.flat ? "Files \(c.dot) all files" : "Files \(c.dot) \(f.folder.map { $0.string + "/" } ?? "/")"
         title += " (\(f.rows.count))"
         Box.draw(r, title: title, &s, c)
         let inner = r.inset(1)

@@ -8,6 +8,9 @@ public struct RenderContext: Sendable {
     public var now: Date
     public init(theme: Theme, ascii: Bool = false, now: Date = Date()) { self.theme = theme; self.ascii = ascii; self.now = now }
     func glyph(_ name: String) -> String { theme.glyph(name, ascii: ascii) }
+    /// Separators in the header, status line and titles.
+    var bar: String { ascii ? "|" : "│" }
+    var dot: String { ascii ? "-" : "·" }
 }
 
 /// Renders the whole screen from the state. Pure: the same state, size and context always
@@ -44,13 +47,13 @@ public enum Renderer {
         s.fill(Rect(x: 0, y: 0, width: s.width, height: 1), role: "ui.header")
         var x = s.put(" Ubiquity ", x: 0, y: 0, role: "ui.header")
         let st = state.status
-        let who = st.account.isEmpty ? "" : " \(st.account)@\(Self.host(st.server)) · \(st.device) "
+        let who = st.account.isEmpty ? "" : " \(st.account)@\(Self.host(st.server)) \(c.dot) \(st.device) "
         let dot = st.state == "online" ? "●" : "○"
         let tabs = ViewID.allCases.map { v in
             v == .conflicts && st.conflicts > 0 ? "\(v.rawValue) \(v.title) (\(st.conflicts))" : "\(v.rawValue) \(v.title)"
         }
         let tabsWidth = tabs.reduce(0) { $0 + TextWidth.of($1) + 2 } + 1
-        x += s.put("│ " + (c.ascii ? (st.state == "online" ? "*" : "o") : dot) + " \(st.state) │" + who, x: x, y: 0,
+        x += s.put(c.bar + " " + (c.ascii ? (st.state == "online" ? "*" : "o") : dot) + " \(st.state) " + c.bar + who, x: x, y: 0,
                    maxWidth: max(0, s.width - x - tabsWidth), role: "ui.header")
         var tx = s.width - tabsWidth
         for (i, t) in tabs.enumerated() {
@@ -87,11 +90,11 @@ public enum Renderer {
             x += s.put("\(c.glyph("status.paused")) \(st.state)", x: x, y: y, role: "status.paused") + 1
         }
         if st.conflicts > 0 {
-            x += s.put("│ ", x: x, y: y, role: "ui.border")
+            x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
             x += s.put("\(c.glyph("status.conflict")) \(st.conflicts) conflict\(st.conflicts == 1 ? "" : "s")", x: x, y: y, role: "status.conflict") + 1
         }
         if let f = state.flash {
-            x += s.put("│ ", x: x, y: y, role: "ui.border")
+            x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
             s.put(f.text, x: x, y: y, maxWidth: s.width - x, role: "ui.flash.\(f.level.rawValue)")
         }
     }

@@ -5,7 +5,7 @@ import UbiqCore
 /// highlighted for a moment; the limits are shown.
 enum SettingsView {
     static func render(_ st: SettingsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
-        let limits = "keys \(st.usage.keys)/\(KVLimits.maxKeys) · \(ByteSize.format(Int64(st.usage.bytes)))/\(ByteSize.format(Int64(KVLimits.maxStoreBytes)))"
+        let limits = "keys \(st.usage.keys)/\(KVLimits.maxKeys) \(c.dot) \(ByteSize.format(Int64(st.usage.bytes)))/\(ByteSize.format(Int64(KVLimits.maxStoreBytes)))"
         Box.draw(r, title: "Settings (\(limits))", &s, c)
         let inner = r.inset(1)
         if st.entries.isEmpty {
@@ -62,7 +62,7 @@ enum Overlays {
         let lines = helpLines(state)
         let w = min(s.width - 4, 76), h = min(s.height - 2, lines.count + 2)
         let r = Rect(x: (s.width - w) / 2, y: (s.height - h) / 2, width: w, height: h)
-        Box.draw(r, title: "Help · \(state.versions != nil ? "Versions" : state.view.title)", &s, c)
+        Box.draw(r, title: "Help \(c.dot) \(state.versions != nil ? "Versions" : state.view.title)", &s, c)
         for (n, (k, t)) in lines.prefix(h - 2).enumerated() {
             s.putPadded(k, x: r.x + 2, y: r.y + 1 + n, width: 15, role: "ui.hint.key")
             s.put(t, x: r.x + 18, y: r.y + 1 + n, maxWidth: w - 20, role: "ui.text")

@@ -34,7 +34,7 @@ enum VersionsView {
         }
         let bottom = Rect(x: r.x, y: r.y + listH, width: r.width, height: r.height - listH)
         guard bottom.height >= 3 else { return }
-        let selectedLabel = v.selected.map { "\($0.record.deviceName) · \(TimeFormat.short($0.record.modified))" } ?? ""
+        let selectedLabel = v.selected.map { "\($0.record.deviceName) \(c.dot) \(TimeFormat.short($0.record.modified))" } ?? ""
         let showDiff = v.showDiff && v.previewIsText && v.currentText != nil && v.selected?.kind != .current
         Box.draw(bottom, title: showDiff ? "Diff: current → \(selectedLabel)" : "Preview: \(selectedLabel)\(v.previewIsText ? "" : " (hex)")", &s, c, focused: false)
         let pin = bottom.inset(1)

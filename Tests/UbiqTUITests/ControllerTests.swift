@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+@testable import UbiqTUI
+
+/// The controller as plain state: keys in, state and effects out.
+@Suite("Controller")
+struct ControllerTests {
+    func press(_ s: inout AppState, _ keys: [Key]) -> [Effect] { keys.flatMap { s.handle($0) } }
+
+    @Test func browseFoldersAndMove() {
+        var s = Fixtures.state(folder: nil)
+        #expect(s.files.rows.map(\.item.name) == ["Documents"])
+        _ = press(&s, [.enter])
+        #expect(s.files.folder?.string == "Documents" && s.files.rows.first?.item.name == "Reports")
+        _ = press(&s, [.char("j"), .char("j"), .down, .char("k")])
+        #expect(s.files.cursor.index == 2)
+        _ = press(&s, [.char("G")])
+        #expect(s.files.cursor.index == s.files.rows.count - 1)
+        _ = press(&s, [.char("h")])
+        #expect(s.files.folder == nil && s.files.selected?.item.name == "Documents", "back to the parent with the folder selected")
+        _ = press(&s, [.char("F")])
+        #expect(s.files.rows.allSatisfy { $0.item.kind == .file } && s.files.rows.count == 10)
+    }
+
+    @Test func filterTakesThePredicateLanguageAndNamesErrors() {
+        var s = Fixtures.state()
+        _ = press(&s, [.char("/")] + Key.typing("size > 1MB AND name LIKE '*.mov'") + [.enter])
+        #expect(s.prompt == nil && s.files.rows.map(\.item.name) == ["downloading.mov"])
+        _ = press(&s, [.char("/"), .ctrlU] + Key.typing("size > > 3") + [.enter])
+        #expect(s.prompt?.error?.contains("column 8") == true, "\(String(describing: s.prompt?.error))")
+        _ = press(&s, [.escape])
+        #expect(s.prompt == nil && s.files.filter == nil && s.files.rows.count > 1, "Esc clears the filter")
+    }
+
+    @Test func actionsAskBeforeDeletingAndDefaultToNo() {
+        var s = Fixtures.state()
+        let plan = s.files.rows.firstIndex { $0.item.name == "plan.txt" }!
+        s.files.cursor.index = plan
+        #expect(press(&s, [.char("D")]).isEmpty)
+        #expect(s.confirm?.message.contains("from all devices") == true)
+        #expect(press(&s, [.char("n")]).isEmpty && s.confirm == nil)
+        _ = press(&s, [.char("D")])
+        #expect(press(&s, [.enter]).isEmpty, "Enter is not yes")
+        _ = press(&s, [.char("D")])
+        #expect(press(&s, [.char("y")]) == [.delete(try! RelativePath(validating: "Documents/plan.txt"))])
+        #expect(press(&s, [.char("f")]) == [.download(try! RelativePath(validating: "Documents/plan.txt"))])
+        // Evict is refused at once for content not uploaded yet.
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "waiting.txt" }!
+        #expect(press(&s, [.char("E")]).isEmpty && s.flash?.level == .warn)
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "current.txt" }!
+        #expect(press(&s, [.char("E")]) == [.evict(try! RelativePath(validating: "Documents/current.txt"))])
+    }
+
+    @Test func resolvingAConflictIsAConfirmedChoiceOfAVersion() {
+        var s = Fixtures.state(view: .conflicts)
+        #expect(press(&s, [.enter]) == [.loadVersions(try! RelativePath(validating: "Documents/plan.txt"))])
+        let mk = { (n: Int, dev: String) in
+            VersionRecord(id: VersionID(uuid: UUID()), state: .current, size: n, hash: ContentHash.of([UInt8(n)]), modified: Fixtures.t0,
+                          committed: Fixtures.t0, device: DeviceID(uuid: UUID()), deviceName: dev, uploaded: true)
+        }
+        let cur = mk(1, "laptop"), other = mk(2, "phone")
+        let item = ItemRecord(id: Fixtures.id(7), path: try! RelativePath(validating: "Documents/plan.txt"), kind: .file, current: cur,
+                              conflictCount: 1, deletedAt: nil, changeSeq: 1)
+        let fx = s.apply(.versions(item.path, VersionsResponse(item: item, current: cur, conflicts: [other], others: [])))
+        #expect(s.versions?.selected?.record.deviceName == "phone", "the first conflict version is selected")
+        #expect(fx == [.loadPreview(item.path, other, current: cur)])
+        _ = press(&s, [.enter])
+        #expect(s.confirm?.message.contains("phone") == true && s.confirm?.message.contains("every device") == true)
+        #expect(press(&s, [.char("y")]) == [.resolve(item.path, other.id, label: AppState.describe(other))])
+        _ = press(&s, [.char("q")])
+        #expect(s.versions == nil && !s.quit, "q closes the versions view first")
+        _ = press(&s, [.char("q")])
+        #expect(s.quit)
+    }
+
+    @Test func settingsAddAndEditAreTypedAndDraftsSurviveRemoteChanges() {
+        var s = Fixtures.state(view: .settings)
+        let dev = DeviceID(uuid: UUID())
+        _ = s.apply(.settings([KVEntry(key: "fontSize", value: .int(14), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev)], keys: 1, bytes: 16))
+        _ = press(&s, [.char("a")] + Key.typing(String(repeating: "k", count: 65)) + [.enter])
+        #expect(s.prompt?.error?.contains("1-64") == true)
+        _ = press(&s, [.ctrlU] + Key.typing("volume") + [.enter, .ctrlU] + Key.typing("number") + [.enter])
+        #expect(s.prompt?.error?.contains("type must be") == true)
+        _ = press(&s, [.ctrlU] + Key.typing("int") + [.enter] + Key.typing("eleven") + [.enter])
+        #expect(s.prompt?.error?.contains("not an integer") == true)
+        #expect(press(&s, [.ctrlU] + Key.typing("11") + [.enter]) == [.setValue(key: "volume", value: .int(11))])
+        // Editing: the draft is kept when the key changes on another device.
+        _ = press(&s, [.char("e"), .ctrlU] + Key.typing("20"))
+        _ = s.apply(.settings([KVEntry(key: "fontSize", value: .int(99), stamp: HLCTimestamp(wallMillis: 2, counter: 0), device: dev)], keys: 1, bytes: 16))
+        _ = s.apply(.settingsChanged(keys: ["fontSize"], reason: .serverChange, at: Date()))
+        #expect(s.prompt?.text == "20" && s.prompt?.notice?.contains("another device") == true)
+        #expect(press(&s, [.enter]) == [.setValue(key: "fontSize", value: .int(20))])
+        _ = press(&s, [.char("D")])
+        #expect(press(&s, [.char("y")]) == [.setValue(key: "fontSize", value: nil)])
+    }
+
+    @Test func globalKeys() {
+        var s = Fixtures.state()
+        _ = press(&s, [.char("3")])
+        #expect(s.view == .settings)
+        _ = press(&s, [.char("?")])
+        #expect(s.help)
+        _ = press(&s, [.char("1")])
+        #expect(s.help && s.view == .settings, "keys go to the help overlay while it is open")
+        _ = press(&s, [.char("q")])
+        #expect(!s.help && !s.quit)
+        #expect(press(&s, [.char("R")]) == [.syncNow])
+        #expect(press(&s, [.ctrlC]) == [.quit] && s.quit)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+@testable import UbiqTUI
+
+/// Golden screens rendered into the in-memory buffer: the status column (glyph + colour role),
+/// progress bars, the conflict marker, wide characters, 80×24, ASCII glyphs and mono.
+@Suite("Rendering (golden screens)")
+struct RenderTests {
+    init() { TimeFormat.use(TimeZone(identifier: "UTC")!) }
+
+    let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
+
+    @Test func filesAt80x24() {
+        let screen = Renderer.render(Fixtures.state(), width: 80, height: 24, context: ctx)
+        Fixtures.golden("files-80x24", screen)
+        // Every line is exactly 80 columns, wide characters included.
+        for (n, line) in screen.lines.enumerated() { #expect(TextWidth.of(line) == 80, "line \(n): \(line)") }
+        // The glyph column carries the status role (meaning never rests on colour alone: each state has its own glyph).
+        let row = screen.lines.firstIndex { $0.contains("downloading.mov") }!
+        #expect(screen[2, row].text == "↓" && screen[2, row].role == "status.downloading")
+        #expect(screen.lines[row].contains("52%"))
+        let conflictRow = screen.lines.firstIndex { $0.contains("plan.txt") }!
+        #expect(screen[3, conflictRow].text == "⚠" && screen[3, conflictRow].role == "status.conflict")
+        let errorRow = screen.lines.firstIndex { $0.contains("broken.bin") }!
+        #expect(screen[2, errorRow].text == "✗" && screen.lines[errorRow].contains("storage full"))
+    }
+
+    @Test func asciiGlyphsAndNarrowWidth() {
+        let screen = Renderer.render(Fixtures.state(), width: 60, height: 16, context: RenderContext(theme: Fixtures.theme, ascii: true, now: Fixtures.t0))
+        Fixtures.golden("files-ascii-60x16", screen)
+        // Only the names themselves may hold non-ASCII text: no box drawing, glyph or separator is UTF-8.
+        let symbols = Set("│─┌┐└┘✓☁↓↑⚠✗…‖·▸█░●")
+        #expect(screen.lines.allSatisfy { !$0.contains(where: symbols.contains) }, "\(screen.lines.joined(separator: "\n"))")
+    }
+
+    @Test func conflictsVersionsAndSettings() {
+        var s = Fixtures.state(view: .conflicts)
+        Fixtures.golden("conflicts-80x24", Renderer.render(s, width: 80, height: 24, context: ctx))
+        let rec = { (n: Int, dev: String, size: Int, state: VersionState) in
+            VersionRecord(id: VersionID(uuid: UUID(uuidString: String(format: "00000000-0000-4000-9000-%012d", n))!), state: state, size: size,
+                          hash: ContentHash.of(Array("v\(n)".utf8)), modified: Fixtures.t0.addingTimeInterval(Double(n) * 3600), committed: Fixtures.t0,
+                          device: DeviceID(uuid: UUID()), deviceName: dev, uploaded: true)
+        }
+        var v = VersionsState(path: try! RelativePath(validating: "Documents/plan.txt"))
+        v.rows = [VersionRow(kind: .current, record: rec(1, "laptop", 12, .current)), VersionRow(kind: .conflict, record: rec(2, "phone", 13, .conflict)),
+                  VersionRow(kind: .history, record: rec(3, "laptop", 10, .other))]
+        v.loading = false
+        v.cursor.index = 1
+        v.preview = ["milk", "eggs", "bread"]
+        v.currentText = ["milk", "bread"]
+        v.previewFor = v.rows[1].record.id
+        s.versions = v
+        Fixtures.golden("versions-preview", Renderer.render(s, width: 80, height: 24, context: ctx))
+        s.versions?.showDiff = true
+        let diff = Renderer.render(s, width: 80, height: 24, context: ctx)
+        Fixtures.golden("versions-diff", diff)
+        let add = diff.lines.firstIndex { $0.contains("+ eggs") }!
+        #expect(diff.roles(line: add)[4] == "diff.add")
+        s.versions = nil
+        s.view = .settings
+        let dev = DeviceID(uuid: UUID())
+        s.settings.entries = [KVEntry(key: "fontSize", value: .int(14), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev),
+                              KVEntry(key: "theme", value: .string("dark"), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev),
+                              KVEntry(key: "recent", value: .array([.string("a.txt"), .int(2)]), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev)]
+        s.settings.usage = (3, 40)
+        s.settings.highlighted["theme"] = Fixtures.t0.addingTimeInterval(2)
+        let settings = Renderer.render(s, width: 80, height: 24, context: ctx)
+        Fixtures.golden("settings-80x24", settings)
+        let themeRow = settings.lines.firstIndex { $0.contains("dark") }!
+        #expect(settings.roles(line: themeRow)[5] == "kv.remote", "a key changed elsewhere is highlighted")
+        // After the highlight time it is drawn normally.
+        let later = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0.addingTimeInterval(5)))
+        #expect(later.roles(line: themeRow)[5] != "kv.remote")
+    }
+
+    @Test func overlaysAndTooSmall() {
+        var s = Fixtures.state()
+        s.help = true
+        Fixtures.golden("help-files", Renderer.render(s, width: 80, height: 24, context: ctx))
+        s.help = false
+        _ = s.handle(.char("D"))
+        Fixtures.golden("confirm-delete", Renderer.render(s, width: 80, height: 24, context: ctx))
+        let tiny = Renderer.render(s, width: 30, height: 8, context: ctx)
+        #expect(tiny.lines.joined().contains("terminal too small"))
+    }
+
+    @Test func controlCharactersInNamesNeverReachTheTerminal() {
+        var buf = ScreenBuffer(width: 20, height: 1)
+        buf.put("a\u{1B}[2Jb\u{07}", x: 0, y: 0)
+        #expect(buf.lines[0].hasPrefix("a?[2Jb?"))
+        #expect(!buf.lines[0].unicodeScalars.contains { $0.value < 0x20 })
+        // A wide character never straddles the edge.
+        var edge = ScreenBuffer(width: 5, height: 1)
+        edge.put("abcd文", x: 0, y: 0)
+        #expect(edge.lines[0] == "abcd ")
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import UbiqTesting
+@testable import UbiqTUI
+
+/// Every shipped theme, the compiled-in copies, fallbacks and broken themes.
+@Suite("Themes")
+struct ThemeTests {
+    static let repoThemes = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Themes")
+
+    @Test func everyShippedThemeIsValidAndCompiledIn() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.repoThemes.path).filter { $0.hasSuffix(".toml") }
+        #expect(Set(files.map { String($0.dropLast(5)) }).isSuperset(of: ["default", "mono", "light", "dark", "colorblind"]))
+        let loader = ThemeLoader(searchPaths: [Self.repoThemes])
+        for f in files {
+            let name = String(f.dropLast(5))
+            #expect(loader.check(name).isEmpty, "\(name): \(loader.check(name))")
+            let text = try String(contentsOf: Self.repoThemes.appendingPathComponent(f), encoding: .utf8)
+            #expect(BuiltinThemes.sources[name]?.trimmingCharacters(in: .newlines) == text.trimmingCharacters(in: .newlines),
+                    "the compiled-in copy of \(name) is stale: run .ci/builtin-themes.py")
+            let theme = try loader.load(name)
+            for role in Theme.roles { _ = theme.style(role) }
+            for g in Theme.glyphNames { let glyph = theme.glyph(g, ascii: true); #expect(glyph.unicodeScalars.allSatisfy { $0.isASCII }, "\(g)") }
+        }
+        #expect(BuiltinThemes.sources.count == files.count)
+    }
+
+    @Test func rolesFallBackAndMonoHasNoColour() throws {
+        let loader = ThemeLoader(searchPaths: [])
+        let light = try loader.load("light")
+        // light leaves status.paused out: it comes from the default theme.
+        let def = try loader.load("default")
+        #expect(light.style("status.paused") == def.style("status.paused"))
+        // An unknown sub-role falls back along its prefix.
+        #expect(light.style("status.conflict.extra") == light.style("status.conflict"))
+        let mono = try loader.load("mono")
+        for role in Theme.roles {
+            #expect(mono.style(role).fg == nil && mono.style(role).bg == nil, "\(role)")
+        }
+        #expect(mono.style("status.conflict").attrs.contains(.reverse) && mono.style("status.error").attrs.contains(.underline))
+        // The colour-blind theme never uses pure red and green for the two states that matter most.
+        let cb = try loader.load("colorblind")
+        #expect(cb.style("status.error").attrs.contains(.underline) && cb.style("status.conflict").attrs.contains(.reverse))
+    }
+
+    @Test func coloursMapDownByDepth() {
+        let c = ColorSpec.rgb(0x5f, 0xaf, 0xd7)
+        #expect(c.number(depth: 1 << 24) == 0x5fafd7)
+        #expect(c.number(depth: 256) == 74)
+        #expect((0..<16).contains(c.number(depth: 16)) && (0..<8).contains(c.number(depth: 8)))
+        #expect(ColorSpec.parse("bright-red") == .ansi(9) && ColorSpec.ansi(9).number(depth: 8) == 1)
+        #expect(ColorSpec.parse("#ffffff")?.number(depth: 256) == 231 || ColorSpec.parse("#ffffff")?.number(depth: 256) == 255)
+        #expect(ColorSpec.parse("nope") == nil && ColorSpec.parse("300") == nil)
+        #expect(ColorSpec.rgb(1, 2, 3, c256: 17, c16: 4).number(depth: 256) == 17)
+    }
+
+    @Test func brokenThemesFallBackWithAClearMessage() throws {
+        let dir = try TempDirectory("ubiq-themes")
+        defer { dir.remove() }
+        func write(_ name: String, _ text: String) throws { try text.write(to: dir.url.appendingPathComponent(name + ".toml"), atomically: true, encoding: .utf8) }
+        try write("syntax", "schema = 1\nname = \"x\"\n[styles\n")
+        try write("badcolour", "schema = 1\n[styles]\n\"ui.text\" = { fg = \"chartreuse-ish\" }\n")
+        try write("badattr", "schema = 1\n[styles]\n\"ui.text\" = { attrs = [\"blink\"] }\n")
+        try write("loop1", "schema = 1\ninherits = \"loop2\"\n")
+        try write("loop2", "schema = 1\ninherits = \"loop1\"\n")
+        try write("unknownrole", "schema = 1\n[styles]\n\"ui.sparkles\" = { fg = \"red\" }\n")
+        try write("mine", "schema = 1\nname = \"mine\"\ninherits = \"dark\"\n[styles]\n\"status.synced\" = { fg = 34 }\n")
+        let loader = ThemeLoader(searchPaths: [dir.url])
+        #expect(throws: ThemeError.self) { try loader.load("syntax") }
+        do { _ = try loader.load("syntax") } catch { #expect("\(error)".contains("line"), "\(error)") }
+        #expect(throws: ThemeError.self) { try loader.load("badcolour") }
+        #expect(throws: ThemeError.self) { try loader.load("badattr") }
+        do { _ = try loader.load("loop1"); Issue.record("loop accepted") } catch { #expect("\(error)".contains("loops")) }
+        #expect(loader.check("unknownrole").contains { $0.contains("unknown role") })
+        #expect(throws: ThemeError.self) { try loader.load("no-such-theme") }
+        #expect(throws: ThemeError.self) { try loader.load("../../etc/passwd") }
+        // A user theme in the search path overrides and inherits.
+        let mine = try loader.load("mine")
+        let dark = try loader.load("dark")
+        #expect(mine.style("status.synced").fg == .indexed(34) && mine.style("ui.text") == dark.style("ui.text"))
+        #expect(loader.available().contains { $0.name == "mine" && $0.source.hasSuffix("mine.toml") })
+        #expect(loader.available().contains { $0.name == "default" && $0.source == "built in" })
+    }
+}
