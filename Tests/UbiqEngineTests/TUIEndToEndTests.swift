@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import UbiqCore
+import UbiqTesting
+
+/// The front end in a real terminal (tmux) against a real server, with a second device working
+/// from the command line: files listed, a file from the other device appearing live, a
+/// conflict marked and resolved with keys, a setting arriving live, resize, and `q` restoring
+/// the terminal.
+@Suite("Front end in tmux", .serialized)
+struct TUIEndToEndTests {
+    typealias Setup = ItemCommandTests.Setup
+
+    @Test func browseWatchResolveEditSettingsResizeQuit() async throws {
+        guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+        let s = try Setup()
+        defer { s.teardown() }
+        try s.login("A"); try s.login("B")
+        try s.write("B", "Documents/hello.txt", "hello from B")
+        try s.write("B", "Documents/plan.txt", "the plan, v1")
+        try s.write("B", "Documents/报告 🎉.txt", "wide names")
+        #expect(try s.ubiq("B", ["sync"]).0 == 0)
+        let t = try TmuxSession(width: 100, height: 30)
+        defer { t.kill() }
+        try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+        #expect(t.waitFor("Documents/"), "\(t.capture())")
+        try t.send("Enter")
+        #expect(t.waitFor("hello.txt") && t.waitFor("plan.txt"), "\(t.capture())")
+        #expect(t.capture().contains("报告 🎉.txt"))
+        // A file written on B appears live.
+        try s.write("B", "Documents/from B.txt", "new")
+        #expect(try s.ubiq("B", ["sync"]).0 == 0)
+        #expect(t.waitFor("from B.txt"), "\(t.capture())")
+        // Both devices edit plan.txt: a conflict, marked, resolved with keys.
+        #expect(await eventually { s.read("A", "Documents/plan.txt") == "the plan, v1" })
+        try s.write("A", "Documents/plan.txt", "the plan, edited on A")
+        try s.write("B", "Documents/plan.txt", "the plan, edited on B, longer")
+        _ = try s.ubiq("B", ["sync"])
+        #expect(t.waitFor("1 conflict", timeout: 30), "\(t.capture())")
+        try t.send("2")
+        #expect(t.waitFor("Conflicts (1)"), "\(t.capture())")
+        try t.send("Enter")
+        #expect(t.waitFor("Versions of Documents/plan.txt") && t.waitFor("Preview:"), "\(t.capture())")
+        #expect(t.waitFor("edited on"), "the preview shows the selected version's text: \(t.capture())")
+        try t.send("Enter")
+        #expect(t.waitFor("Keep the version from"), "\(t.capture())")
+        try t.send("y")
+        #expect(t.waitFor("Conflicts (0)", timeout: 30), "\(t.capture())")
+        let (_, status, _) = try s.ubiq("B", ["status", "--json"])
+        #expect(status.contains("\"conflicts\" : 0"), "\(status)")
+        #expect(try s.ubiq("B", ["sync"]).0 == 0)
+        #expect(s.read("A", "Documents/plan.txt") == s.read("B", "Documents/plan.txt"))
+        // A setting set on B appears live in the Settings view.
+        try t.send("3")
+        #expect(t.waitFor("Settings ("), "\(t.capture())")
+        #expect(try s.ubiq("B", ["kv", "set", "accent", "teal"]).0 == 0)
+        #expect(t.waitFor { $0.contains("accent") && $0.contains("teal") }, "\(t.capture())")
+        // Add a setting with keys; B reads it.
+        try t.send("a")
+        try t.type("volume")
+        try t.send("Enter", "C-u")
+        try t.type("int")
+        try t.send("Enter")
+        try t.type("11")
+        try t.send("Enter")
+        #expect(t.waitFor("saved volume"), "\(t.capture())")
+        #expect(try s.ubiq("B", ["kv", "get", "volume"]).1.contains("11"))
+        // Resize to 80×24, then too small, then back.
+        try t.resize(width: 80, height: 24)
+        #expect(t.waitFor { screen in screen.split(separator: "\n").first.map { $0.count <= 80 && $0.contains("3 Settings") } ?? false }, "\(t.capture())")
+        try t.resize(width: 30, height: 8)
+        #expect(t.waitFor("terminal too small"), "\(t.capture())")
+        try t.resize(width: 100, height: 30)
+        #expect(t.waitFor("Settings ("), "\(t.capture())")
+        // q quits and the terminal is restored.
+        try t.send("q")
+        #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+        try t.send("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo STTY", "Enter")
+        #expect(t.waitFor("icanon echo STTY"), "\(t.capture())")
+    }
+}

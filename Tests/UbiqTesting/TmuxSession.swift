@@ -1,0 +1,56 @@
+import Foundation
+
+/// A private tmux server with one session running a shell: the front end is started in it,
+/// driven with `send-keys` and read with `capture-pane` (platform notes §1.6–1.7: spawned
+/// with posix_spawn and an empty signal mask; `TMUX` removed from the environment).
+public final class TmuxSession: @unchecked Sendable {
+    public let socket: String
+    let env: [String: String]
+
+    public init(width: Int = 100, height: Int = 30, environment extra: [String: String] = [:]) throws {
+        socket = "ubiq-test-\(getpid())-\(UUID().uuidString.prefix(6))"
+        var env = ProcessInfo.processInfo.environment
+        env["TMUX"] = nil
+        env["LANG"] = "C.UTF-8"
+        env["LC_ALL"] = "C.UTF-8"
+        for (k, v) in extra { env[k] = v }
+        self.env = env
+        let (st, _, err) = try tmux(["new-session", "-d", "-s", "t", "-x", "\(width)", "-y", "\(height)", "bash --norc --noprofile"])
+        guard st == 0 else { throw NSError(domain: "tmux", code: Int(st), userInfo: [NSLocalizedDescriptionKey: "tmux new-session failed: \(err)"]) }
+        try send("PS1='$ '; clear", "Enter")
+    }
+
+    public static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") }
+
+    @discardableResult
+    func tmux(_ args: [String]) throws -> (Int32, String, String) {
+        let p = try ChildProcess("/usr/bin/tmux", ["-L", socket, "-f", "/dev/null"] + args, environment: env)
+        let st = p.wait(timeout: 30)
+        return (st, p.stdout, p.stderr)
+    }
+
+    /// Keys by tmux name (`Enter`, `Escape`, `Up`, `C-c`) or plain characters.
+    public func send(_ keys: String...) throws { try tmux(["send-keys", "-t", "t"] + keys) }
+
+    /// Literal text (UTF-8 included).
+    public func type(_ text: String) throws { try tmux(["send-keys", "-t", "t", "-l", text]) }
+
+    /// The visible screen as text.
+    public func capture() -> String { (try? tmux(["capture-pane", "-p", "-t", "t"]).1) ?? "" }
+
+    /// Polls the screen until `condition` holds (bounded); returns whether it did.
+    public func waitFor(timeout: TimeInterval = 20, _ condition: (String) -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if condition(capture()) { return true }
+            usleep(50_000)
+        }
+        return condition(capture())
+    }
+
+    public func waitFor(_ text: String, timeout: TimeInterval = 20) -> Bool { waitFor(timeout: timeout) { $0.contains(text) } }
+
+    public func resize(width: Int, height: Int) throws { try tmux(["resize-window", "-t", "t", "-x", "\(width)", "-y", "\(height)"]) }
+
+    public func kill() { _ = try? tmux(["kill-server"]) }
+}
