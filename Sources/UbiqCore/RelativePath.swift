@@ -56,7 +56,10 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     /// The path's segments.
     public var components: [String] { string.split(separator: "/").map(String.init) }
     /// The last segment.
-    public var name: String { components.last ?? string }
+    public var name: String {
+        guard let slash = string.lastIndex(of: "/") else { return string }
+        return String(string[string.index(after: slash)...])
+    }
     /// The enclosing folder, or nil at the container's top level.
     public var parent: RelativePath? {
         guard let slash = string.lastIndex(of: "/") else { return nil }
@@ -81,7 +84,8 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     public var isInDocuments: Bool { string == "Documents" || string.hasPrefix("Documents/") }
 
     public var description: String { string }
-    public static func < (a: RelativePath, b: RelativePath) -> Bool { a.string < b.string }
+    /// Code-point order (paths are NFC, so comparing UTF-8 bytes gives the same order, faster).
+    public static func < (a: RelativePath, b: RelativePath) -> Bool { a.string.utf8.lexicographicallyPrecedes(b.string.utf8) }
 
     public init(from decoder: Decoder) throws {
         let raw = try decoder.singleValueContainer().decode(String.self)

@@ -58,7 +58,18 @@ public struct MetadataQueryDefinition: Sendable, Equatable {
 
     /// Items that are in scope and match, in order.
     public func results(_ items: [MetadataItem], now: Date) -> [MetadataItem] {
-        items.filter { includes($0, now: now) }.sorted(by: areInOrder)
+        sorted(items.filter { includes($0, now: now) })
+    }
+
+    /// Sorts in the query's order, computing each item's key once (names are compared
+    /// case-insensitively; lowering every name in every comparison would dominate large sorts).
+    public func sorted(_ items: [MetadataItem]) -> [MetadataItem] {
+        guard sort == .name else { return items.sorted(by: areInOrder) }
+        let keyed = items.map { ($0.name.lowercased(), $0) }.sorted { a, b in
+            if a.0 != b.0 { return ascending ? a.0 < b.0 : a.0 > b.0 }
+            return ascending ? a.1.path < b.1.path : b.1.path < a.1.path
+        }
+        return keyed.map(\.1)
     }
 }
 
@@ -83,7 +94,7 @@ public struct QueryResults: Sendable {
     public init(_ definition: MetadataQueryDefinition) { self.definition = definition }
 
     /// Results in the query's order.
-    public var ordered: [MetadataItem] { byID.values.sorted(by: definition.areInOrder) }
+    public var ordered: [MetadataItem] { definition.sorted(Array(byID.values)) }
 
     /// Replaces the state with what `snapshot` matches and returns what changed (diff lists in
     /// the query's order).
@@ -101,9 +112,9 @@ public struct QueryResults: Sendable {
         }
         for (id, old) in byID where next[id] == nil { diff.removed.append(old) }
         byID = next
-        diff.added.sort(by: definition.areInOrder)
-        diff.changed.sort(by: definition.areInOrder)
-        diff.removed.sort(by: definition.areInOrder)
+        diff.added = definition.sorted(diff.added)
+        diff.changed = definition.sorted(diff.changed)
+        diff.removed = definition.sorted(diff.removed)
         return diff
     }
 }

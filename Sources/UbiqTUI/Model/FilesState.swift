@@ -22,6 +22,7 @@ public struct FilesState: Sendable {
     public var cursor = ListCursor()
     public private(set) var gathered = false
     var childCounts: [RelativePath: Int] = [:]
+    var rowIndex: [ItemID: Int] = [:]
 
     public init() {}
 
@@ -34,11 +35,26 @@ public struct FilesState: Sendable {
         rebuild()
     }
 
-    /// One batch of the live query.
-    public mutating func apply(_ diff: QueryDiff) {
+    /// One batch of the live query. A batch that only changes attributes of listed items (a
+    /// transfer's progress, a status) updates their rows in place; anything else rebuilds.
+    public mutating func apply(_ diff: QueryDiff, now: Date = Date()) {
+        if diff.added.isEmpty && diff.removed.isEmpty && diff.changed.allSatisfy({ sameRow($0, now: now) }) {
+            for i in diff.changed {
+                items[i.itemID] = i
+                if let at = rowIndex[i.itemID] { rows[at].item = i }
+            }
+            return
+        }
         for i in diff.removed { items[i.itemID] = nil }
         for i in diff.added + diff.changed { items[i.itemID] = i }
-        rebuild()
+        rebuild(now: now)
+    }
+
+    /// True when a changed item keeps its place: same path and kind, and still (not) filtered in.
+    func sameRow(_ i: MetadataItem, now: Date) -> Bool {
+        guard let old = items[i.itemID], old.path == i.path, old.kind == i.kind, old.size == i.size || i.kind == .file else { return false }
+        guard let f = filter else { return true }
+        return f.matches(old, now: now) == f.matches(i, now: now)
     }
 
     public mutating func open(_ folder: RelativePath?) {
@@ -77,13 +93,14 @@ public struct FilesState: Sendable {
             for i in items.values where i.path.parent == folder {
                 out.append(FileRow(item: i, childCount: i.kind == .folder ? childCounts[i.path, default: 0] : 0))
             }
-            out.sort { a, b in
-                if (a.item.kind == .folder) != (b.item.kind == .folder) { return a.item.kind == .folder }
-                let (x, y) = (a.item.name.lowercased(), b.item.name.lowercased())
-                return x != y ? x < y : a.item.path < b.item.path
-            }
+            // Folders first, then by name ignoring case (each key computed once).
+            out = out.map { ($0.item.kind == .folder ? 0 : 1, $0.item.name.lowercased(), $0) }.sorted { a, b in
+                if a.0 != b.0 { return a.0 < b.0 }
+                return a.1 != b.1 ? a.1 < b.1 : a.2.item.path < b.2.item.path
+            }.map(\.2)
         }
         rows = out
+        rowIndex = Dictionary(uniqueKeysWithValues: out.enumerated().map { ($0.element.item.itemID, $0.offset) })
         if let keep, let at = rows.firstIndex(where: { $0.item.itemID == keep }) { cursor.index = at }
         cursor.clamp(count: rows.count)
     }
