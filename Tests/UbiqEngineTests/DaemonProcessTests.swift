@@ -26,13 +26,7 @@ struct DaemonProcessTests {
         }
 
         static func startServer(data: String, port: Int) throws -> (ChildProcess, Int) {
-            let p = try ChildProcess(ChildProcess.ubiqBinary(), ["server", "--data", data, "--listen", "127.0.0.1:\(port)", "--log-level", "error"])
-            guard let out = p.waitForOutput(timeout: 60, { $0.contains("listening on") }),
-                  let r = out.range(of: "http://127.0.0.1:"), let bound = Int(out[r.upperBound...].prefix { $0.isNumber }) else {
-                p.signal(SIGKILL); p.wait()
-                throw CoreError(.internalError, "server did not start: \(p.stderr)")
-            }
-            return (p, bound)
+            try ChildProcess.startUbiqServer(data: data, port: port)
         }
 
         func restartServer() throws {

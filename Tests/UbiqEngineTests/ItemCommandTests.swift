@@ -22,12 +22,8 @@ struct ItemCommandTests {
                 let (s, _, e) = try ChildProcess.runUbiq(["server", "user", "add", u, "--password-stdin", "--data", data], stdin: "pw\n")
                 guard s == 0 else { throw CoreError(.internalError, "user add failed: \(e)") }
             }
-            server = try ChildProcess(ChildProcess.ubiqBinary(), ["server", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "error"])
-            guard let out = server.waitForOutput(timeout: 60, { $0.contains("listening on") }),
-                  let r = out.range(of: "http://127.0.0.1:"), let port = Int(out[r.upperBound...].prefix { $0.isNumber }) else {
-                server.signal(SIGKILL); server.wait()
-                throw CoreError(.internalError, "server did not start")
-            }
+            let (p, port) = try ChildProcess.startUbiqServer(data: data)
+            server = p
             url = "http://127.0.0.1:\(port)"
         }
 

@@ -100,3 +100,17 @@ public final class ChildProcess: @unchecked Sendable {
         return (status, p.stdout, p.stderr)
     }
 }
+
+extension ChildProcess {
+    /// Starts `ubiq server --data DATA --listen 127.0.0.1:PORT` (0: a free port) and waits until
+    /// it listens; returns the process and the bound port.
+    public static func startUbiqServer(data: String, port: Int = 0) throws -> (ChildProcess, Int) {
+        let p = try ChildProcess(ubiqBinary(), ["server", "--data", data, "--listen", "127.0.0.1:\(port)", "--log-level", "error"])
+        guard let out = p.waitForOutput(timeout: 60, { $0.contains("listening on") }),
+              let r = out.range(of: "http://127.0.0.1:"), let bound = Int(out[r.upperBound...].prefix { $0.isNumber }) else {
+            p.signal(SIGKILL); p.wait()
+            throw NSError(domain: "ubiq", code: 1, userInfo: [NSLocalizedDescriptionKey: "server did not start: \(p.stderr)"])
+        }
+        return (p, bound)
+    }
+}
