@@ -47,6 +47,8 @@ public final class MetadataQuery: @unchecked Sendable {
     private var observer: UUID?
     private var scheduled = false, flushing = false, again = false, paused = false, stopped = false, gathered = false
     private var lastFlush = ContinuousClock.now
+    private var generation: UInt64 = 0
+    private var lastFull = ContinuousClock.now
 
     /// - Parameters:
     ///   - interval: how long changes are collected into one update (default 100 ms).
@@ -66,10 +68,12 @@ public final class MetadataQuery: @unchecked Sendable {
     public func start(_ handler: @escaping @Sendable (Notification) -> Void) async {
         lock.withLock { self.handler = handler }
         let token = await engine.addObserver { [weak self] in self?.dirty() }
-        let snapshot = await engine.listing()
+        let (gen, snapshot) = await engine.snapshot()
         let results: [MetadataItem]? = lock.withLock {
             guard !stopped else { return nil }
             observer = token
+            generation = gen
+            lastFull = .now
             _ = state.reduce(snapshot, now: now())
             gathered = true
             return state.ordered
@@ -124,9 +128,17 @@ public final class MetadataQuery: @unchecked Sendable {
             return true
         }
         guard proceed else { return }
-        let snapshot = await engine.listing()
+        // Only the items changed since the last batch are read again; everything when the
+        // engine's log no longer reaches back, and each minute for predicates on relative dates.
+        let since: UInt64 = lock.withLock { generation }
+        let timeBound = definition.predicate.usesRelativeDates && ContinuousClock.now - lastFull > .seconds(60)
+        var (gen, changes) = timeBound ? (since, nil) : await engine.changes(since: since)
+        var snapshot: [MetadataItem]?
+        if changes == nil { (gen, snapshot) = await engine.snapshot() }
         let (diff, h, rerun): (QueryDiff, (@Sendable (Notification) -> Void)?, Bool) = lock.withLock {
-            let d = state.reduce(snapshot, now: now())
+            generation = gen
+            let d: QueryDiff
+            if let snapshot { d = state.reduce(snapshot, now: now()); lastFull = .now } else { d = state.reduce(changes: changes ?? [], now: now()) }
             flushing = false
             let r = again
             again = false

@@ -58,7 +58,7 @@ extension SyncEngine {
     public func resolve(_ path: RelativePath, keep: VersionID) async throws -> ItemRecord {
         let id = try requireServerItem(path)
         let item = try await client.resolve(config.container, item: id, keep: keep)
-        noteRemote(item)
+        try await pullRemote()
         await syncNow()
         return item
     }
@@ -159,8 +159,10 @@ extension SyncEngine {
             }
             guard remote[id] != nil else { results.append(PathResult(path: p.string, error: "\(p) is not on the server yet")); continue }
             do {
-                let item = try await client.delete(config.container, item: id)
-                noteRemote(item)
+                _ = try await client.delete(config.container, item: id)
+                // The server moved the folder's contents to the trash too: read all of it back at
+                // once, so no pass sees the folder gone but its contents still there (and revives it).
+                try await pullRemote()
                 results.append(PathResult(path: p.string))
             } catch {
                 results.append(PathResult(path: p.string, error: "\(error)"))
@@ -179,6 +181,7 @@ extension SyncEngine {
     public func restore(_ path: RelativePath) async throws -> ItemRecord {
         guard let hit = try await trash().first(where: { $0.path == path }) else { throw EngineError(.notFound, "nothing at \(path) in the trash") }
         let item = try await client.restore(config.container, item: hit.id)
+        try await pullRemote()
         await syncNow()
         return item
     }

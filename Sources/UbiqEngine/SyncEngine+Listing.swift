@@ -10,13 +10,29 @@ extension SyncEngine {
         out.reserveCapacity(remote.count + 16)
         for (id, r) in remote { out.append(listed(id, r)) }
         for (id, l) in local where remote[id] == nil { out.append(localOnly(id, l.path, l.entry)) }
-        for (p, e) in excludedLocal {
-            var m = MetadataItem(itemID: Self.excludedID(p), path: p, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
-                                 modified: Self.date(nanos: e.stamp.mtimeNanos), status: .current, uploaded: false, percentUploaded: 0)
-            m.excluded = true
-            out.append(m)
-        }
+        for (p, e) in excludedLocal { out.append(excludedItem(p, e)) }
         return out
+    }
+
+    /// Every item and the change generation it reflects (a live query's gathering).
+    public func snapshot() -> (generation: UInt64, items: [MetadataItem]) { (changeLog.generation, listing()) }
+
+    /// What changed after `generation`: the attributes of each changed item (nil: gone), or
+    /// nil when everything must be read again (see ``snapshot()``).
+    public func changes(since generation: UInt64) -> (generation: UInt64, items: [(ItemID, MetadataItem?)]?) {
+        guard let ids = changeLog.changes(since: generation) else { return (changeLog.generation, nil) }
+        let excluded = Dictionary(excludedLocal.map { (Self.excludedID($0.key), $0) }, uniquingKeysWith: { a, _ in a })
+        return (changeLog.generation, ids.map { id in
+            if let (p, e) = excluded[id] { return (id, excludedItem(p, e)) }
+            return (id, listed(id))
+        })
+    }
+
+    func excludedItem(_ p: RelativePath, _ e: LocalEntry) -> MetadataItem {
+        var m = MetadataItem(itemID: Self.excludedID(p), path: p, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
+                             modified: Self.date(nanos: e.stamp.mtimeNanos), status: .current, uploaded: false, percentUploaded: 0)
+        m.excluded = true
+        return m
     }
 
     /// One item's attributes, or nil when the engine does not know it.

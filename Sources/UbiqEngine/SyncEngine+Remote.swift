@@ -10,8 +10,15 @@ extension SyncEngine {
                            created: item.created)
     }
 
-    /// Reads the server's change feed from the stored cursor into the Remote tree.
+    /// Reads the server's change feed from the stored cursor into the Remote tree. Pulls never
+    /// overlap (a page fetched earlier must not be applied over a later one).
     func pullRemote() async throws {
+        while pulling { await withCheckedContinuation { pullWaiters.append($0) } }
+        pulling = true
+        defer {
+            pulling = false
+            if !pullWaiters.isEmpty { pullWaiters.removeFirst().resume() }
+        }
         while true {
             let page = try await client.changes(config.container, after: cursor)
             var changes: [(ItemID, RemoteEntry?)] = []

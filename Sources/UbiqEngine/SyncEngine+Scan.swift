@@ -7,7 +7,10 @@ extension SyncEngine {
     func scanLocal() async {
         dispatchPrecondition(condition: .onQueue(queue))
         let (entries, excludedEntries) = files.scan()
-        excludedLocal = excludedEntries
+        if excludedEntries != excludedLocal {
+            for p in Set(excludedEntries.keys).union(excludedLocal.keys) where excludedEntries[p] != excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
+            excludedLocal = excludedEntries
+        }
         var claimed = Set<ItemID>()
         var result: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
         var syncedByInode: [UInt64: ItemID] = [:]
@@ -47,7 +50,7 @@ extension SyncEngine {
             claimed.insert(id)
             result[id] = (path, e)
         }
-        local = result
+        local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.
         let now = ContinuousClock.now
@@ -78,7 +81,7 @@ extension SyncEngine {
             }
         }
         unstable = unstableCount
-        localHashes = hashes
+        localHashes.replace(with: hashes, same: ==)
         if manifests.count > 10_000 { manifests.removeAll() }
     }
 }

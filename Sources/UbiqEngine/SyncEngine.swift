@@ -22,20 +22,24 @@ public actor SyncEngine {
     let settleTime: Duration
 
     // The trees.
-    var synced: [ItemID: SyncedEntry] = [:] { didSet { changed() } }
-    var remote: [ItemID: RemoteEntry] = [:] { didSet { changed() } }
-    var local: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:] { didSet { changed() } }
+    /// Every write to the trees below is noted here (live queries re-read only what changed).
+    let changeLog = ChangeLog()
+    var synced: TrackedMap<SyncedEntry>
+    var remote: TrackedMap<RemoteEntry>
+    var local: TrackedMap<(path: RelativePath, entry: LocalEntry)>
     var cursor: Int64 = 0
+    var pulling = false
+    var pullWaiters: [CheckedContinuation<Void, Never>] = []
     /// `.nosync` items seen by the last scan (listed as excluded, never synced).
-    var excludedLocal: [RelativePath: LocalEntry] = [:] { didSet { changed() } }
+    var excludedLocal: [RelativePath: LocalEntry] = [:]
     /// Download wishes: content kept on an on-demand device / content dropped on request.
     var pinnedIDs: Set<ItemID> = []
-    var evicted: Set<ItemID> = [] { didSet { changed() } }
+    var evicted: Set<ItemID> = []
 
     // Local identity of items the server has not seen yet (by inode), and hashes by stamp.
     var newLocalIDs: [UInt64: ItemID] = [:]
     var manifests: [FileStamp: Manifest] = [:]
-    var localHashes: [ItemID: ContentHash] = [:] { didSet { changed() } }
+    var localHashes: TrackedMap<ContentHash>
 
     // Settling: files modified (not yet closed) recently.
     var writing: [RelativePath: ContinuousClock.Instant] = [:]
@@ -46,16 +50,14 @@ public actor SyncEngine {
     var passRequested = false
     var pendingOps: [SyncOp] = []
     var unstable = 0
-    var transfers: [ItemID: Transfer] = [:] { didSet { changed() } }
+    var transfers: TrackedMap<Transfer>
     var lastError: String?
-    var itemErrors: [ItemID: String] = [:] { didSet { changed() } }
+    var itemErrors: TrackedMap<String>
     var waiters: [CheckedContinuation<Void, Never>] = []
     var watcher: DirectoryWatcher?
     var backgroundTasks: [Task<Void, Never>] = []
     var retryDelay: Duration = .milliseconds(250)
     var stopped = false
-    /// Live queries and other listeners told when anything they could show has changed.
-    var observers: [UUID: @Sendable () -> Void] = [:]
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -77,8 +79,12 @@ public actor SyncEngine {
         }
         self.files = LocalFiles(root: folder)
         self.store = try EngineStore(path: home.stateDatabase(config.container).path)
-        self.synced = try store.loadSynced()
-        self.remote = try store.loadRemote()
+        self.synced = TrackedMap(try store.loadSynced(), log: changeLog)
+        self.remote = TrackedMap(try store.loadRemote(), log: changeLog)
+        self.local = TrackedMap(log: changeLog)
+        self.localHashes = TrackedMap(log: changeLog)
+        self.transfers = TrackedMap(log: changeLog)
+        self.itemErrors = TrackedMap(log: changeLog)
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
         (self.pinnedIDs, self.evicted) = try store.loadWanted()
     }
@@ -263,15 +269,11 @@ public actor SyncEngine {
     /// errors change; it should only note the fact and return.
     public func addObserver(_ body: @escaping @Sendable () -> Void) -> UUID {
         let id = UUID()
-        observers[id] = body
+        changeLog.observers[id] = body
         return id
     }
 
-    public func removeObserver(_ id: UUID) { observers[id] = nil }
-
-    func changed() {
-        for o in observers.values { o() }
-    }
+    public func removeObserver(_ id: UUID) { changeLog.observers[id] = nil }
 
     // MARK: status
 

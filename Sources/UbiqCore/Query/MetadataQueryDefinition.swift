@@ -96,6 +96,25 @@ public struct QueryResults: Sendable {
     /// Results in the query's order.
     public var ordered: [MetadataItem] { definition.sorted(Array(byID.values)) }
 
+    /// Applies the new attributes of some items (nil: the item is gone) and returns what changed.
+    public mutating func reduce(changes: [(ItemID, MetadataItem?)], now: Date) -> QueryDiff {
+        var diff = QueryDiff()
+        for (id, item) in changes {
+            let old = byID[id]
+            if let item, definition.includes(item, now: now) {
+                byID[id] = item
+                if let old { if old != item { diff.changed.append(item) } } else { diff.added.append(item) }
+            } else if let old {
+                byID[id] = nil
+                diff.removed.append(old)
+            }
+        }
+        diff.added = definition.sorted(diff.added)
+        diff.changed = definition.sorted(diff.changed)
+        diff.removed = definition.sorted(diff.removed)
+        return diff
+    }
+
     /// Replaces the state with what `snapshot` matches and returns what changed (diff lists in
     /// the query's order).
     public mutating func reduce(_ snapshot: [MetadataItem], now: Date) -> QueryDiff {

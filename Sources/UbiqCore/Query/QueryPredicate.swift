@@ -70,6 +70,16 @@ public indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertibl
         return try p.parseAll()
     }
 
+    /// True when the result depends on the time (a relative date such as `-7d`).
+    public var usesRelativeDates: Bool {
+        switch self {
+        case .always: false
+        case .not(let p): p.usesRelativeDates
+        case .and(let a, let b), .or(let a, let b): a.usesRelativeDates || b.usesRelativeDates
+        case .compare(_, _, let v, _): if case .relativeDate = v { true } else { false }
+        }
+    }
+
     // MARK: evaluation
 
     /// Whether an item matches, with relative dates taken from `now`.

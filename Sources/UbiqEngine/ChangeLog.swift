@@ -1,0 +1,68 @@
+import Foundation
+import UbiqCore
+
+/// Which items changed, in order, so a live query can re-read only those. Owned by the engine
+/// (used on its control queue only); readers remember the generation they have seen.
+final class ChangeLog {
+    private(set) var generation: UInt64 = 0
+    private var entries: [(gen: UInt64, id: ItemID)] = []
+    /// Readers that last saw a generation below this must read everything.
+    private var floor: UInt64 = 0
+    let limit: Int
+    /// Called on every change (live queries only note the fact and return).
+    var observers: [UUID: @Sendable () -> Void] = [:]
+
+    init(limit: Int = 100_000) { self.limit = limit }
+
+    func note(_ id: ItemID) {
+        generation += 1
+        entries.append((generation, id))
+        if entries.count > limit {
+            entries.removeFirst(entries.count / 2)
+            floor = entries[0].gen - 1
+        }
+        for o in observers.values { o() }
+    }
+
+    /// Everything may have changed.
+    func noteAll() {
+        generation += 1
+        entries.removeAll()
+        floor = generation
+        for o in observers.values { o() }
+    }
+
+    /// Items changed after `gen`, or nil when the reader must read everything.
+    func changes(since gen: UInt64) -> Set<ItemID>? {
+        if gen < floor { return nil }
+        var lo = 0, hi = entries.count
+        while lo < hi { let mid = (lo + hi) / 2; if entries[mid].gen <= gen { lo = mid + 1 } else { hi = mid } }
+        return Set(entries[lo...].map(\.id))
+    }
+}
+
+/// A dictionary keyed by item ID that records every key it writes in a ``ChangeLog``.
+struct TrackedMap<Value>: Sequence {
+    private(set) var storage: [ItemID: Value]
+    let log: ChangeLog
+
+    init(_ values: [ItemID: Value] = [:], log: ChangeLog) { self.storage = values; self.log = log }
+
+    subscript(id: ItemID) -> Value? {
+        get { storage[id] }
+        set { storage[id] = newValue; log.note(id) }
+    }
+
+    /// Replaces the whole map, noting only the keys whose value differs.
+    mutating func replace(with new: [ItemID: Value], same: (Value, Value) -> Bool) {
+        for (id, v) in new where storage[id].map({ !same($0, v) }) ?? true { log.note(id) }
+        for id in storage.keys where new[id] == nil { log.note(id) }
+        storage = new
+    }
+
+    var keys: Dictionary<ItemID, Value>.Keys { storage.keys }
+    var values: Dictionary<ItemID, Value>.Values { storage.values }
+    var count: Int { storage.count }
+    var isEmpty: Bool { storage.isEmpty }
+    func makeIterator() -> Dictionary<ItemID, Value>.Iterator { storage.makeIterator() }
+}
