@@ -11,6 +11,17 @@ import UbiqTesting
 struct TUIEndToEndTests {
     typealias Setup = ItemCommandTests.Setup
 
+    /// How many SGR parameters in `screen` set a colour (30–37, 38, 40–47, 48, 90–97, 100–107).
+    static func colourCodes(_ screen: String) -> Int {
+        var n = 0
+        for part in screen.components(separatedBy: "\u{1B}[").dropFirst() {
+            guard let m = part.firstIndex(of: "m"), part[..<m].allSatisfy({ $0.isNumber || $0 == ";" }) else { continue }
+            for p in part[..<m].split(separator: ";").compactMap({ Int($0) }) where (30...37).contains(p) || (40...47).contains(p) || p == 38 || p == 48
+                || (90...97).contains(p) || (100...107).contains(p) { n += 1 }
+        }
+        return n
+    }
+
     @Test func browseWatchResolveEditSettingsResizeQuit() async throws {
         guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
         let s = try Setup()
@@ -72,9 +83,18 @@ struct TUIEndToEndTests {
         #expect(t.waitFor("terminal too small"), "\(t.capture())")
         try t.resize(width: 100, height: 30)
         #expect(t.waitFor("Settings ("), "\(t.capture())")
+        // Colour is on by default.
+        #expect(Self.colourCodes(t.capture(escapes: true)) > 0, "no colour in: \(t.capture(escapes: true).prefix(400))")
         // q quits and the terminal is restored.
         try t.send("q")
         #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+        // NO_COLOR: no colour at all, attributes only (the header is drawn in reverse video).
+        try t.send("clear; NO_COLOR=1 \(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT2=$?", "Enter")
+        #expect(t.waitFor("1 Files"), "\(t.capture())")
+        let mono = t.capture(escapes: true)
+        #expect(Self.colourCodes(mono) == 0 && mono.contains("\u{1B}[7m"), "\(mono.prefix(400))")
+        try t.send("q")
+        #expect(t.waitFor("EXIT2=0"), "\(t.capture())")
         try t.send("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo STTY", "Enter")
         #expect(t.waitFor("icanon echo STTY"), "\(t.capture())")
     }

@@ -11,6 +11,7 @@ public final class TmuxSession: @unchecked Sendable {
         socket = "ubiq-test-\(getpid())-\(UUID().uuidString.prefix(6))"
         var env = ProcessInfo.processInfo.environment
         env["TMUX"] = nil
+        env["NO_COLOR"] = nil  // the test runner may set it; a test that wants it says so
         env["LANG"] = "C.UTF-8"
         env["LC_ALL"] = "C.UTF-8"
         for (k, v) in extra { env[k] = v }
@@ -35,8 +36,8 @@ public final class TmuxSession: @unchecked Sendable {
     /// Literal text (UTF-8 included).
     public func type(_ text: String) throws { try tmux(["send-keys", "-t", "t", "-l", text]) }
 
-    /// The visible screen as text.
-    public func capture() -> String { (try? tmux(["capture-pane", "-p", "-t", "t"]).1) ?? "" }
+    /// The visible screen as text (`escapes`: with SGR colour and attribute sequences).
+    public func capture(escapes: Bool = false) -> String { (try? tmux(["capture-pane", "-p"] + (escapes ? ["-e"] : []) + ["-t", "t"]).1) ?? "" }
 
     /// Polls the screen until `condition` holds (bounded); returns whether it did.
     public func waitFor(timeout: TimeInterval = 20, _ condition: (String) -> Bool) -> Bool {
