@@ -114,3 +114,28 @@ struct KVCommandTests {
         #expect(ps == 1 && perr.contains("column 8"), "\(perr)")
     }
 }
+
+/// `ubiq themes list|check`.
+@Suite("Theme commands")
+struct ThemeCommandTests {
+    @Test func listAndCheck() throws {
+        let dir = try TempDirectory("ubiq-theme-cmd")
+        defer { dir.remove() }
+        let themes = dir.url.appendingPathComponent("ubiquity/themes")
+        try FileManager.default.createDirectory(at: themes, withIntermediateDirectories: true)
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_CONFIG_HOME"] = dir.url.path
+        func run(_ args: [String]) throws -> (Int32, String, String) {
+            let p = try ChildProcess(ChildProcess.ubiqBinary(), args, environment: env)
+            let st = p.wait(timeout: 60)
+            return (st, p.stdout, p.stderr)
+        }
+        let (ls, out, _) = try run(["themes", "list"])
+        #expect(ls == 0 && ["default", "mono", "light", "dark", "colorblind"].allSatisfy { out.contains($0) })
+        #expect(try run(["themes", "check"]).0 == 0)
+        try "schema = 1\n[styles]\n\"ui.text\" = { fg = \"no-such-colour\" }\n".write(to: themes.appendingPathComponent("broken.toml"), atomically: true, encoding: .utf8)
+        let (cs, cout, cerr) = try run(["themes", "check", "broken"])
+        #expect(cs == 1 && cout.contains("no-such-colour") && cerr.contains("problems"), "\(cout) \(cerr)")
+        #expect(try run(["themes", "list"]).1.contains("broken.toml"))
+    }
+}

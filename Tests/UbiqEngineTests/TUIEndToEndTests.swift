@@ -98,4 +98,27 @@ struct TUIEndToEndTests {
         try t.send("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo STTY", "Enter")
         #expect(t.waitFor("icanon echo STTY"), "\(t.capture())")
     }
+
+    /// The README's first command: with nothing set up, documents arrive, change, conflict and
+    /// settings change live; quitting removes everything the demo made.
+    @Test func demoRunsFromNothingAndCleansUp() async throws {
+        guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+        let tmp = try TempDirectory("ubiq-demo-test")
+        defer { tmp.remove() }
+        let t = try TmuxSession(width: 100, height: 30, environment: ["TMPDIR": tmp.url.path])
+        defer { t.kill() }
+        try t.send("\(ChildProcess.ubiqBinary()) demo --pace 1; echo EXIT=$?", "Enter")
+        #expect(t.waitFor("Documents/"), "\(t.capture())")
+        try t.send("Enter")
+        #expect(t.waitFor("Welcome.txt") && t.waitFor("From the desktop.txt"), "\(t.capture())")
+        #expect(t.waitFor("Conflicts (1)", timeout: 60), "the second device makes a conflict: \(t.capture())")
+        try t.send("3")
+        #expect(t.waitFor { $0.contains("fontSize") && $0.contains("16") }, "\(t.capture())")
+        let made = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
+        #expect(made.contains { $0.hasPrefix("ubiq-demo-") }, "the demo works in a temporary folder")
+        try t.send("q")
+        #expect(t.waitFor("EXIT=0", timeout: 30), "\(t.capture())")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
+        #expect(!left.contains { $0.hasPrefix("ubiq-demo-") }, "left behind: \(left)")
+    }
 }
