@@ -38,7 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
         await laptop.start()
 
         let (theme, warning) = look.resolve()
-        let app = await TUIApp(runtime: laptop, theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
+        let app = await TUIApp(connection: .local(laptop), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
         let script = Task { await DemoScript(laptop: laptop, desktop: desktop, app: app, pace: pace).run() }
         await app.run(flash: warning ?? "demo: another device ('desktop') is at work; watch the list, then press 2 and 3")
         script.cancel()

@@ -46,7 +46,7 @@ struct LookOptions: ParsableArguments {
 
 /// `ubiq tui [--theme NAME]`
 struct TUICommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "tui", abstract: "The interactive front end (runs this home's engine while open).")
+    static let configuration = CommandConfiguration(commandName: "tui", abstract: "The interactive front end (attaches to a running daemon, or runs the engine itself while open).")
     @OptionGroup var look: LookOptions
     @OptionGroup var home: HomeOption
 
@@ -56,17 +56,24 @@ struct TUICommand: AsyncParsableCommand {
         guard let config = try DeviceConfig.load(h) else {
             throw CLIError(.unauthorized, "not signed in: run 'ubiq login URL --user NAME' first, or try 'ubiq demo'")
         }
-        guard let lock = try HomeLock.acquire(h) else {
-            throw CLIError(.invalidRequest, "a daemon is running for this home; stop it first (the front end runs the engine itself)")
-        }
         let (theme, warning) = look.resolve()
         var logger = Logger(label: "ubiq.tui") { FileLogHandler(label: $0, url: h.logFile) }
         logger.logLevel = .info
+        guard let lock = try HomeLock.acquire(h) else {
+            // A daemon runs this home's engine: attach to it through its socket.
+            guard DaemonSocket.ask(h.socketPath, .status)?.status != nil else {
+                throw CLIError(.invalidRequest, "another engine holds this home but does not answer")
+            }
+            let app = await TUIApp(connection: .daemon(socketPath: h.socketPath), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
+            await app.run(flash: warning)
+            return
+        }
+        // No daemon: the front end runs the engine itself (and answers other commands meanwhile).
         let runtime = try DeviceRuntime(home: h, config: config, logger: logger)
         let socket = DaemonSocket(path: h.socketPath) { req, emit in await runtime.service.handle(req, emit: emit) }
         try? socket.start()
         await runtime.start()
-        let app = await TUIApp(runtime: runtime, theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
+        let app = await TUIApp(connection: .local(runtime), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
         await app.run(flash: warning)
         socket.stop()
         await runtime.stop()

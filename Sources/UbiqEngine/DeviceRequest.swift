@@ -24,6 +24,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case kvGet(key: String)
     case kvSet(values: [String: KVValue?])
     case kvWatch
+    /// The first `limit` bytes of one version's content (previews).
+    case versionContent(path: String, version: String, limit: Int)
 }
 
 /// A metadata query as the command line states it.
@@ -51,6 +53,8 @@ public struct DeviceResponse: Codable, Sendable {
     public var event: QueryEventLine?
     public var kv: [KVEntry]?
     public var kvChange: KeyValueStore.Change?
+    /// Content bytes (`versionContent`).
+    public var content: Data?
     /// Set when a write is stored on this device but the server could not be reached yet.
     public var savedLocally: Bool?
 

@@ -66,6 +66,11 @@ public struct DeviceService: Sendable {
                 r.savedLocally = !synced
                 r.message = synced ? nil : await kv.lastError
                 return r
+            case .versionContent(let path, let version, let limit):
+                guard let v = VersionID(string: version) else { return DeviceResponse(ok: false, message: "'\(version)' is not a version ID") }
+                var r = DeviceResponse(ok: true)
+                r.content = Data(try await engine.versionContent(try RelativePath(validating: path), version: v, limit: max(0, min(limit, 1 << 20))))
+                return r
             case .kvWatch:
                 let stream = await kv.changes()
                 var ready = DeviceResponse(ok: true)

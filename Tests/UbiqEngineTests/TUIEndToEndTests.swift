@@ -121,4 +121,44 @@ struct TUIEndToEndTests {
         let left = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
         #expect(!left.contains { $0.hasPrefix("ubiq-demo-") }, "left behind: \(left)")
     }
+
+    /// With a daemon running for the home, the front end attaches to it through its socket.
+    @Test func attachesToARunningDaemon() async throws {
+        guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+        let s = try Setup()
+        defer { s.teardown() }
+        try s.login("A"); try s.login("B")
+        try s.write("B", "Documents/one.txt", "one")
+        try s.write("B", "Documents/two.txt", "two")
+        #expect(try s.ubiq("B", ["sync"]).0 == 0)
+        let daemon = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", s.home("A")])
+        defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
+        #expect(daemon.waitForOutput(timeout: 60) { $0.contains("syncing") } != nil)
+        let t = try TmuxSession(width: 100, height: 30)
+        defer { t.kill() }
+        try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+        #expect(t.waitFor("Documents/"), "\(t.capture())")
+        try t.send("Enter")
+        #expect(t.waitFor("two.txt"), "\(t.capture())")
+        try s.write("B", "Documents/three.txt", "three")
+        #expect(try s.ubiq("B", ["sync"]).0 == 0)
+        #expect(t.waitFor("three.txt"), "a file from B appears live through the daemon: \(t.capture())")
+        // Delete one.txt from the front end: asks, then it is gone everywhere.
+        try t.send("g")
+        #expect(t.waitFor { $0.contains("one.txt") })
+        try t.send("D")
+        #expect(t.waitFor("from all devices"), "\(t.capture())")
+        try t.send("y")
+        #expect(t.waitFor("deleted one.txt"), "\(t.capture())")
+        #expect(try s.ubiq("B", ["sync"]).0 == 0)
+        #expect(s.read("B", "Documents/one.txt") == nil)
+        try t.send("3")
+        #expect(try s.ubiq("B", ["kv", "set", "mode", "focus"]).0 == 0)
+        #expect(t.waitFor { $0.contains("mode") && $0.contains("focus") }, "\(t.capture())")
+        try t.send("q")
+        #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+        // The daemon keeps syncing after the front end leaves.
+        let (st, status, _) = try s.ubiq("A", ["status", "--json"])
+        #expect(st == 0 && status.contains("\"online\""), "\(status)")
+    }
 }

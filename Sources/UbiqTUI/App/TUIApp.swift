@@ -14,7 +14,7 @@ import Glibc
 /// here waits on the network (effects run in tasks and report back as events).
 @MainActor
 public final class TUIApp {
-    let runtime: DeviceRuntime
+    let connection: DeviceConnection
     let terminal = CursesTerminal()
     var theme: Theme
     let ascii: Bool
@@ -34,8 +34,8 @@ public final class TUIApp {
     /// - Parameters:
     ///   - ascii: draw glyphs in their ASCII forms.
     ///   - wantColor: false for `NO_COLOR` / `--color never`.
-    public init(runtime: DeviceRuntime, theme: Theme, ascii: Bool = false, wantColor: Bool = true, logger: Logger) {
-        self.runtime = runtime
+    public init(connection: DeviceConnection, theme: Theme, ascii: Bool = false, wantColor: Bool = true, logger: Logger) {
+        self.connection = connection
         self.theme = theme
         self.ascii = ascii
         self.wantColor = wantColor
@@ -141,9 +141,9 @@ public final class TUIApp {
     /// Status, throughput and highlight expiry, four times a second.
     func tick() {
         if state.expireHighlights(now: Date()) { scheduleRedraw() }
-        let engine = runtime.engine
+        let connection = self.connection
         Task {
-            let s = await engine.status()
+            guard let s = await connection.ask(.status).status else { return }
             await MainActor.run {
                 let done = s.uploads.bytesDone + s.downloads.bytesDone
                 let now = ContinuousClock.now
@@ -162,35 +162,40 @@ public final class TUIApp {
 
     // MARK: engine
 
+    /// The live query (everything in the `data` scope), streamed for as long as the app runs.
     func startQuery() async {
-        let q = MetadataQuery(engine: runtime.engine, definition: MetadataQueryDefinition())
-        query = q
-        await q.start { [weak self] n in
-            Task { @MainActor in
-                switch n {
-                case .didFinishGathering(let items): self?.send(.gathered(items))
-                case .didUpdate(let d): self?.send(.update(d))
+        let r = await connection.send(.watch(QuerySpec())) { [weak self] response in
+            guard let e = response.event else { return true }
+            return await MainActor.run {
+                guard let self, self.finished != nil else { return false }
+                if e.event == "gathered" { self.send(.gathered(e.added)) } else {
+                    self.send(.update(QueryDiff(added: e.added, changed: e.changed, removed: e.removed)))
                 }
+                return true
             }
         }
+        if !r.ok { send(.failed(r.message ?? "the live query stopped")) }
     }
 
+    /// Settings now, then each change made elsewhere.
     func startSettings() async {
-        let kv = runtime.kv
-        _ = await kv.addListener { [weak self] c in
-            Task { @MainActor in
-                await self?.reloadSettings()
-                self?.send(.settingsChanged(keys: c.keys, reason: c.reason, at: Date()))
+        await reloadSettings()
+        _ = await connection.send(.kvWatch) { [weak self] response in
+            guard let c = response.kvChange else { return true }
+            await self?.reloadSettings()
+            return await MainActor.run {
+                guard let self, self.finished != nil else { return false }
+                self.send(.settingsChanged(keys: c.keys, reason: c.reason, at: Date()))
+                return true
             }
         }
-        await reloadSettings()
     }
 
     func reloadSettings() async {
-        let kv = runtime.kv
-        let entries = await kv.allEntries()
-        let usage = await kv.usage()
-        send(.settings(entries, keys: usage.keys, bytes: usage.bytes))
+        let entries = await connection.ask(.kvList).kv ?? []
+        var store: [String: KVValue] = [:]
+        for e in entries { if let v = e.value { store[e.key] = v } }
+        send(.settings(entries, keys: store.count, bytes: KVLimits.totalBytes(store)))
     }
 
     func send(_ e: AppEvent) {
@@ -204,55 +209,54 @@ public final class TUIApp {
     }
 
     func perform(_ effect: Effect) {
-        let engine = runtime.engine, kv = runtime.kv
-        func report(_ body: @escaping @Sendable () async throws -> AppEvent?) {
+        let connection = self.connection
+        /// Runs a request and turns its answer into an event.
+        func request(_ r: DeviceRequest, _ done: @escaping @Sendable (DeviceResponse) -> AppEvent?) {
             Task {
-                let event: AppEvent?
-                do { event = try await body() } catch { event = .failed(DeviceResponse.describe(error)) }
+                let answer = await connection.ask(r)
+                let event = answer.ok ? done(answer) : .failed(answer.message ?? "failed")
                 if let event { await MainActor.run { self.send(event) } }
             }
         }
         switch effect {
         case .quit: finish()
         case .syncNow:
-            report { await engine.syncNow(); return .done("in sync") }
+            request(.sync) { _ in .done("in sync") }
         case .download(let p):
-            report {
-                let r = await engine.download([p])
-                return r.first?.error.map { .failed($0) } ?? .done("downloaded \(p.name)")
-            }
+            request(.download(paths: [p.string])) { _ in .done("downloaded \(p.name)") }
         case .evict(let p):
-            report {
-                let r = await engine.evict([p])
-                return r.first?.error.map { .failed($0) } ?? .done("evicted \(p.name): it stays in the cloud")
-            }
+            request(.evict(paths: [p.string])) { _ in .done("evicted \(p.name): it stays in the cloud") }
         case .delete(let p):
-            report {
-                let r = await engine.remove([p])
-                return r.first?.error.map { .failed($0) } ?? .done("deleted \(p.name) from all devices (in the trash for 30 days)")
-            }
+            request(.remove(paths: [p.string])) { _ in .done("deleted \(p.name) from all devices (in the trash for 30 days)") }
         case .loadVersions(let p):
-            report { .versions(p, try await engine.versions(of: p)) }
+            request(.versions(path: p.string)) { r in r.versions.map { .versions(p, $0) } ?? .failed("no versions") }
         case .loadPreview(let p, let v, let current):
-            report {
-                let bytes = try await engine.versionContent(p, version: v.id)
+            Task {
+                let limit = 64 << 10
+                let mine = await connection.ask(.versionContent(path: p.string, version: v.id.description, limit: limit))
+                guard mine.ok, let bytes = mine.content.map({ [UInt8]($0) }) else {
+                    await MainActor.run { self.send(.failed(mine.message ?? "no preview")) }
+                    return
+                }
                 var cur: [String]?
-                if let current, current.id != v.id { cur = LineDiff.textLines(try await engine.versionContent(p, version: current.id)) }
-                if let lines = LineDiff.textLines(bytes) { return .preview(v.id, lines: lines, isText: true, currentText: cur) }
-                return .preview(v.id, lines: LineDiff.hexDump(bytes), isText: false, currentText: nil)
+                if let current, current.id != v.id,
+                   let data = await connection.ask(.versionContent(path: p.string, version: current.id.description, limit: limit)).content {
+                    cur = LineDiff.textLines([UInt8](data))
+                }
+                let event: AppEvent = LineDiff.textLines(bytes).map { .preview(v.id, lines: $0, isText: true, currentText: cur) }
+                    ?? .preview(v.id, lines: LineDiff.hexDump(bytes), isText: false, currentText: nil)
+                await MainActor.run { self.send(event) }
             }
         case .resolve(let p, let v, let label):
-            report {
-                _ = try await engine.resolve(p, keep: v)
-                return .done("kept the version from \(label) for \(p.name)")
-            }
+            request(.resolve(path: p.string, keep: v.description)) { _ in .done("kept the version from \(label) for \(p.name)") }
             state.versions = nil
         case .setValue(let key, let value):
-            report {
-                try await kv.setValues([key: value])
-                let synced = await kv.synchronize()
+            Task {
+                let r = await connection.ask(.kvSet(values: [key: value]))
                 await self.reloadSettings()
-                return .done(value == nil ? "deleted \(key)" : synced ? "saved \(key)" : "saved \(key) on this device (offline)")
+                let event: AppEvent = !r.ok ? .failed(r.message ?? "not saved")
+                    : .done(value == nil ? "deleted \(key)" : r.savedLocally == true ? "saved \(key) on this device (offline)" : "saved \(key)")
+                await MainActor.run { self.send(event) }
             }
         }
     }
