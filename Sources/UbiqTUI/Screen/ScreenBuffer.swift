@@ -29,10 +29,15 @@ public struct ScreenBuffer: Equatable, Sendable {
         set { cells[y * width + x] = newValue }
     }
 
-    /// Fills a rectangle with spaces of one role.
+    /// Fills a rectangle with spaces of one role. A wide character cut in half by the edge
+    /// of the rectangle is replaced by a space, so every line keeps its width.
     public mutating func fill(_ r: Rect, role: String) {
+        let x0 = max(0, r.x), x1 = min(width, r.x + r.width)
+        guard x0 < x1 else { return }
         for y in max(0, r.y)..<min(height, r.y + r.height) {
-            for x in max(0, r.x)..<min(width, r.x + r.width) { self[x, y] = Cell(" ", role: role) }
+            if x0 > 0, self[x0, y].isContinuation { self[x0 - 1, y] = Cell(" ", role: self[x0 - 1, y].role) }
+            if x1 < width, self[x1, y].isContinuation { self[x1, y] = Cell(" ", role: self[x1, y].role) }
+            for x in x0..<x1 { self[x, y] = Cell(" ", role: role) }
         }
     }
 
