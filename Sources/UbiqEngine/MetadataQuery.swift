@@ -68,7 +68,8 @@ public final class MetadataQuery: @unchecked Sendable {
     public func start(_ handler: @escaping @Sendable (Notification) -> Void) async {
         lock.withLock { self.handler = handler }
         let token = await engine.addObserver { [weak self] in self?.dirty() }
-        let (gen, snapshot) = await engine.snapshot()
+        let (gen, listingState) = await engine.snapshot()
+        let snapshot = listingState.all()  // built here, not on the engine's queue
         let results: [MetadataItem]? = lock.withLock {
             guard !stopped else { return nil }
             observer = token
@@ -134,7 +135,11 @@ public final class MetadataQuery: @unchecked Sendable {
         let timeBound = definition.predicate.usesRelativeDates && ContinuousClock.now - lastFull > .seconds(60)
         var (gen, changes) = timeBound ? (since, nil) : await engine.changes(since: since)
         var snapshot: [MetadataItem]?
-        if changes == nil { (gen, snapshot) = await engine.snapshot() }
+        if changes == nil {
+            let (g, listingState) = await engine.snapshot()
+            gen = g
+            snapshot = listingState.all()
+        }
         let (diff, h, rerun): (QueryDiff, (@Sendable (Notification) -> Void)?, Bool) = lock.withLock {
             generation = gen
             let d: QueryDiff

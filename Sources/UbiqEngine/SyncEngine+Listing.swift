@@ -2,44 +2,39 @@ import Crypto
 import Foundation
 import UbiqCore
 
-extension SyncEngine {
-    /// Every item (the server's, local-only and excluded ones) with the attributes of product §5,
-    /// from local state only: no network round trip.
-    public func listing() -> [MetadataItem] {
+/// A copy of the engine's trees (copy-on-write: taking it costs nothing) from which item
+/// attributes are computed without holding the engine's control queue.
+public struct ListingState: Sendable {
+    let remote: [ItemID: RemoteEntry]
+    let local: [ItemID: (path: RelativePath, entry: LocalEntry)]
+    let synced: [ItemID: SyncedEntry]
+    let localHashes: [ItemID: ContentHash]
+    let transfers: [ItemID: Transfer]
+    let itemErrors: [ItemID: String]
+    let excluded: [RelativePath: LocalEntry]
+
+    /// Every item (the server's, local-only and excluded ones) with the attributes of product §5.
+    public func all() -> [MetadataItem] {
         var out: [MetadataItem] = []
         out.reserveCapacity(remote.count + 16)
         for (id, r) in remote { out.append(listed(id, r)) }
         for (id, l) in local where remote[id] == nil { out.append(localOnly(id, l.path, l.entry)) }
-        for (p, e) in excludedLocal { out.append(excludedItem(p, e)) }
+        for (p, e) in excluded { out.append(Self.excludedItem(p, e)) }
         return out
     }
 
-    /// Every item and the change generation it reflects (a live query's gathering).
-    public func snapshot() -> (generation: UInt64, items: [MetadataItem]) { (changeLog.generation, listing()) }
-
-    /// What changed after `generation`: the attributes of each changed item (nil: gone), or
-    /// nil when everything must be read again (see ``snapshot()``).
-    public func changes(since generation: UInt64) -> (generation: UInt64, items: [(ItemID, MetadataItem?)]?) {
-        guard let ids = changeLog.changes(since: generation) else { return (changeLog.generation, nil) }
-        let excluded = Dictionary(excludedLocal.map { (Self.excludedID($0.key), $0) }, uniquingKeysWith: { a, _ in a })
-        return (changeLog.generation, ids.map { id in
-            if let (p, e) = excluded[id] { return (id, excludedItem(p, e)) }
-            return (id, listed(id))
-        })
-    }
-
-    func excludedItem(_ p: RelativePath, _ e: LocalEntry) -> MetadataItem {
-        var m = MetadataItem(itemID: Self.excludedID(p), path: p, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
-                             modified: Self.date(nanos: e.stamp.mtimeNanos), status: .current, uploaded: false, percentUploaded: 0)
-        m.excluded = true
-        return m
-    }
-
-    /// One item's attributes, or nil when the engine does not know it.
-    public func listed(_ id: ItemID) -> MetadataItem? {
+    /// One item, or nil when the engine does not know it.
+    public func item(_ id: ItemID) -> MetadataItem? {
         if let r = remote[id] { return listed(id, r) }
         if let l = local[id] { return localOnly(id, l.path, l.entry) }
         return nil
+    }
+
+    static func excludedItem(_ p: RelativePath, _ e: LocalEntry) -> MetadataItem {
+        var m = MetadataItem(itemID: SyncEngine.excludedID(p), path: p, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
+                             modified: SyncEngine.date(nanos: e.stamp.mtimeNanos), status: .current, uploaded: false, percentUploaded: 0)
+        m.excluded = true
+        return m
     }
 
     func percent(_ t: Transfer?) -> Double {
@@ -72,9 +67,39 @@ extension SyncEngine {
     func localOnly(_ id: ItemID, _ path: RelativePath, _ e: LocalEntry) -> MetadataItem {
         let t = transfers[id]
         return MetadataItem(itemID: id, path: path, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
-                            modified: Self.date(nanos: e.stamp.mtimeNanos), status: .current, uploading: t != nil, uploaded: false,
+                            modified: SyncEngine.date(nanos: e.stamp.mtimeNanos), status: .current, uploading: t != nil, uploaded: false,
                             percentUploaded: percent(t), uploadError: itemErrors[id])
     }
+}
+
+extension SyncEngine {
+    /// The trees as they are now (no copying: the dictionaries are shared until changed).
+    public func listingState() -> ListingState {
+        ListingState(remote: remote.storage, local: local.storage, synced: synced.storage, localHashes: localHashes.storage,
+                     transfers: transfers.storage, itemErrors: itemErrors.storage, excluded: excludedLocal)
+    }
+
+    /// Every item with the attributes of product §5, from local state only: no network round trip.
+    public func listing() -> [MetadataItem] { listingState().all() }
+
+    /// The trees and the change generation they reflect (a live query's gathering builds the
+    /// items from them off the engine's queue).
+    public func snapshot() -> (generation: UInt64, state: ListingState) { (changeLog.generation, listingState()) }
+
+    /// What changed after `generation`: the attributes of each changed item (nil: gone), or
+    /// nil when everything must be read again (see ``snapshot()``).
+    public func changes(since generation: UInt64) -> (generation: UInt64, items: [(ItemID, MetadataItem?)]?) {
+        guard let ids = changeLog.changes(since: generation) else { return (changeLog.generation, nil) }
+        let state = listingState()
+        let excluded = Dictionary(excludedLocal.map { (Self.excludedID($0.key), $0) }, uniquingKeysWith: { a, _ in a })
+        return (changeLog.generation, ids.map { id in
+            if let (p, e) = excluded[id] { return (id, ListingState.excludedItem(p, e)) }
+            return (id, state.item(id))
+        })
+    }
+
+    /// One item's attributes, or nil when the engine does not know it.
+    public func listed(_ id: ItemID) -> MetadataItem? { listingState().item(id) }
 
     /// A stable ID for an excluded item (it never gets a server ID): derived from its path.
     static func excludedID(_ p: RelativePath) -> ItemID {

@@ -26,8 +26,12 @@ final class Fleet: @unchecked Sendable {
     }
 
     func stop() async {
+        let t0 = ContinuousClock.now
         for d in devices { await d.stop(); d.remove() }
+        let t1 = ContinuousClock.now
         await server.stop()
+        // Diagnostics for a rare slow teardown seen under heavy parallel load.
+        if ContinuousClock.now - t0 > .seconds(5) { print("slow teardown: devices \(t1 - t0), server \(ContinuousClock.now - t1)") }
     }
 }
 
