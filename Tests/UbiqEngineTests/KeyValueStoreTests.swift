@@ -118,8 +118,11 @@ struct KeyValueStoreTests {
             #expect(await ka.synchronize())
             let states = await watcher.value
             #expect(states.allSatisfy { $0 == 0 || $0 == keys.count }, "B saw a partial set: \(Set(states))")
+            // Notifications are delivered through tasks: wait for the first, which must carry every key.
+            #expect(await eventually { await !logB.changes.isEmpty })
             let changes = await logB.changes
-            #expect(changes.count == 1 && Set(changes[0].keys) == Set(keys), "one notification with every key")
+            #expect(changes.count == 1 && Set(changes[0].keys) == Set(keys),
+                    "one notification with every key; got \(changes.map { "\($0.reason.rawValue): \($0.keys.count) keys \($0.keys.prefix(3))" })")
         }
     }
 
