@@ -40,7 +40,7 @@ struct DemoCommand: AsyncParsableCommand {
         let (theme, warning) = look.resolve()
         let app = await TUIApp(connection: .local(laptop), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
         let script = Task { await DemoScript(laptop: laptop, desktop: desktop, app: app, pace: pace).run() }
-        await app.run(flash: warning ?? "demo: another device ('desktop') is at work; watch the list, then press 2 and 3")
+        await app.run(flash: warning ?? "demo: the 'desktop' device is at work; Enter opens Documents, ? helps")
         script.cancel()
         await laptop.stop()
         await desktop.stop()
@@ -123,7 +123,7 @@ struct DemoScript: Sendable {
             // Both devices edit the same document at the same moment: one version becomes a conflict.
             try Self.write(desktop, "Documents/Shared plan.txt", "Plan for the week\n- Monday: write the report (desktop: moved to 9:00)\n- Tuesday: review\n- Friday: demo\n")
             try Self.write(laptop, "Documents/Shared plan.txt", "Plan for the week\n- Monday: write the report\n- Tuesday: review with Ana\n")
-            await say("this laptop and the desktop both edited 'Shared plan.txt': press 2, Enter, pick a version")
+            await say("conflict: both devices edited 'Shared plan.txt' (press 2, then Enter)")
             var n = 0
             while await step() {
                 n += 1

@@ -95,7 +95,7 @@ public enum Renderer {
         }
         if let f = state.flash {
             x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
-            s.put(f.text, x: x, y: y, maxWidth: s.width - x, role: "ui.flash.\(f.level.rawValue)")
+            s.put(TextWidth.fit(f.text, s.width - x - 1), x: x, y: y, role: "ui.flash.\(f.level.rawValue)")
         }
     }
 
