@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import ServiceLifecycle
 import UbiqCore
 import UbiqProtocol
 
@@ -15,6 +16,8 @@ extension ServerServices {
             let (id, stream) = await self.push.subscribe(account: ctx.accountID, device: ctx.deviceID)
             let encoder = WireCoding.encoder()
             do {
+                // A server shutting down ends its push channels at once (devices reconnect to the next one).
+                try await cancelWhenGracefulShutdown {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         // Reads (and drops) whatever the client sends; ends when it closes.
@@ -29,6 +32,7 @@ extension ServerServices {
                     }
                     try await group.next()
                     group.cancelAll()
+                }
                 }
             } catch {}
             await self.push.unsubscribe(account: ctx.accountID, id: id)

@@ -6,177 +6,179 @@ import UbiqEngine
 import UbiqProtocol
 import UbiqTesting
 
-/// The real binary: `ubiq server`, `ubiq login`, `ubiq daemon`, `ubiq sync`, `ubiq status`,
-/// with processes killed by SIGKILL at the worst moments.
-@Suite("Daemons and kill -9", .serialized)
-struct DaemonProcessTests {
-    final class Setup: @unchecked Sendable {
-        let dir: TempDirectory
-        var server: ChildProcess
-        var port: Int
-        var daemons: [String: ChildProcess] = [:]
-        let data: String
+extension ProcessBoundTests {
+    /// The real binary: `ubiq server`, `ubiq login`, `ubiq daemon`, `ubiq sync`, `ubiq status`,
+    /// with processes killed by SIGKILL at the worst moments.
+    @Suite("Daemons and kill -9", .serialized)
+    struct DaemonProcessTests {
+        final class Setup: @unchecked Sendable {
+            let dir: TempDirectory
+            var server: ChildProcess
+            var port: Int
+            var daemons: [String: ChildProcess] = [:]
+            let data: String
 
-        init() throws {
-            dir = try TempDirectory("ubiq-daemons")
-            data = dir.url.appendingPathComponent("server").path
-            let (s, _, e) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data], stdin: "pw\n")
-            guard s == 0 else { throw CoreError(.internalError, "user add failed: \(e)") }
-            (server, port) = try Self.startServer(data: data, port: 0)
+            init() throws {
+                dir = try TempDirectory("ubiq-daemons")
+                data = dir.url.appendingPathComponent("server").path
+                let (s, _, e) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data], stdin: "pw\n")
+                guard s == 0 else { throw CoreError(.internalError, "user add failed: \(e)") }
+                (server, port) = try Self.startServer(data: data, port: 0)
+            }
+
+            static func startServer(data: String, port: Int) throws -> (ChildProcess, Int) {
+                try ChildProcess.startUbiqServer(data: data, port: port)
+            }
+
+            func restartServer() throws {
+                server.signal(SIGKILL)
+                server.wait()
+                (server, port) = try Self.startServer(data: data, port: port)
+            }
+
+            func home(_ name: String) -> String { dir.url.appendingPathComponent("home-\(name)").path }
+            func folder(_ name: String) -> URL { URL(fileURLWithPath: home(name)).appendingPathComponent("Ubiquity/iCloud.default") }
+            var url: String { "http://127.0.0.1:\(port)" }
+
+            func login(_ name: String) throws {
+                let (s, out, e) = try ChildProcess.runUbiq(["login", url, "--user", "alice", "--password-stdin", "--device", name, "--home", home(name)], stdin: "pw\n")
+                guard s == 0 else { throw CoreError(.internalError, "login failed: \(e)") }
+                #expect(out.contains("signed in"))
+            }
+
+            func startDaemon(_ name: String) throws {
+                let p = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", home(name)])
+                guard p.waitForOutput(timeout: 60, { $0.contains("syncing") }) != nil else { throw CoreError(.internalError, "daemon \(name) did not start: \(p.stderr)") }
+                daemons[name] = p
+            }
+
+            func kill(_ name: String) {
+                daemons[name]?.signal(SIGKILL)
+                daemons[name]?.wait()
+                daemons[name] = nil
+            }
+
+            func client() async throws -> UbiqAPIClient {
+                try await UbiqAPIClient(baseURL: url).login(user: "alice", password: "pw", deviceName: "observer").0
+            }
+
+            func teardown() {
+                for (_, d) in daemons { d.signal(SIGTERM); d.wait(timeout: 10) }
+                server.signal(SIGTERM)
+                server.wait(timeout: 10)
+                dir.remove()
+            }
         }
 
-        static func startServer(data: String, port: Int) throws -> (ChildProcess, Int) {
-            try ChildProcess.startUbiqServer(data: data, port: port)
+        static let container = try! ContainerID(validating: "iCloud.default")
+
+        /// Two signed-in daemons A and B; A gets a random file of `size` bytes at `Documents/big.bin`.
+        func twoDaemonsWithABigFile(_ s: Setup, seedLabel: String, size: Int) async throws -> ([UInt8], UbiqAPIClient) {
+            try s.login("A"); try s.login("B")
+            try s.startDaemon("A"); try s.startDaemon("B")
+            var rng = SeededRandom.forTest(seedLabel)
+            let big = rng.bytes(size)
+            let obs = try await s.client()
+            try Data(big).write(to: s.folder("A").appendingPathComponent("Documents/big.bin"))
+            return (big, obs)
         }
 
-        func restartServer() throws {
-            server.signal(SIGKILL)
-            server.wait()
-            (server, port) = try Self.startServer(data: data, port: port)
+        /// Waits until the server lists `big.bin` while its content is not all there yet.
+        func uploadInProgress(_ obs: UbiqAPIClient) async -> Bool {
+            await eventually(timeout: .seconds(120), poll: .milliseconds(2)) {
+                (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == false
+            }
         }
 
-        func home(_ name: String) -> String { dir.url.appendingPathComponent("home-\(name)").path }
-        func folder(_ name: String) -> URL { URL(fileURLWithPath: home(name)).appendingPathComponent("Ubiquity/iCloud.default") }
-        var url: String { "http://127.0.0.1:\(port)" }
+        @Test func daemonKilledMidUploadAndMidDownloadLosesNothing() async throws {
+            let s = try Setup()
+            defer { s.teardown() }
+            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "daemon.kill", size: 120 << 20)
+            // Kill A while the server lists the file but its content is not all there yet.
+            let midUpload = await uploadInProgress(obs)
+            #expect(midUpload, "never saw the upload in progress")
+            s.kill("A")
+            // Kill B while its partial download is on disk (it starts once the content is complete).
+            try s.startDaemon("A")
+            let partials = s.folder("B").deletingLastPathComponent().appendingPathComponent(".iCloud.default.partial")
+            let midDownload = await eventually(timeout: .seconds(180), poll: .milliseconds(2)) {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
+                return names.contains { n in ((try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent(n).path)[.size] as? Int) ?? 0) > 0 }
+            }
+            #expect(midDownload, "never saw the download in progress")
+            s.kill("B")
+            // The target is never a torn file.
+            let target = s.folder("B").appendingPathComponent("Documents/big.bin")
+            if let partial = try? Data(contentsOf: target) { #expect(partial.count == big.count) }
+            try s.startDaemon("B")
+            #expect(await eventually(timeout: .seconds(240)) { (try? Data(contentsOf: target))?.count == big.count })
+            #expect(ContentHash.of([UInt8]((try? Data(contentsOf: target)) ?? Data())) == ContentHash.of(big))
 
-        func login(_ name: String) throws {
-            let (s, out, e) = try ChildProcess.runUbiq(["login", url, "--user", "alice", "--password-stdin", "--device", name, "--home", home(name)], stdin: "pw\n")
-            guard s == 0 else { throw CoreError(.internalError, "login failed: \(e)") }
-            #expect(out.contains("signed in"))
+            // `ubiq sync` and `ubiq status` talk to the running daemon.
+            let (st, out, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("B")])
+            #expect(st == 0, "\(out) \(err)")
+            let (st2, json, _) = try ChildProcess.runUbiq(["status", "--json", "--home", s.home("B")])
+            #expect(st2 == 0)
+            let status = try JSONDecoder().decode(EngineStatus.self, from: Data(json.utf8))
+            #expect(status.state == .online && status.idle && status.device == "B" && status.conflicts == 0)
+            // A second engine on the same home is refused.
+            let (st3, _, err3) = try ChildProcess.runUbiq(["daemon", "--home", s.home("B")])
+            #expect(st3 == 1 && err3.contains("already running"))
         }
 
-        func startDaemon(_ name: String) throws {
-            let p = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", home(name)])
-            guard p.waitForOutput(timeout: 60, { $0.contains("syncing") }) != nil else { throw CoreError(.internalError, "daemon \(name) did not start: \(p.stderr)") }
-            daemons[name] = p
+        @Test func serverKilledMidTransferThenRestarted() async throws {
+            let s = try Setup()
+            defer { s.teardown() }
+            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "server.kill", size: 80 << 20)
+            let mid = await uploadInProgress(obs)
+            #expect(mid)
+            try s.restartServer()
+            // Meanwhile, more changes on both sides.
+            try Data("small".utf8).write(to: s.folder("B").appendingPathComponent("Documents/from-b.txt"))
+            let target = s.folder("B").appendingPathComponent("Documents/big.bin")
+            #expect(await eventually(timeout: .seconds(240)) { (try? Data(contentsOf: target))?.count == big.count })
+            #expect(ContentHash.of([UInt8]((try? Data(contentsOf: target)) ?? Data())) == ContentHash.of(big))
+            #expect(await eventually { FileManager.default.fileExists(atPath: s.folder("A").appendingPathComponent("Documents/from-b.txt").path) })
         }
 
-        func kill(_ name: String) {
-            daemons[name]?.signal(SIGKILL)
-            daemons[name]?.wait()
-            daemons[name] = nil
+        @Test func commandLineDeviceFlow() async throws {
+            let s = try Setup()
+            defer { s.teardown() }
+            // Signed out.
+            var (st, out, err) = try ChildProcess.runUbiq(["status", "--json", "--home", s.home("C")])
+            #expect(st == 0 && out.contains("\"signedOut\""))
+            (st, _, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("C")])
+            #expect(st == 1 && err.contains("not signed in"))
+            // Wrong password, bad URL.
+            (st, _, err) = try ChildProcess.runUbiq(["login", s.url, "--user", "alice", "--password-stdin", "--home", s.home("C")], stdin: "nope\n")
+            #expect(st == 1 && err.contains("wrong user name or password"))
+            (st, _, _) = try ChildProcess.runUbiq(["login", "not a url", "--user", "alice", "--home", s.home("C")])
+            #expect(st == 2)
+            (st, _, err) = try ChildProcess.runUbiq(["login", "http://127.0.0.1:1", "--user", "alice", "--password-stdin", "--home", s.home("C")], stdin: "pw\n")
+            #expect(st == 1 && err.contains("cannot reach"))
+            // One-shot sync without a daemon.
+            try s.login("C"); try s.login("D")
+            try Data("one shot".utf8).write(to: s.folder("C").appendingPathComponent("Documents/c.txt"))
+            (st, out, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("C")])
+            #expect(st == 0 && out.contains("in sync"), "\(err)")
+            (st, out, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("D")])
+            #expect(st == 0, "\(err)")
+            #expect((try? String(contentsOf: s.folder("D").appendingPathComponent("Documents/c.txt"), encoding: .utf8)) == "one shot")
+            // Logout refuses while a change is not uploaded, --force rescues it first.
+            try Data("unsent".utf8).write(to: s.folder("D").appendingPathComponent("Documents/unsent.txt"))
+            (st, _, err) = try ChildProcess.runUbiq(["logout", "--home", s.home("D")])
+            #expect(st == 1 && err.contains("not uploaded"))
+            (st, out, err) = try ChildProcess.runUbiq(["logout", "--force", "--home", s.home("D")])
+            #expect(st == 0 && out.contains("copied to"), "\(err)")
+            let rescued = out.split(separator: "\n").first { $0.contains("copied to ") }.flatMap { l in l.range(of: "copied to ").map { String(l[$0.upperBound...]) } }
+            #expect(rescued.map { (try? String(contentsOfFile: $0 + "/Documents/unsent.txt", encoding: .utf8)) == "unsent" } ?? false)
+            (st, out, _) = try ChildProcess.runUbiq(["status", "--json", "--home", s.home("D")])
+            #expect(out.contains("\"signedOut\""))
+            // With the server down, sync fails with one clear line.
+            s.server.signal(SIGKILL); s.server.wait()
+            (st, _, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("C")])
+            #expect(st == 1 && err.hasPrefix("ubiq: offline"), "\(err)")
+            try s.restartServer()
         }
-
-        func client() async throws -> UbiqAPIClient {
-            try await UbiqAPIClient(baseURL: url).login(user: "alice", password: "pw", deviceName: "observer").0
-        }
-
-        func teardown() {
-            for (_, d) in daemons { d.signal(SIGTERM); d.wait(timeout: 10) }
-            server.signal(SIGTERM)
-            server.wait(timeout: 10)
-            dir.remove()
-        }
-    }
-
-    static let container = try! ContainerID(validating: "iCloud.default")
-
-    /// Two signed-in daemons A and B; A gets a random file of `size` bytes at `Documents/big.bin`.
-    func twoDaemonsWithABigFile(_ s: Setup, seedLabel: String, size: Int) async throws -> ([UInt8], UbiqAPIClient) {
-        try s.login("A"); try s.login("B")
-        try s.startDaemon("A"); try s.startDaemon("B")
-        var rng = SeededRandom.forTest(seedLabel)
-        let big = rng.bytes(size)
-        let obs = try await s.client()
-        try Data(big).write(to: s.folder("A").appendingPathComponent("Documents/big.bin"))
-        return (big, obs)
-    }
-
-    /// Waits until the server lists `big.bin` while its content is not all there yet.
-    func uploadInProgress(_ obs: UbiqAPIClient) async -> Bool {
-        await eventually(timeout: .seconds(120), poll: .milliseconds(2)) {
-            (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == false
-        }
-    }
-
-    @Test func daemonKilledMidUploadAndMidDownloadLosesNothing() async throws {
-        let s = try Setup()
-        defer { s.teardown() }
-        let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "daemon.kill", size: 120 << 20)
-        // Kill A while the server lists the file but its content is not all there yet.
-        let midUpload = await uploadInProgress(obs)
-        #expect(midUpload, "never saw the upload in progress")
-        s.kill("A")
-        // Kill B while its partial download is on disk (it starts once the content is complete).
-        try s.startDaemon("A")
-        let partials = s.folder("B").deletingLastPathComponent().appendingPathComponent(".iCloud.default.partial")
-        let midDownload = await eventually(timeout: .seconds(180), poll: .milliseconds(2)) {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
-            return names.contains { n in ((try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent(n).path)[.size] as? Int) ?? 0) > 0 }
-        }
-        #expect(midDownload, "never saw the download in progress")
-        s.kill("B")
-        // The target is never a torn file.
-        let target = s.folder("B").appendingPathComponent("Documents/big.bin")
-        if let partial = try? Data(contentsOf: target) { #expect(partial.count == big.count) }
-        try s.startDaemon("B")
-        #expect(await eventually(timeout: .seconds(240)) { (try? Data(contentsOf: target))?.count == big.count })
-        #expect(ContentHash.of([UInt8]((try? Data(contentsOf: target)) ?? Data())) == ContentHash.of(big))
-
-        // `ubiq sync` and `ubiq status` talk to the running daemon.
-        let (st, out, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("B")])
-        #expect(st == 0, "\(out) \(err)")
-        let (st2, json, _) = try ChildProcess.runUbiq(["status", "--json", "--home", s.home("B")])
-        #expect(st2 == 0)
-        let status = try JSONDecoder().decode(EngineStatus.self, from: Data(json.utf8))
-        #expect(status.state == .online && status.idle && status.device == "B" && status.conflicts == 0)
-        // A second engine on the same home is refused.
-        let (st3, _, err3) = try ChildProcess.runUbiq(["daemon", "--home", s.home("B")])
-        #expect(st3 == 1 && err3.contains("already running"))
-    }
-
-    @Test func serverKilledMidTransferThenRestarted() async throws {
-        let s = try Setup()
-        defer { s.teardown() }
-        let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "server.kill", size: 80 << 20)
-        let mid = await uploadInProgress(obs)
-        #expect(mid)
-        try s.restartServer()
-        // Meanwhile, more changes on both sides.
-        try Data("small".utf8).write(to: s.folder("B").appendingPathComponent("Documents/from-b.txt"))
-        let target = s.folder("B").appendingPathComponent("Documents/big.bin")
-        #expect(await eventually(timeout: .seconds(240)) { (try? Data(contentsOf: target))?.count == big.count })
-        #expect(ContentHash.of([UInt8]((try? Data(contentsOf: target)) ?? Data())) == ContentHash.of(big))
-        #expect(await eventually { FileManager.default.fileExists(atPath: s.folder("A").appendingPathComponent("Documents/from-b.txt").path) })
-    }
-
-    @Test func commandLineDeviceFlow() async throws {
-        let s = try Setup()
-        defer { s.teardown() }
-        // Signed out.
-        var (st, out, err) = try ChildProcess.runUbiq(["status", "--json", "--home", s.home("C")])
-        #expect(st == 0 && out.contains("\"signedOut\""))
-        (st, _, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("C")])
-        #expect(st == 1 && err.contains("not signed in"))
-        // Wrong password, bad URL.
-        (st, _, err) = try ChildProcess.runUbiq(["login", s.url, "--user", "alice", "--password-stdin", "--home", s.home("C")], stdin: "nope\n")
-        #expect(st == 1 && err.contains("wrong user name or password"))
-        (st, _, _) = try ChildProcess.runUbiq(["login", "not a url", "--user", "alice", "--home", s.home("C")])
-        #expect(st == 2)
-        (st, _, err) = try ChildProcess.runUbiq(["login", "http://127.0.0.1:1", "--user", "alice", "--password-stdin", "--home", s.home("C")], stdin: "pw\n")
-        #expect(st == 1 && err.contains("cannot reach"))
-        // One-shot sync without a daemon.
-        try s.login("C"); try s.login("D")
-        try Data("one shot".utf8).write(to: s.folder("C").appendingPathComponent("Documents/c.txt"))
-        (st, out, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("C")])
-        #expect(st == 0 && out.contains("in sync"), "\(err)")
-        (st, out, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("D")])
-        #expect(st == 0, "\(err)")
-        #expect((try? String(contentsOf: s.folder("D").appendingPathComponent("Documents/c.txt"), encoding: .utf8)) == "one shot")
-        // Logout refuses while a change is not uploaded, --force rescues it first.
-        try Data("unsent".utf8).write(to: s.folder("D").appendingPathComponent("Documents/unsent.txt"))
-        (st, _, err) = try ChildProcess.runUbiq(["logout", "--home", s.home("D")])
-        #expect(st == 1 && err.contains("not uploaded"))
-        (st, out, err) = try ChildProcess.runUbiq(["logout", "--force", "--home", s.home("D")])
-        #expect(st == 0 && out.contains("copied to"), "\(err)")
-        let rescued = out.split(separator: "\n").first { $0.contains("copied to ") }.flatMap { l in l.range(of: "copied to ").map { String(l[$0.upperBound...]) } }
-        #expect(rescued.map { (try? String(contentsOfFile: $0 + "/Documents/unsent.txt", encoding: .utf8)) == "unsent" } ?? false)
-        (st, out, _) = try ChildProcess.runUbiq(["status", "--json", "--home", s.home("D")])
-        #expect(out.contains("\"signedOut\""))
-        // With the server down, sync fails with one clear line.
-        s.server.signal(SIGKILL); s.server.wait()
-        (st, _, err) = try ChildProcess.runUbiq(["sync", "--home", s.home("C")])
-        #expect(st == 1 && err.hasPrefix("ubiq: offline"), "\(err)")
-        try s.restartServer()
     }
 }

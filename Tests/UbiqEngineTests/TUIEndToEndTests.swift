@@ -3,162 +3,164 @@ import Testing
 import UbiqCore
 import UbiqTesting
 
-/// The front end in a real terminal (tmux) against a real server, with a second device working
-/// from the command line: files listed, a file from the other device appearing live, a
-/// conflict marked and resolved with keys, a setting arriving live, resize, and `q` restoring
-/// the terminal.
-@Suite("Front end in tmux", .serialized)
-struct TUIEndToEndTests {
-    typealias Setup = ItemCommandTests.Setup
+extension ProcessBoundTests {
+    /// The front end in a real terminal (tmux) against a real server, with a second device working
+    /// from the command line: files listed, a file from the other device appearing live, a
+    /// conflict marked and resolved with keys, a setting arriving live, resize, and `q` restoring
+    /// the terminal.
+    @Suite("Front end in tmux", .serialized)
+    struct TUIEndToEndTests {
+        typealias Setup = ItemCommandTests.Setup
 
-    /// How many SGR parameters in `screen` set a colour (30–37, 38, 40–47, 48, 90–97, 100–107).
-    static func colourCodes(_ screen: String) -> Int {
-        var n = 0
-        for part in screen.components(separatedBy: "\u{1B}[").dropFirst() {
-            guard let m = part.firstIndex(of: "m"), part[..<m].allSatisfy({ $0.isNumber || $0 == ";" }) else { continue }
-            for p in part[..<m].split(separator: ";").compactMap({ Int($0) }) where (30...37).contains(p) || (40...47).contains(p) || p == 38 || p == 48
-                || (90...97).contains(p) || (100...107).contains(p) { n += 1 }
+        /// How many SGR parameters in `screen` set a colour (30–37, 38, 40–47, 48, 90–97, 100–107).
+        static func colourCodes(_ screen: String) -> Int {
+            var n = 0
+            for part in screen.components(separatedBy: "\u{1B}[").dropFirst() {
+                guard let m = part.firstIndex(of: "m"), part[..<m].allSatisfy({ $0.isNumber || $0 == ";" }) else { continue }
+                for p in part[..<m].split(separator: ";").compactMap({ Int($0) }) where (30...37).contains(p) || (40...47).contains(p) || p == 38 || p == 48
+                    || (90...97).contains(p) || (100...107).contains(p) { n += 1 }
+            }
+            return n
         }
-        return n
-    }
 
-    @Test func browseWatchResolveEditSettingsResizeQuit() async throws {
-        guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
-        let s = try Setup()
-        defer { s.teardown() }
-        try s.login("A"); try s.login("B")
-        try s.write("B", "Documents/hello.txt", "hello from B")
-        try s.write("B", "Documents/plan.txt", "the plan, v1")
-        try s.write("B", "Documents/报告 🎉.txt", "wide names")
-        #expect(try s.ubiq("B", ["sync"]).0 == 0)
-        let t = try TmuxSession(width: 100, height: 30)
-        defer { t.kill() }
-        try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
-        #expect(t.waitFor("Documents/"), "\(t.capture())")
-        try t.send("Enter")
-        #expect(t.waitFor("hello.txt") && t.waitFor("plan.txt"), "\(t.capture())")
-        #expect(t.capture().contains("报告 🎉.txt"))
-        // A file written on B appears live.
-        try s.write("B", "Documents/from B.txt", "new")
-        #expect(try s.ubiq("B", ["sync"]).0 == 0)
-        #expect(t.waitFor("from B.txt"), "\(t.capture())")
-        // Both devices edit plan.txt: a conflict, marked, resolved with keys.
-        #expect(await eventually { s.read("A", "Documents/plan.txt") == "the plan, v1" })
-        try s.write("A", "Documents/plan.txt", "the plan, edited on A")
-        try s.write("B", "Documents/plan.txt", "the plan, edited on B, longer")
-        _ = try s.ubiq("B", ["sync"])
-        #expect(t.waitFor("1 conflict", timeout: 30), "\(t.capture())")
-        try t.send("2")
-        #expect(t.waitFor("Conflicts (1)"), "\(t.capture())")
-        try t.send("Enter")
-        #expect(t.waitFor("Versions of Documents/plan.txt") && t.waitFor("Preview:"), "\(t.capture())")
-        #expect(t.waitFor("edited on"), "the preview shows the selected version's text: \(t.capture())")
-        try t.send("Enter")
-        #expect(t.waitFor("Keep the version from"), "\(t.capture())")
-        try t.send("y")
-        #expect(t.waitFor("Conflicts (0)", timeout: 30), "\(t.capture())")
-        let (_, status, _) = try s.ubiq("B", ["status", "--json"])
-        #expect(status.contains("\"conflicts\" : 0"), "\(status)")
-        #expect(try s.ubiq("B", ["sync"]).0 == 0)
-        #expect(s.read("A", "Documents/plan.txt") == s.read("B", "Documents/plan.txt"))
-        // A setting set on B appears live in the Settings view.
-        try t.send("3")
-        #expect(t.waitFor("Settings ("), "\(t.capture())")
-        #expect(try s.ubiq("B", ["kv", "set", "accent", "teal"]).0 == 0)
-        #expect(t.waitFor { $0.contains("accent") && $0.contains("teal") }, "\(t.capture())")
-        // Add a setting with keys; B reads it.
-        try t.send("a")
-        try t.type("volume")
-        try t.send("Enter", "C-u")
-        try t.type("int")
-        try t.send("Enter")
-        try t.type("11")
-        try t.send("Enter")
-        #expect(t.waitFor("saved volume"), "\(t.capture())")
-        #expect(try s.ubiq("B", ["kv", "get", "volume"]).1.contains("11"))
-        // Resize to 80×24, then too small, then back.
-        try t.resize(width: 80, height: 24)
-        #expect(t.waitFor { screen in screen.split(separator: "\n").first.map { $0.count <= 80 && $0.contains("3 Settings") } ?? false }, "\(t.capture())")
-        try t.resize(width: 30, height: 8)
-        #expect(t.waitFor("terminal too small"), "\(t.capture())")
-        try t.resize(width: 100, height: 30)
-        #expect(t.waitFor("Settings ("), "\(t.capture())")
-        // Colour is on by default.
-        #expect(Self.colourCodes(t.capture(escapes: true)) > 0, "no colour in: \(t.capture(escapes: true).prefix(400))")
-        // q quits and the terminal is restored.
-        try t.send("q")
-        #expect(t.waitFor("EXIT=0"), "\(t.capture())")
-        // NO_COLOR: no colour at all, attributes only (the header is drawn in reverse video).
-        try t.send("clear; NO_COLOR=1 \(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT2=$?", "Enter")
-        #expect(t.waitFor("1 Files"), "\(t.capture())")
-        let mono = t.capture(escapes: true)
-        #expect(Self.colourCodes(mono) == 0 && mono.contains("\u{1B}[7m"), "\(mono.prefix(400))")
-        try t.send("q")
-        #expect(t.waitFor("EXIT2=0"), "\(t.capture())")
-        try t.send("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo STTY", "Enter")
-        #expect(t.waitFor("icanon echo STTY"), "\(t.capture())")
-    }
+        @Test func browseWatchResolveEditSettingsResizeQuit() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A"); try s.login("B")
+            try s.write("B", "Documents/hello.txt", "hello from B")
+            try s.write("B", "Documents/plan.txt", "the plan, v1")
+            try s.write("B", "Documents/报告 🎉.txt", "wide names")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            let t = try TmuxSession(width: 100, height: 30)
+            defer { t.kill() }
+            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("hello.txt") && t.waitFor("plan.txt"), "\(t.capture())")
+            #expect(t.capture().contains("报告 🎉.txt"))
+            // A file written on B appears live.
+            try s.write("B", "Documents/from B.txt", "new")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            #expect(t.waitFor("from B.txt"), "\(t.capture())")
+            // Both devices edit plan.txt: a conflict, marked, resolved with keys.
+            #expect(await eventually { s.read("A", "Documents/plan.txt") == "the plan, v1" })
+            try s.write("A", "Documents/plan.txt", "the plan, edited on A")
+            try s.write("B", "Documents/plan.txt", "the plan, edited on B, longer")
+            _ = try s.ubiq("B", ["sync"])
+            #expect(t.waitFor("1 conflict", timeout: 30), "\(t.capture())")
+            try t.send("2")
+            #expect(t.waitFor("Conflicts (1)"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("Versions of Documents/plan.txt") && t.waitFor("Preview:"), "\(t.capture())")
+            #expect(t.waitFor("edited on"), "the preview shows the selected version's text: \(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("Keep the version from"), "\(t.capture())")
+            try t.send("y")
+            #expect(t.waitFor("Conflicts (0)", timeout: 30), "\(t.capture())")
+            let (_, status, _) = try s.ubiq("B", ["status", "--json"])
+            #expect(status.contains("\"conflicts\" : 0"), "\(status)")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            #expect(s.read("A", "Documents/plan.txt") == s.read("B", "Documents/plan.txt"))
+            // A setting set on B appears live in the Settings view.
+            try t.send("3")
+            #expect(t.waitFor("Settings ("), "\(t.capture())")
+            #expect(try s.ubiq("B", ["kv", "set", "accent", "teal"]).0 == 0)
+            #expect(t.waitFor { $0.contains("accent") && $0.contains("teal") }, "\(t.capture())")
+            // Add a setting with keys; B reads it.
+            try t.send("a")
+            try t.type("volume")
+            try t.send("Enter", "C-u")
+            try t.type("int")
+            try t.send("Enter")
+            try t.type("11")
+            try t.send("Enter")
+            #expect(t.waitFor("saved volume"), "\(t.capture())")
+            #expect(try s.ubiq("B", ["kv", "get", "volume"]).1.contains("11"))
+            // Resize to 80×24, then too small, then back.
+            try t.resize(width: 80, height: 24)
+            #expect(t.waitFor { screen in screen.split(separator: "\n").first.map { $0.count <= 80 && $0.contains("3 Settings") } ?? false }, "\(t.capture())")
+            try t.resize(width: 30, height: 8)
+            #expect(t.waitFor("terminal too small"), "\(t.capture())")
+            try t.resize(width: 100, height: 30)
+            #expect(t.waitFor("Settings ("), "\(t.capture())")
+            // Colour is on by default.
+            #expect(Self.colourCodes(t.capture(escapes: true)) > 0, "no colour in: \(t.capture(escapes: true).prefix(400))")
+            // q quits and the terminal is restored.
+            try t.send("q")
+            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            // NO_COLOR: no colour at all, attributes only (the header is drawn in reverse video).
+            try t.send("clear; NO_COLOR=1 \(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT2=$?", "Enter")
+            #expect(t.waitFor("1 Files"), "\(t.capture())")
+            let mono = t.capture(escapes: true)
+            #expect(Self.colourCodes(mono) == 0 && mono.contains("\u{1B}[7m"), "\(mono.prefix(400))")
+            try t.send("q")
+            #expect(t.waitFor("EXIT2=0"), "\(t.capture())")
+            try t.send("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo STTY", "Enter")
+            #expect(t.waitFor("icanon echo STTY"), "\(t.capture())")
+        }
 
-    /// The README's first command: with nothing set up, documents arrive, change, conflict and
-    /// settings change live; quitting removes everything the demo made.
-    @Test func demoRunsFromNothingAndCleansUp() async throws {
-        guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
-        let tmp = try TempDirectory("ubiq-demo-test")
-        defer { tmp.remove() }
-        let t = try TmuxSession(width: 100, height: 30, environment: ["TMPDIR": tmp.url.path])
-        defer { t.kill() }
-        try t.send("\(ChildProcess.ubiqBinary()) demo --pace 1; echo EXIT=$?", "Enter")
-        #expect(t.waitFor("Documents/"), "\(t.capture())")
-        try t.send("Enter")
-        #expect(t.waitFor("Welcome.txt") && t.waitFor("From the desktop.txt"), "\(t.capture())")
-        #expect(t.waitFor("Conflicts (1)", timeout: 60), "the second device makes a conflict: \(t.capture())")
-        try t.send("3")
-        #expect(t.waitFor { $0.contains("fontSize") && $0.contains("16") }, "\(t.capture())")
-        let made = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
-        #expect(made.contains { $0.hasPrefix("ubiq-demo-") }, "the demo works in a temporary folder")
-        try t.send("q")
-        #expect(t.waitFor("EXIT=0", timeout: 30), "\(t.capture())")
-        let left = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
-        #expect(!left.contains { $0.hasPrefix("ubiq-demo-") }, "left behind: \(left)")
-    }
+        /// The README's first command: with nothing set up, documents arrive, change, conflict and
+        /// settings change live; quitting removes everything the demo made.
+        @Test func demoRunsFromNothingAndCleansUp() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let tmp = try TempDirectory("ubiq-demo-test")
+            defer { tmp.remove() }
+            let t = try TmuxSession(width: 100, height: 30, environment: ["TMPDIR": tmp.url.path])
+            defer { t.kill() }
+            try t.send("\(ChildProcess.ubiqBinary()) demo --pace 1; echo EXIT=$?", "Enter")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("Welcome.txt") && t.waitFor("From the desktop.txt"), "\(t.capture())")
+            #expect(t.waitFor("Conflicts (1)", timeout: 60), "the second device makes a conflict: \(t.capture())")
+            try t.send("3")
+            #expect(t.waitFor { $0.contains("fontSize") && $0.contains("16") }, "\(t.capture())")
+            let made = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
+            #expect(made.contains { $0.hasPrefix("ubiq-demo-") }, "the demo works in a temporary folder")
+            try t.send("q")
+            #expect(t.waitFor("EXIT=0", timeout: 30), "\(t.capture())")
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
+            #expect(!left.contains { $0.hasPrefix("ubiq-demo-") }, "left behind: \(left)")
+        }
 
-    /// With a daemon running for the home, the front end attaches to it through its socket.
-    @Test func attachesToARunningDaemon() async throws {
-        guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
-        let s = try Setup()
-        defer { s.teardown() }
-        try s.login("A"); try s.login("B")
-        try s.write("B", "Documents/one.txt", "one")
-        try s.write("B", "Documents/two.txt", "two")
-        #expect(try s.ubiq("B", ["sync"]).0 == 0)
-        let daemon = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", s.home("A")])
-        defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
-        #expect(daemon.waitForOutput(timeout: 60) { $0.contains("syncing") } != nil)
-        let t = try TmuxSession(width: 100, height: 30)
-        defer { t.kill() }
-        try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
-        #expect(t.waitFor("Documents/"), "\(t.capture())")
-        try t.send("Enter")
-        #expect(t.waitFor("two.txt"), "\(t.capture())")
-        try s.write("B", "Documents/three.txt", "three")
-        #expect(try s.ubiq("B", ["sync"]).0 == 0)
-        #expect(t.waitFor("three.txt"), "a file from B appears live through the daemon: \(t.capture())")
-        // Delete one.txt from the front end: asks, then it is gone everywhere.
-        try t.send("g")
-        #expect(t.waitFor { $0.contains("one.txt") })
-        try t.send("D")
-        #expect(t.waitFor("from all devices"), "\(t.capture())")
-        try t.send("y")
-        #expect(t.waitFor("deleted one.txt"), "\(t.capture())")
-        #expect(try s.ubiq("B", ["sync"]).0 == 0)
-        #expect(s.read("B", "Documents/one.txt") == nil)
-        try t.send("3")
-        #expect(try s.ubiq("B", ["kv", "set", "mode", "focus"]).0 == 0)
-        #expect(t.waitFor { $0.contains("mode") && $0.contains("focus") }, "\(t.capture())")
-        try t.send("q")
-        #expect(t.waitFor("EXIT=0"), "\(t.capture())")
-        // The daemon keeps syncing after the front end leaves.
-        let (st, status, _) = try s.ubiq("A", ["status", "--json"])
-        #expect(st == 0 && status.contains("\"online\""), "\(status)")
+        /// With a daemon running for the home, the front end attaches to it through its socket.
+        @Test func attachesToARunningDaemon() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A"); try s.login("B")
+            try s.write("B", "Documents/one.txt", "one")
+            try s.write("B", "Documents/two.txt", "two")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            let daemon = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", s.home("A")])
+            defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
+            #expect(daemon.waitForOutput(timeout: 60) { $0.contains("syncing") } != nil)
+            let t = try TmuxSession(width: 100, height: 30)
+            defer { t.kill() }
+            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("two.txt"), "\(t.capture())")
+            try s.write("B", "Documents/three.txt", "three")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            #expect(t.waitFor("three.txt"), "a file from B appears live through the daemon: \(t.capture())")
+            // Delete one.txt from the front end: asks, then it is gone everywhere.
+            try t.send("g")
+            #expect(t.waitFor { $0.contains("one.txt") })
+            try t.send("D")
+            #expect(t.waitFor("from all devices"), "\(t.capture())")
+            try t.send("y")
+            #expect(t.waitFor("deleted one.txt"), "\(t.capture())")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            #expect(s.read("B", "Documents/one.txt") == nil)
+            try t.send("3")
+            #expect(try s.ubiq("B", ["kv", "set", "mode", "focus"]).0 == 0)
+            #expect(t.waitFor { $0.contains("mode") && $0.contains("focus") }, "\(t.capture())")
+            try t.send("q")
+            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            // The daemon keeps syncing after the front end leaves.
+            let (st, status, _) = try s.ubiq("A", ["status", "--json"])
+            #expect(st == 0 && status.contains("\"online\""), "\(status)")
+        }
     }
 }
