@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+import UbiqClient
+import UbiqCore
+import UbiqEngine
 import UbiqServer
 
 /// An embedded server on a free loopback port with one account `bench` (password `bench-pw`),
@@ -17,6 +20,18 @@ struct BenchServer {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         return BenchServer(dir: dir, server: try await EmbeddedServer.start(services: services, logger: logger), logger: logger)
+    }
+
+    /// Signs a device of `bench` in (through `port`, e.g. a counting proxy; default the server)
+    /// and saves its config in a home under the bench folder.
+    func signIn(_ name: String, container: String, port: Int? = nil) async throws -> (DeviceHome, DeviceConfig) {
+        let url = "http://127.0.0.1:\(port ?? self.port)"
+        let home = DeviceHome.rooted(at: dir.appendingPathComponent("home-\(name)"))
+        let (_, r) = try await UbiqAPIClient(baseURL: url).login(user: "bench", password: "bench-pw", deviceName: name)
+        let config = DeviceConfig(server: url, user: "bench", deviceID: r.deviceID, deviceName: name,
+                                  container: try ContainerID(validating: container), download: .all, token: r.token)
+        try config.save(home)
+        return (home, config)
     }
 
     func stop(keepingData: Bool = false) async {

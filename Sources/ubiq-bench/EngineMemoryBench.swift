@@ -25,12 +25,7 @@ struct EngineMemoryBench: AsyncParsableCommand {
     func run() async throws {
         if let measureHome { return try await measure(measureHome) }
         let server = try await BenchServer.start(label: "memorybench")
-        let url = "http://127.0.0.1:\(server.port)"
-        let home = DeviceHome.rooted(at: server.dir.appendingPathComponent("home-A"))
-        let (_, r) = try await UbiqAPIClient(baseURL: url).login(user: "bench", password: "bench-pw", deviceName: "A")
-        let config = DeviceConfig(server: url, user: "bench", deviceID: r.deviceID, deviceName: "A",
-                                  container: try ContainerID(validating: "bench.memory"), download: .all, token: r.token)
-        try config.save(home)
+        let (home, config) = try await server.signIn("A", container: "bench.memory")
         let folder = home.containerFolder(config.container)
         for i in 0..<files {
             let dir = folder.appendingPathComponent("Documents/d\(i / 1000)")

@@ -65,12 +65,7 @@ struct LiveBench: AsyncParsableCommand {
     }
 
     func device(_ name: String, server: BenchServer) async throws -> DeviceRuntime {
-        let url = "http://127.0.0.1:\(server.port)"
-        let home = DeviceHome.rooted(at: server.dir.appendingPathComponent("home-\(name)"))
-        let (_, r) = try await UbiqAPIClient(baseURL: url).login(user: "bench", password: "bench-pw", deviceName: name)
-        let config = DeviceConfig(server: url, user: "bench", deviceID: r.deviceID, deviceName: name,
-                                  container: try ContainerID(validating: "bench.live"), download: .all, token: r.token)
-        try config.save(home)
+        let (home, config) = try await server.signIn(name, container: "bench.live")
         var logger = Logger(label: "engine.\(name)")
         logger.logLevel = .error
         return try DeviceRuntime(home: home, config: config, logger: logger)

@@ -16,12 +16,12 @@ struct SyncBench: AsyncParsableCommand {
 
     func run() async throws {
         let server = try await BenchServer.start(label: "syncbench")
-        let dir = server.dir, port = server.port, logger = server.logger
+        let port = server.port
 
         let proxyA = CountingProxy(target: port), proxyB = CountingProxy(target: port)
         try proxyA.start(); try proxyB.start()
-        let a = try await device("A", dir: dir, proxy: proxyA, logger: logger)
-        let b = try await device("B", dir: dir, proxy: proxyB, logger: logger)
+        let a = try await device("A", server: server, proxy: proxyA)
+        let b = try await device("B", server: server, proxy: proxyB)
         await a.engine.start(); await b.engine.start()
 
         // 1. A new 1 MiB file written in A until it is complete in B.
@@ -73,13 +73,8 @@ struct SyncBench: AsyncParsableCommand {
 
     struct Device { let engine: SyncEngine; let folder: URL }
 
-    func device(_ name: String, dir: URL, proxy: CountingProxy, logger: Logger) async throws -> Device {
-        let url = "http://127.0.0.1:\(proxy.port)"
-        let home = DeviceHome.rooted(at: dir.appendingPathComponent("home-\(name)"))
-        let (_, r) = try await UbiqAPIClient(baseURL: url).login(user: "bench", password: "bench-pw", deviceName: name)
-        let config = DeviceConfig(server: url, user: "bench", deviceID: r.deviceID, deviceName: name,
-                                  container: try ContainerID(validating: "bench.sync"), download: .all, token: r.token)
-        try config.save(home)
+    func device(_ name: String, server: BenchServer, proxy: CountingProxy) async throws -> Device {
+        let (home, config) = try await server.signIn(name, container: "bench.sync", port: proxy.port)
         var engineLogger = Logger(label: "engine.\(name)")
         engineLogger.logLevel = ProcessInfo.processInfo.environment["UBIQ_BENCH_DEBUG"] != nil ? .debug : .error
         let engine = try SyncEngine(home: home, config: config, logger: engineLogger)
