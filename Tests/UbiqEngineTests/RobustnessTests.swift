@@ -37,15 +37,24 @@ struct RobustnessTests {
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             let url = a.url("Documents/log.txt")
             FileManager.default.createFile(atPath: url.path, contents: nil)
-            let h = try FileHandle(forWritingTo: url)
-            var expected = ""
-            for i in 0..<30 {
-                let line = "line \(i) " + String(repeating: "x", count: 2000) + "\n"
-                expected += line
-                try h.write(contentsOf: Data(line.utf8))
-                try await Task.sleep(for: .milliseconds(40))
+            // The writer runs on its own thread: a busy test process must not pause it for longer
+            // than the settle time (a writer that pauses that long has written a stable prefix).
+            let expected: String = try await withCheckedThrowingContinuation { c in
+                Thread {
+                    do {
+                        let h = try FileHandle(forWritingTo: url)
+                        var text = ""
+                        for i in 0..<30 {
+                            let line = "line \(i) " + String(repeating: "x", count: 2000) + "\n"
+                            text += line
+                            try h.write(contentsOf: Data(line.utf8))
+                            usleep(40_000)
+                        }
+                        try h.close()
+                        c.resume(returning: text)
+                    } catch { c.resume(throwing: error) }
+                }.start()
             }
-            try h.close()
             #expect(await eventually { b.read("Documents/log.txt") == expected })
             let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
             let item = try #require(try await client.changes(a.config.container, after: 0).items.first { $0.path.string == "Documents/log.txt" })
