@@ -60,11 +60,13 @@ let package = Package(
         .target(
             name: "UbiqEngine",
             dependencies: [
-                "UbiqCore", "UbiqProtocol", "UbiqClient",
+                "UbiqCore", "UbiqProtocol", "UbiqClient", "CFileSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Linux file calls Glibc's Swift module does not expose (sync_file_range).
+        .target(name: "CFileSupport"),
         // ncursesw through a system-library target (stateless shims only).
         .systemLibrary(name: "CNCursesW", path: "Sources/CNCursesW", providers: [.apt(["libncurses-dev"])]),
         // C with state: the SIGWINCH wake pipe, character widths, the UTF-8 locale.

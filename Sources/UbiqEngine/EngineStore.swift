@@ -210,10 +210,11 @@ final class EngineStore: Sendable {
         try wrap {
             try pool.write { db in
                 try db.execute(sql: "DELETE FROM chunk_index WHERE item = ?", arguments: [item.description])
+                let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_index (hash, item, offset, size) VALUES (?, ?, ?, ?)")
+                let itemText = item.description
                 var offset = 0
                 for c in manifest.chunks {
-                    try db.execute(sql: "INSERT OR IGNORE INTO chunk_index (hash, item, offset, size) VALUES (?, ?, ?, ?)",
-                                   arguments: [c.hash.hex, item.description, offset, c.size])
+                    try insert.execute(arguments: [c.hash.hex, itemText, offset, c.size])
                     offset += c.size
                 }
             }

@@ -60,48 +60,53 @@ struct LocalFiles: Sendable {
     }
 
     /// Chunks and hashes a file by streaming it; nil if it changed while being read (not stable).
+    /// This thread reads and finds the cuts; the whole-file hash and the chunk hashes run on two
+    /// other queues over the same (never copied) segments, so a two-core machine hashes a file
+    /// in about half the time of one thread doing all three.
     static func manifest(path: String, chunker: Chunker = .standard) throws -> (Manifest, FileStamp)? {
         guard let (_, before) = stamp(path) else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4 * chunker.maxSize + (4 << 20))
-        var start = 0, end = 0
+        let segmentSize = 4 << 20
+        let whole = BackgroundHash(), chunkHashes = BackgroundChunkHashes()
+        var carry: [UInt8] = []  // the uncut tail of the previous segment (< maxSize bytes)
         var eof = false
-        var whole = StreamingHash()
-        var chunks: [ChunkRef] = []
         var total = 0
-        while true {
-            if !eof && end - start < chunker.maxSize {
-                if start > 0 {
-                    buffer.withUnsafeMutableBytes { raw in
-                        let b = raw.baseAddress!
-                        memmove(b, b + start, end - start)
-                    }
-                    end -= start
-                    start = 0
-                }
-                while end < buffer.count {
-                    let n = buffer.withUnsafeMutableBytes { raw in Glibc.read(fd, raw.baseAddress! + end, raw.count - end) }
-                    if n < 0 { if errno == EINTR { continue }; throw EngineError(.storageFailure, "cannot read \(path)") }
+        repeat {
+            // A new segment: the carried tail, then fresh bytes from the file (not zero-filled first).
+            let fresh = carry.count
+            let segment = try [UInt8](unsafeUninitializedCapacity: fresh + segmentSize) { buf, initialized in
+                _ = buf.initialize(from: carry)
+                var filled = fresh
+                while filled < buf.count {
+                    let n = Glibc.read(fd, buf.baseAddress! + filled, buf.count - filled)
+                    if n < 0 { if errno == EINTR { continue }; throw EngineError(.storageFailure, "cannot read \(path): \(String(cString: strerror(errno)))") }
                     if n == 0 { eof = true; break }
-                    end += n
+                    filled += n
+                }
+                initialized = filled
+            }
+            let end = segment.count
+            if end > fresh { whole.update(segment, range: fresh..<end) }
+            // Cut while a full window lies ahead (or the file has ended): cuts never depend on
+            // where a segment happens to end.
+            var ranges: [Range<Int>] = []
+            var start = 0
+            segment.withUnsafeBytes { raw in
+                while start < end && (eof || end - start >= chunker.maxSize) {
+                    let len = chunker.nextCut(in: UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                    ranges.append(start..<start + len)
+                    start += len
                 }
             }
-            if start == end { break }
-            let cut = buffer.withUnsafeBytes { raw -> (Int, ContentHash) in
-                let window = UnsafeRawBufferPointer(rebasing: raw[start..<end])
-                let len = chunker.nextCut(in: window)
-                let piece = UnsafeRawBufferPointer(rebasing: window[0..<len])
-                whole.update(piece)
-                return (len, ContentHash.of(buffer: piece))
-            }
-            chunks.append(ChunkRef(hash: cut.1, size: cut.0))
-            start += cut.0
-            total += cut.0
-        }
+            total += start
+            chunkHashes.add(segment, ranges: ranges)
+            carry = Array(segment[start..<end])
+        } while !eof || !carry.isEmpty
+        let hash = whole.finalize(), chunks = chunkHashes.finish()
         guard let (_, after) = stamp(path), after == before, Int64(total) == after.size else { return nil }
-        return (Manifest(chunks: chunks, size: total, hash: whole.finalize()), after)
+        return (Manifest(chunks: chunks, size: total, hash: hash), after)
     }
 
     /// Reads `size` bytes at `offset` of a file.
@@ -125,5 +130,14 @@ struct LocalFiles: Sendable {
         do { try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true) } catch {
             throw EngineError(.storageFailure, "cannot create folder \(url.deletingLastPathComponent().path): \(error.localizedDescription)")
         }
+    }
+}
+
+/// The engine's file reader, for benchmarks and tools.
+public enum FileManifest {
+    /// Chunks and hashes the file at `path` the way the engine does before an upload (whole-file
+    /// hash on a second core); nil if the file changed while being read.
+    public static func read(path: String) throws -> Manifest? {
+        try LocalFiles.manifest(path: path)?.0
     }
 }

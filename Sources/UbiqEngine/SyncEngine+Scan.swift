@@ -6,6 +6,7 @@ extension SyncEngine {
     /// by path), with content hashes for stable files (re-hashed only when the stamp changed).
     func scanLocal() async {
         dispatchPrecondition(condition: .onQueue(queue))
+        let scanStart = ContinuousClock.now
         let (entries, excludedEntries) = files.scan()
         if excludedEntries != excludedLocal {
             for p in Set(excludedEntries.keys).union(excludedLocal.keys) where excludedEntries[p] != excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
@@ -67,10 +68,12 @@ extension SyncEngine {
             toHash.append((id, files.url(l.path).path, l.entry.stamp))
         }
         let jobs = toHash
+        let hashStart = ContinuousClock.now
         let hashed = await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp)?, Error>)] in
             jobs.map { id, path, stamp in (id, stamp, Result { try LocalFiles.manifest(path: path) }) }
         }.value
         dispatchPrecondition(condition: .onQueue(queue))
+        if !jobs.isEmpty { logger.debug("scan: walked in \(now - scanStart), hashed \(jobs.count) file(s) in \(ContinuousClock.now - hashStart)") }
         for (id, expected, r) in hashed {
             switch r {
             case .success(let got?):

@@ -1,4 +1,5 @@
 import Foundation
+import CFileSupport
 import UbiqClient
 import UbiqCore
 import UbiqProtocol
@@ -104,7 +105,11 @@ extension SyncEngine {
     /// Fetches a version into a partial file beside the container folder (reusing chunks this
     /// device already has, resuming a partial file left by a crash), verifies it, and renames it
     /// into place only if the local file is still as the plan saw it.
-    func download(_ id: ItemID, version: VersionID) async throws -> Bool {
+    ///
+    /// Chunks copied from the file being replaced are trusted at first (the whole-file hash
+    /// checks them all at the end, on another core); if that check fails, the download is redone
+    /// at once verifying every local chunk, so a file that changed unseen is never a loop.
+    func download(_ id: ItemID, version: VersionID, verifyLocalChunks: Bool = false) async throws -> Bool {
         guard let r = remote[id], r.node.version == version, r.node.kind == .file else { return false }
         let target = local[id]?.path ?? r.node.path
         let expected = local[id]?.entry.stamp
@@ -117,7 +122,8 @@ extension SyncEngine {
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))") }
         var closed = false
         defer { if !closed { close(fd) } }
-        var whole = StreamingHash()
+        let whole = BackgroundHash()  // verified on another core while this one assembles
+        let started = ContinuousClock.now
         var offset = 0
         var resuming = true
         // Most unchanged chunks come from the file being replaced: read them from it directly.
@@ -133,7 +139,7 @@ extension SyncEngine {
             guard sameFD >= 0, let loc = sameFile[c.hash], loc.size == c.size else { return nil }
             var buf = [UInt8](repeating: 0, count: c.size)
             let n = buf.withUnsafeMutableBytes { pread(sameFD, $0.baseAddress, c.size, off_t(loc.offset)) }
-            return n == c.size && ContentHash.of(buf) == c.hash ? buf : nil
+            return n == c.size && (!verifyLocalChunks || ContentHash.of(buf) == c.hash) ? buf : nil
         }
         var index = 0
         while index < m.chunks.count {
@@ -163,6 +169,7 @@ extension SyncEngine {
                 }
                 for try await (k, v) in group { have[k] = v }
             }
+            let windowStart = offset
             for w in window {
                 guard let bytes = have[w.hash] else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
                 try Self.writeAll(fd, bytes, at: offset, path: partial)
@@ -170,11 +177,18 @@ extension SyncEngine {
                 offset += w.size
                 index += 1
             }
+            // Start writing this window to disk now, so the final fsync waits only for the tail.
+            _ = ubiq_start_writeback(fd, Int64(windowStart), Int64(offset - windowStart))
             transfers[id]?.bytesDone = Int64(offset)
         }
         ftruncate(fd, off_t(offset))
         guard whole.finalize() == m.hash else {
             unlink(partial)
+            if !verifyLocalChunks && sameFD >= 0 {
+                logger.info("\(target): a chunk reused from the local file did not verify; fetching again, checking each")
+                transfers[id] = nil
+                return try await download(id, version: version, verifyLocalChunks: true)
+            }
             throw EngineError(.hashMismatch, "download of \(target) did not verify; it will be fetched again")
         }
         if let mod = r.modified {
@@ -182,9 +196,11 @@ extension SyncEngine {
                          timespec(tv_sec: Int(mod.timeIntervalSince1970), tv_nsec: Int((mod.timeIntervalSince1970.truncatingRemainder(dividingBy: 1)) * 1e9))]
             futimens(fd, &times)
         }
+        let assembled = ContinuousClock.now
         guard fsync(fd) == 0 else { throw EngineError(.storageFailure, "cannot sync \(partial)") }
         close(fd)
         closed = true
+        logger.debug("download \(target): assembled and verified in \(assembled - started), fsync \(ContinuousClock.now - assembled)")
 
         // Never overwrite a local edit made meanwhile: it will be uploaded (and become a conflict).
         let dest = files.url(target)

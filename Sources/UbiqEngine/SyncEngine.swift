@@ -127,6 +127,7 @@ public actor SyncEngine {
             case .overflow: manifests.removeAll(); immediate = true
             }
         }
+        logger.trace("\(events.count) file event(s)\(immediate ? ", a file closed" : "")")
         if immediate { requestPass() } else { requestPass(after: .milliseconds(15)) }
     }
 
@@ -206,6 +207,7 @@ public actor SyncEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         do {
             try await pullRemote()
+            logger.trace("pass: pulled the server's changes")
             online = true
             lastError = nil
         } catch {

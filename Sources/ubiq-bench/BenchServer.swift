@@ -34,8 +34,30 @@ struct BenchServer {
         return (home, config)
     }
 
+    /// A device's engine (not started) signed in through `port` (default: the server), logging
+    /// a millisecond timeline to stderr when `UBIQ_BENCH_DEBUG` is set.
+    func device(_ name: String, container: String, port: Int? = nil) async throws -> BenchDevice {
+        let (home, config) = try await signIn(name, container: container, port: port)
+        var engineLogger = Logger(label: "engine.\(name)")
+        engineLogger.logLevel = .error
+        if ProcessInfo.processInfo.environment["UBIQ_BENCH_DEBUG"] != nil {
+            engineLogger = Logger(label: "engine.\(name)") { TimelineLogHandler(label: $0) }
+        }
+        let engine = try SyncEngine(home: home, config: config, logger: engineLogger)
+        return BenchDevice(engine: engine, home: home, config: config, folder: home.containerFolder(config.container), logger: engineLogger)
+    }
+
     func stop(keepingData: Bool = false) async {
         await server.stop()
         if !keepingData { try? FileManager.default.removeItem(at: dir) }
     }
+}
+
+/// One device of a benchmark: its engine, home and container folder.
+struct BenchDevice {
+    let engine: SyncEngine
+    let home: DeviceHome
+    let config: DeviceConfig
+    let folder: URL
+    let logger: Logger
 }
