@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <unistd.h>
 #include "file_support.h"
 
 int ubiq_start_writeback(int fd, int64_t offset, int64_t len) {
@@ -9,4 +10,8 @@ int ubiq_start_writeback(int fd, int64_t offset, int64_t len) {
     (void)fd; (void)offset; (void)len;
     return 0;
 #endif
+}
+
+int ubiq_syncfs(int fd) {
+    return syncfs(fd);
 }

@@ -117,7 +117,40 @@ public struct UbiqAPIClient: Sendable {
         return bytes
     }
 
+    /// Uploads several chunks in one request (`ChunkFrames`; together at most
+    /// `WireLimits.maxChunkBatchBody` bytes and `maxChunksPerBatch` chunks).
+    public func uploadChunks(_ chunks: [[UInt8]]) async throws {
+        guard !chunks.isEmpty else { return }
+        _ = try await send(.POST, "/v1/chunks", body: ChunkFrames.encode(chunks), contentType: "application/octet-stream")
+    }
+
+    /// Downloads several chunks in one request, each verified against its hash, in order.
+    public func downloadChunks(_ hashes: [ContentHash]) async throws -> [[UInt8]] {
+        guard !hashes.isEmpty else { return [] }
+        let (_, buf) = try await send(.POST, "/v1/chunks/fetch", body: try [UInt8](WireCoding.encode(FetchChunksRequest(hashes: hashes))),
+                                      limit: WireLimits.maxChunkBatchBody + 4 * WireLimits.maxChunksPerBatch)
+        guard let chunks = ChunkFrames.decode(Array(buf.readableBytesView)), chunks.count == hashes.count else {
+            throw ClientError(.badResponse, "a chunk batch from \(baseURL) was malformed")
+        }
+        for (h, c) in zip(hashes, chunks) where ContentHash.of(c) != h { throw ClientError(.hashMismatch, "chunk \(h) arrived corrupt") }
+        return chunks
+    }
+
     // MARK: items
+
+    /// Several commits in one request and one server transaction; answers in order.
+    public func commitMany(_ container: ContainerID, _ requests: [CommitRequest]) async throws -> [CommitBatchResult] {
+        let r = try await call(.POST, containerPath(container) + "/commits", CommitBatchRequest(commits: requests), as: CommitBatchResponse.self)
+        guard r.results.count == requests.count else { throw ClientError(.badResponse, "a commit batch was answered with \(r.results.count) results for \(requests.count)") }
+        return r.results
+    }
+
+    /// Several versions' manifests in one request, in order.
+    public func manifests(_ container: ContainerID, versions: [VersionID]) async throws -> [Manifest] {
+        let r = try await call(.POST, containerPath(container) + "/manifests", ManifestsRequest(versions: versions), as: ManifestsResponse.self)
+        guard r.manifests.count == versions.count else { throw ClientError(.badResponse, "a manifests query was answered with \(r.manifests.count) for \(versions.count)") }
+        return r.manifests
+    }
 
     public func commit(_ container: ContainerID, _ request: CommitRequest) async throws -> CommitResponse {
         try await call(.POST, containerPath(container) + "/commit", request, as: CommitResponse.self)

@@ -12,9 +12,28 @@ extension UUIDIdentifier {
         guard let u = UUID(uuidString: string) else { return nil }
         self.init(uuid: u)
     }
-    /// Lower-case canonical text form.
-    public var description: String { uuid.uuidString.lowercased() }
-    public static func < (a: Self, b: Self) -> Bool { a.description < b.description }
+    /// Lower-case canonical text form (`8-4-4-4-12` hex digits).
+    public var description: String {
+        withUnsafeBytes(of: uuid.uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { out in
+                let digits: StaticString = "0123456789abcdef"
+                var i = 0
+                for (n, b) in raw.enumerated() {
+                    if n == 4 || n == 6 || n == 8 || n == 10 { out[i] = 0x2D; i += 1 }
+                    out[i] = digits.utf8Start[Int(b >> 4)]
+                    out[i + 1] = digits.utf8Start[Int(b & 0x0F)]
+                    i += 2
+                }
+                return i
+            }
+        }
+    }
+    /// The order of the text form (byte order of the UUID), without building the text.
+    public static func < (a: Self, b: Self) -> Bool {
+        withUnsafeBytes(of: a.uuid.uuid) { x in
+            withUnsafeBytes(of: b.uuid.uuid) { y in memcmp(x.baseAddress!, y.baseAddress!, 16) < 0 }
+        }
+    }
     public init(from decoder: Decoder) throws {
         let s = try decoder.singleValueContainer().decode(String.self)
         guard let u = UUID(uuidString: s) else {

@@ -38,7 +38,7 @@ public enum Planner {
             let before = ops.count
             planItem(id)
             // Local steps that put something at a server path wait until its folders are in place.
-            ops = Array(ops[..<before]) + ops[before...].filter { op in
+            let kept = ops[before...].filter { op in
                 switch op {
                 case .createLocalFolder(let i): return t.remote[i].map { parentReady($0.path) } ?? true
                 case .download(let i, _) where t.local[i] == nil: return t.remote[i].map { parentReady($0.path) } ?? true
@@ -46,6 +46,8 @@ public enum Planner {
                 default: return true
                 }
             }
+            ops.removeSubrange(before...)
+            ops.append(contentsOf: kept)
         }
         return ops
 

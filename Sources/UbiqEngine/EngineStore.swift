@@ -119,7 +119,7 @@ final class EngineStore: Sendable {
     }
 
     func meta(_ key: String) throws -> String? {
-        try wrap { try pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) } }
+        try wrap { try pool.read { db in try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = ?"), arguments: [key]) } }
     }
 
     // MARK: writing
@@ -132,15 +132,15 @@ final class EngineStore: Sendable {
 
     static func writeSynced(_ db: Database, _ id: ItemID, _ e: SyncedEntry?) throws {
         guard let e else {
-            try db.execute(sql: "DELETE FROM synced WHERE item = ?", arguments: [id.description])
-            try db.execute(sql: "DELETE FROM chunk_index WHERE item = ?", arguments: [id.description])
+            try db.cachedStatement(sql: "DELETE FROM synced WHERE item = ?").execute(arguments: [id.description])
+            try db.cachedStatement(sql: "DELETE FROM chunk_index WHERE item = ?").execute(arguments: [id.description])
             return
         }
         let n = e.node
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO synced (item, path, kind, version, hash, conflict_hash, inode, size, mtime_ns, ctime_ns, stamp_hash)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [id.description, n.path.string, n.kind.rawValue, n.version?.description, n.hash?.hex, n.conflictHash?.hex,
+            """).execute(arguments: [id.description, n.path.string, n.kind.rawValue, n.version?.description, n.hash?.hex, n.conflictHash?.hex,
                              e.stamp.map { Int64(bitPattern: $0.inode) }, e.stamp?.size, e.stamp?.mtimeNanos, e.stamp?.ctimeNanos, e.stampHash?.hex])
     }
 
@@ -153,21 +153,21 @@ final class EngineStore: Sendable {
         try wrap {
             try pool.write { db in
                 for (id, e) in changes { try Self.writeRemote(db, id, e) }
-                if let cursor { try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('cursor', ?)", arguments: [String(cursor)]) }
+                if let cursor { try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('cursor', ?)").execute(arguments: [String(cursor)]) }
             }
         }
     }
 
     static func writeRemote(_ db: Database, _ id: ItemID, _ e: RemoteEntry?) throws {
         guard let e else {
-            try db.execute(sql: "DELETE FROM remote WHERE item = ?", arguments: [id.description])
+            try db.cachedStatement(sql: "DELETE FROM remote WHERE item = ?").execute(arguments: [id.description])
             return
         }
         let n = e.node
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO remote (item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [id.description, n.path.string, n.kind.rawValue, n.version?.description, n.hash?.hex, n.size, n.uploaded,
+            """).execute(arguments: [id.description, n.path.string, n.kind.rawValue, n.version?.description, n.hash?.hex, n.size, n.uploaded,
                              e.conflictCount, e.modified?.timeIntervalSince1970, e.deviceName, e.created?.timeIntervalSince1970])
     }
 
@@ -193,9 +193,9 @@ final class EngineStore: Sendable {
             try pool.write { db in
                 for id in ids {
                     if let state {
-                        try db.execute(sql: "INSERT OR REPLACE INTO wanted (item, state) VALUES (?, ?)", arguments: [id.description, state])
+                        try db.cachedStatement(sql: "INSERT OR REPLACE INTO wanted (item, state) VALUES (?, ?)").execute(arguments: [id.description, state])
                     } else {
-                        try db.execute(sql: "DELETE FROM wanted WHERE item = ?", arguments: [id.description])
+                        try db.cachedStatement(sql: "DELETE FROM wanted WHERE item = ?").execute(arguments: [id.description])
                     }
                     if dropSynced { try Self.writeSynced(db, id, nil) }
                 }
@@ -209,7 +209,7 @@ final class EngineStore: Sendable {
     func indexChunks(item: ItemID, manifest: Manifest) throws {
         try wrap {
             try pool.write { db in
-                try db.execute(sql: "DELETE FROM chunk_index WHERE item = ?", arguments: [item.description])
+                try db.cachedStatement(sql: "DELETE FROM chunk_index WHERE item = ?").execute(arguments: [item.description])
                 let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_index (hash, item, offset, size) VALUES (?, ?, ?, ?)")
                 let itemText = item.description
                 var offset = 0
@@ -225,7 +225,7 @@ final class EngineStore: Sendable {
     func indexedChunks(item: ItemID) throws -> [ChunkRef] {
         try wrap {
             try pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT hash, size FROM chunk_index WHERE item = ? ORDER BY offset", arguments: [item.description]).compactMap { r in
+                try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, size FROM chunk_index WHERE item = ? ORDER BY offset"), arguments: [item.description]).compactMap { r in
                     (try? ContentHash(validating: r["hash"])).map { ChunkRef(hash: $0, size: r["size"]) }
                 }
             }
@@ -236,9 +236,46 @@ final class EngineStore: Sendable {
     func chunkLocations(_ hash: ContentHash) throws -> [(item: ItemID, offset: Int, size: Int)] {
         try wrap {
             try pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT item, offset, size FROM chunk_index WHERE hash = ? LIMIT 4", arguments: [hash.hex]).compactMap { r in
+                try Row.fetchAll(db.cachedStatement(sql: "SELECT item, offset, size FROM chunk_index WHERE hash = ? LIMIT 4"), arguments: [hash.hex]).compactMap { r in
                     ItemID(string: r["item"]).map { ($0, r["offset"], r["size"]) }
                 }
+            }
+        }
+    }
+
+    /// Records the outcome of a batch of transfers in one transaction: Remote entries, Synced
+    /// entries and the chunk index of each synced file's content.
+    func recordBatch(remote: [(ItemID, RemoteEntry?)], synced: [(ItemID, SyncedEntry?)], index: [(ItemID, Manifest)]) throws {
+        try wrap {
+            try pool.write { db in
+                for (id, e) in remote { try Self.writeRemote(db, id, e) }
+                for (id, e) in synced { try Self.writeSynced(db, id, e) }
+                let delete = try db.cachedStatement(sql: "DELETE FROM chunk_index WHERE item = ?")
+                let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_index (hash, item, offset, size) VALUES (?, ?, ?, ?)")
+                for (id, m) in index {
+                    let item = id.description
+                    try delete.execute(arguments: [item])
+                    var offset = 0
+                    for c in m.chunks {
+                        try insert.execute(arguments: [c.hash.hex, item, offset, c.size])
+                        offset += c.size
+                    }
+                }
+            }
+        }
+    }
+
+    /// Local places of several chunks at once (up to four each), to be verified on read.
+    func chunkLocations(_ hashes: [ContentHash]) throws -> [ContentHash: [(item: ItemID, offset: Int, size: Int)]] {
+        try wrap {
+            try pool.read { db in
+                var out: [ContentHash: [(item: ItemID, offset: Int, size: Int)]] = [:]
+                let query = try db.cachedStatement(sql: "SELECT item, offset, size FROM chunk_index WHERE hash = ? LIMIT 4")
+                for h in hashes {
+                    let rows = try Row.fetchAll(query, arguments: [h.hex])
+                    if !rows.isEmpty { out[h] = rows.compactMap { r in ItemID(string: r["item"]).map { ($0, r["offset"], r["size"]) } } }
+                }
+                return out
             }
         }
     }

@@ -18,14 +18,26 @@ extension SyncEngine {
             }
         }
         var progressed = false
-        for op in quick.sorted(by: { depth($0.item) < depth($1.item) }) {
+        // Folders of one depth are created on the server together (parents come first).
+        var folders: [Int: [ItemID]] = [:]
+        for op in quick { if case .createRemoteFolder(let id) = op { folders[depth(id), default: []].append(id) } }
+        folders = folders.filter { $0.value.count >= 4 }
+        for d in folders.keys.sorted() {
+            if await runFolderBatch(folders[d]!) { progressed = true }
+            if !online { return progressed }
+        }
+        let batched = Set(folders.values.joined())
+        for op in quick.sorted(by: { depth($0.item) < depth($1.item) }) where !batched.contains(op.item) || !op.isRemoteFolderCreation {
             if await run(op) { progressed = true }
             if !online { return progressed }
         }
+        let (upBatches, downBatches, singles) = splitBatches(transfers)
+        for b in upBatches { if await runBatch(b, upload: true) { progressed = true }; if !online { return progressed } }
+        for b in downBatches { if await runBatch(b, upload: false) { progressed = true }; if !online { return progressed } }
         let results = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
             var out: [Bool] = []
             var running = 0
-            for op in transfers {
+            for op in singles {
                 if running >= 4, let r = await group.next() { out.append(r); running -= 1 }
                 group.addTask { await self.run(op) }
                 running += 1

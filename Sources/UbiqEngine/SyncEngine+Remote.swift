@@ -12,15 +12,19 @@ extension SyncEngine {
 
     /// Reads the server's change feed from the stored cursor into the Remote tree. Pulls never
     /// overlap (a page fetched earlier must not be applied over a later one).
-    func pullRemote() async throws {
+    /// Reads the change feed from the cursor on; returns how many changes it applied.
+    @discardableResult
+    func pullRemote() async throws -> Int {
         while pulling { await withCheckedContinuation { pullWaiters.append($0) } }
         pulling = true
         defer {
             pulling = false
             if !pullWaiters.isEmpty { pullWaiters.removeFirst().resume() }
         }
+        var applied = 0
         while true {
             let page = try await client.changes(config.container, after: cursor)
+            applied += page.items.count
             var changes: [(ItemID, RemoteEntry?)] = []
             for item in page.items {
                 // Excluded names never come from a well-behaved server; never materialise them.
@@ -32,6 +36,8 @@ extension SyncEngine {
             cursor = page.cursor
             if !page.hasMore { break }
         }
+        if applied > 0 { remoteDirty = true }
+        return applied
     }
 
     /// Records an item the server just returned (after our own request).

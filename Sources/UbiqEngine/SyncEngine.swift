@@ -58,6 +58,13 @@ public actor SyncEngine {
     var backgroundTasks: [Task<Void, Never>] = []
     var retryDelay: Duration = .milliseconds(250)
     var stopped = false
+    /// Something may have changed in the folder since the last scan (a file event, a command,
+    /// a periodic pass); a pass asked for only by the server skips the scan when the server had
+    /// nothing new either and the last pass ended with nothing left to do.
+    var localDirty = true
+    /// The Remote tree changed since the last plan (the change feed brought something).
+    var remoteDirty = true
+    var lastPassQuiet = false
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -78,6 +85,7 @@ public actor SyncEngine {
             throw EngineError(.storageFailure, "cannot create \(folder.path): \(error.localizedDescription)")
         }
         self.files = LocalFiles(root: folder)
+        let loadStart = ContinuousClock.now
         self.store = try EngineStore(path: home.stateDatabase(config.container).path)
         self.synced = TrackedMap(try store.loadSynced(), log: changeLog)
         self.remote = TrackedMap(try store.loadRemote(), log: changeLog)
@@ -87,6 +95,8 @@ public actor SyncEngine {
         self.itemErrors = TrackedMap(log: changeLog)
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
         (self.pinnedIDs, self.evicted) = try store.loadWanted()
+        let counts = (synced.count, remote.count)
+        logger.debug("loaded \(counts.0) synced and \(counts.1) remote items in \(ContinuousClock.now - loadStart)")
     }
 
     /// The container folder.
@@ -156,9 +166,9 @@ public actor SyncEngine {
         switch m.kind {
         case .hello:
             retryDelay = .milliseconds(250)
-            requestPass()
+            requestPass(remoteOnly: true)
         case .changes:
-            if m.container == config.container && m.origin != config.deviceID { requestPass() }
+            if m.container == config.container && m.origin != config.deviceID { requestPass(remoteOnly: true) }
         case .kv:
             break
         }
@@ -180,11 +190,17 @@ public actor SyncEngine {
 
     /// Asks for a pass (coalesced with one already running).
     public func requestPass(after delay: Duration? = nil) {
+        requestPass(after: delay, remoteOnly: false)
+    }
+
+    /// Asks for a pass; `remoteOnly` when only the server may have something new.
+    func requestPass(after delay: Duration? = nil, remoteOnly: Bool) {
         guard !stopped else { return }
         if let delay {
-            Task { try? await Task.sleep(for: delay); self.requestPass() }
+            Task { try? await Task.sleep(for: delay); self.requestPass(remoteOnly: remoteOnly) }
             return
         }
+        if !remoteOnly { localDirty = true }
         passRequested = true
         if !passRunning { Task { await self.runPasses() } }
     }
@@ -217,13 +233,21 @@ public actor SyncEngine {
             retryDelay = min(retryDelay * 2, .seconds(15))
             return
         }
+        if !remoteDirty && !localDirty && lastPassQuiet { return }
+        lastPassQuiet = false
         for _ in 0..<25 where !stopped {
+            localDirty = false
+            remoteDirty = false
             let t0 = ContinuousClock.now
             await scanLocal()
             let t1 = ContinuousClock.now
             let ops = plan()
             pendingOps = ops
-            if ops.isEmpty { break }
+            if ops.isEmpty {
+                logger.debug("pass: scan \(t1 - t0), plan \(ContinuousClock.now - t1), nothing to do")
+                lastPassQuiet = unstable == 0
+                break
+            }
             let progressed = await execute(ops)
             logger.debug("pass: scan \(t1 - t0), plan+execute \(ContinuousClock.now - t1), \(ops.count) op(s)")
             if !online { requestPass(after: retryDelay); break }

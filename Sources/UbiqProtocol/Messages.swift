@@ -88,6 +88,79 @@ public struct CommitResponse: Codable, Sendable {
     }
 }
 
+/// `POST /v1/containers/{c}/commits`: many commits in one request and one server transaction
+/// (small files whose chunks were sent first). Each is decided on its own: one refused commit
+/// does not undo the others.
+public struct CommitBatchRequest: Codable, Sendable {
+    public var commits: [CommitRequest]
+    public init(commits: [CommitRequest]) { self.commits = commits }
+}
+
+/// One commit's answer in a batch: its response, or the error it alone met.
+public struct CommitBatchResult: Codable, Sendable {
+    public var response: CommitResponse?
+    public var error: APIErrorBody.Detail?
+    public init(response: CommitResponse?, error: APIErrorBody.Detail?) { self.response = response; self.error = error }
+}
+
+public struct CommitBatchResponse: Codable, Sendable {
+    /// In the order of the request's commits.
+    public var results: [CommitBatchResult]
+    public init(results: [CommitBatchResult]) { self.results = results }
+}
+
+/// `POST /v1/containers/{c}/manifests`: several versions' chunk lists at once.
+public struct ManifestsRequest: Codable, Sendable {
+    public var versions: [VersionID]
+    public init(versions: [VersionID]) { self.versions = versions }
+}
+
+public struct ManifestsResponse: Codable, Sendable {
+    /// In the order of the request's versions.
+    public var manifests: [Manifest]
+    public init(manifests: [Manifest]) { self.manifests = manifests }
+}
+
+/// `POST /v1/chunks/fetch`: several chunks in one response, framed as `ChunkFrames` in the
+/// order asked. Only chunks the account holds are served; their sizes may add up to
+/// `WireLimits.maxChunkBatchBody`.
+public struct FetchChunksRequest: Codable, Sendable {
+    public var hashes: [ContentHash]
+    public init(hashes: [ContentHash]) { self.hashes = hashes }
+}
+
+/// The body of `POST /v1/chunks` (upload) and of a `fetch` answer: each chunk as a 4-byte
+/// big-endian length and then its bytes. Uploaded chunks are named by the hash of their bytes.
+public enum ChunkFrames {
+    /// Frames `chunks` into one body.
+    public static func encode(_ chunks: [[UInt8]]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(chunks.reduce(0) { $0 + 4 + $1.count })
+        for c in chunks {
+            let n = UInt32(c.count)
+            out.append(contentsOf: [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)])
+            out.append(contentsOf: c)
+        }
+        return out
+    }
+
+    /// The chunks in `body`; nil if the framing is broken, a chunk is empty or larger than
+    /// `WireLimits.maxChunkBody`, or there are more than `WireLimits.maxChunksPerBatch`.
+    public static func decode<C: Collection>(_ body: C) -> [[UInt8]]? where C.Element == UInt8, C.Index == Int {
+        var out: [[UInt8]] = []
+        var i = body.startIndex
+        while i < body.endIndex {
+            guard body.endIndex - i >= 4, out.count < WireLimits.maxChunksPerBatch else { return nil }
+            let n = Int(body[i]) << 24 | Int(body[i + 1]) << 16 | Int(body[i + 2]) << 8 | Int(body[i + 3])
+            i += 4
+            guard n > 0, n <= WireLimits.maxChunkBody, body.endIndex - i >= n else { return nil }
+            out.append(Array(body[i..<i + n]))
+            i += n
+        }
+        return out
+    }
+}
+
 /// `POST /v1/containers/{c}/items/{id}/move`
 public struct MoveRequest: Codable, Sendable {
     public var path: RelativePath
@@ -173,6 +246,12 @@ public enum WireLimits {
     public static let maxCommitBody = 64 << 20
     /// Largest accepted chunk upload.
     public static let maxChunkBody = 1 << 20
+    /// Largest body of a chunk batch (upload or fetch), framing included.
+    public static let maxChunkBatchBody = 16 << 20
+    /// Most chunks in one batch (upload or fetch).
+    public static let maxChunksPerBatch = 4096
+    /// Most commits in one batch, and most versions in one manifests query.
+    public static let maxCommitsPerBatch = 1000
     /// Most hashes in one missing-chunks query.
     public static let maxHashesPerQuery = 10_000
     /// Most chunks in one manifest.

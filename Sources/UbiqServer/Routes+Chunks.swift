@@ -38,6 +38,58 @@ extension ServerServices {
             return Response(status: .created)
         }
 
+        // Many chunks in one body (`ChunkFrames`), stored with two file-system flushes in all.
+        router.post("/v1/chunks") { request, _ -> Response in
+            let ctx = try await self.authenticate(request)
+            let limit = WireLimits.maxChunkBatchBody + 4 * WireLimits.maxChunksPerBatch
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+                throw APIFailure(.payloadTooLarge, "a chunk batch is at most \(WireLimits.maxChunkBatchBody) bytes")
+            }
+            let buffer: ByteBuffer
+            do { buffer = try await request.body.collect(upTo: limit) } catch {
+                throw APIFailure(.payloadTooLarge, "a chunk batch is at most \(WireLimits.maxChunkBatchBody) bytes")
+            }
+            guard let chunks = ChunkFrames.decode(Array(buffer.readableBytesView)) else {
+                throw APIFailure(.invalidRequest, "a chunk batch is length-prefixed chunks of 1 byte to \(WireLimits.maxChunkBody) bytes, at most \(WireLimits.maxChunksPerBatch)")
+            }
+            let named = chunks.map { (ContentHash.of($0), $0) }
+            let missing = Set(try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: named.map(\.0)))
+            let fresh = named.filter { missing.contains($0.0) }
+            if !fresh.isEmpty {
+                let usage = try await self.metadata.usage(accountID: ctx.accountID)
+                let adding = fresh.reduce(Int64(0)) { $0 + Int64($1.1.count) }
+                if usage.used + adding > usage.quota {
+                    throw APIFailure(.storageFull, "storage full: \(ByteSize.format(usage.used)) of \(ByteSize.format(usage.quota)) used")
+                }
+                try await self.chunks.putMany(fresh)
+                try await self.metadata.recordChunks(accountID: ctx.accountID, fresh.map { ($0.0, $0.1.count) })
+            }
+            return try json(MissingChunksResponse(missing: []))
+        }
+
+        // Many chunks in one answer, in the order asked; only the account's own chunks.
+        router.post("/v1/chunks/fetch") { request, _ -> Response in
+            let ctx = try await self.authenticate(request)
+            let body = try await request.decodeJSON(FetchChunksRequest.self)
+            guard body.hashes.count <= WireLimits.maxChunksPerBatch else {
+                throw APIFailure(.invalidRequest, "at most \(WireLimits.maxChunksPerBatch) chunks per fetch")
+            }
+            let notHeld = try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: body.hashes)
+            if let h = notHeld.first { throw APIFailure(.notFound, "no chunk \(h)") }
+            var out = ByteBuffer()
+            var total = 0
+            for h in body.hashes {
+                guard let bytes = try await self.chunks.get(h) else { throw APIFailure(.notFound, "no chunk \(h)") }
+                total += bytes.count
+                guard total <= WireLimits.maxChunkBatchBody else {
+                    throw APIFailure(.payloadTooLarge, "the chunks asked for add up to more than \(WireLimits.maxChunkBatchBody) bytes")
+                }
+                out.writeInteger(UInt32(bytes.count), endianness: .big)
+                out.writeBytes(bytes)
+            }
+            return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: .init(byteBuffer: out))
+        }
+
         router.get("/v1/chunks/:hash") { request, context -> Response in
             let ctx = try await self.authenticate(request)
             let hash = try context.hashParameter()

@@ -9,6 +9,18 @@ extension ServerServices {
         await push.publish(account: ctx.accountID, PushMessage(kind: .changes, container: container, cursor: cursor, origin: ctx.deviceID))
     }
 
+    /// A commit request as the store takes it: a folder without content, a delta applied to its base.
+    func commitInput(_ ctx: AuthContext, _ container: ContainerID, _ body: CommitRequest) async throws -> CommitInput {
+        if body.kind == .folder && (body.manifest != nil || body.manifestDelta != nil) { throw APIFailure(.invalidRequest, "a folder has no content") }
+        var manifest = body.manifest
+        if manifest == nil, let delta = body.manifestDelta {
+            let base = try await metadata.manifest(ctx, container: container, version: delta.base)
+            do { manifest = try delta.apply(baseChunks: base.chunks) } catch let e as CoreError { throw APIFailure(e.code, e.message) }
+        }
+        return CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
+                           base: body.base, modified: body.modified, manifest: manifest)
+    }
+
     func addItemRoutes(to router: Router<UbiqRequestContext>) {
         let base = "/v1/containers/:container"
 
@@ -16,17 +28,51 @@ extension ServerServices {
             let ctx = try await self.authenticate(request)
             let container = try context.container()
             let body = try await request.decodeJSON(CommitRequest.self, limit: WireLimits.maxCommitBody)
-            if body.kind == .folder && (body.manifest != nil || body.manifestDelta != nil) { throw APIFailure(.invalidRequest, "a folder has no content") }
-            var manifest = body.manifest
-            if manifest == nil, let delta = body.manifestDelta {
-                let base = try await self.metadata.manifest(ctx, container: container, version: delta.base)
-                do { manifest = try delta.apply(baseChunks: base.chunks) } catch let e as CoreError { throw APIFailure(e.code, e.message) }
-            }
-            let input = CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
-                                    base: body.base, modified: body.modified, manifest: manifest)
+            let input = try await self.commitInput(ctx, container, body)
             let r = try await self.metadata.commit(ctx, container: container, input, now: self.clock())
             if r.outcome != .unchanged { await self.notify(ctx, container, cursor: r.cursor) }
             return try json(CommitResponse(outcome: r.outcome, item: r.item, version: r.version, missing: r.missing))
+        }
+
+        router.post("\(base)/commits") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let container = try context.container()
+            let body = try await request.decodeJSON(CommitBatchRequest.self, limit: WireLimits.maxCommitBody)
+            guard body.commits.count <= WireLimits.maxCommitsPerBatch else {
+                throw APIFailure(.invalidRequest, "at most \(WireLimits.maxCommitsPerBatch) commits per batch")
+            }
+            // Inputs that cannot even be read (bad delta) are answered alone; the rest go in one transaction.
+            var inputs: [Result<CommitInput, APIFailure>] = []
+            for c in body.commits {
+                do { inputs.append(.success(try await self.commitInput(ctx, container, c))) } catch { inputs.append(.failure(APIFailure.from(error))) }
+            }
+            let valid = inputs.compactMap { try? $0.get() }
+            var decided = try await self.metadata.commitMany(ctx, container: container, valid, now: self.clock())[...]
+            var results: [CommitBatchResult] = []
+            var cursor: Int64?
+            for i in inputs {
+                switch i {
+                case .failure(let e): results.append(CommitBatchResult(response: nil, error: .init(code: e.code, message: e.message)))
+                case .success:
+                    switch decided.removeFirst() {
+                    case .success(let r):
+                        if r.outcome != .unchanged { cursor = max(cursor ?? r.cursor, r.cursor) }
+                        results.append(CommitBatchResult(response: CommitResponse(outcome: r.outcome, item: r.item, version: r.version, missing: r.missing), error: nil))
+                    case .failure(let e): results.append(CommitBatchResult(response: nil, error: .init(code: e.code, message: e.message)))
+                    }
+                }
+            }
+            if let cursor { await self.notify(ctx, container, cursor: cursor) }
+            return try json(CommitBatchResponse(results: results))
+        }
+
+        router.post("\(base)/manifests") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let body = try await request.decodeJSON(ManifestsRequest.self)
+            guard body.versions.count <= WireLimits.maxCommitsPerBatch else {
+                throw APIFailure(.invalidRequest, "at most \(WireLimits.maxCommitsPerBatch) versions per query")
+            }
+            return try json(ManifestsResponse(manifests: try await self.metadata.manifests(ctx, container: try context.container(), versions: body.versions)))
         }
 
         router.post("\(base)/versions/:version/complete") { request, context -> Response in

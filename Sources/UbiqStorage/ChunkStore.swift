@@ -1,3 +1,4 @@
+import CFileSupport
 import Foundation
 import UbiqCore
 
@@ -9,6 +10,14 @@ public protocol ChunkStore: Sendable {
     func get(_ hash: ContentHash) async throws -> [UInt8]?
     /// True if the chunk is stored.
     func has(_ hash: ContentHash) async throws -> Bool
+    /// Stores several chunks (verified like `put`); durable when it returns.
+    func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws
+}
+
+extension ChunkStore {
+    public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
+        for (h, b) in chunks { try await put(h, b) }
+    }
 }
 
 /// Chunks as files in a folder: `<root>/ab/cd/abcd…` (two levels of fan-out). Writes go to a
@@ -47,6 +56,40 @@ public struct FolderChunkStore: ChunkStore {
         }
     }
 
+    /// Writes every chunk to a temporary file, makes them all durable with one `syncfs`, renames
+    /// them into place and makes the renames durable with a second one: two flushes for a whole
+    /// batch instead of two fsyncs per chunk, and still never a torn chunk under a real name.
+    public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
+        var staged: [(tmp: String, dest: URL)] = []
+        defer { for s in staged { unlink(s.tmp) } }  // after success the temporaries are gone already
+        for (hash, bytes) in chunks {
+            guard ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
+            let dest = url(hash)
+            if FileManager.default.fileExists(atPath: dest.path) || staged.contains(where: { $0.dest == dest }) { continue }
+            let tmp = root.appendingPathComponent("tmp").appendingPathComponent("\(hash.hex).\(UInt64.random(in: 0...UInt64.max))").path
+            do {
+                try FileIO.writeFile(bytes, to: tmp, sync: false)
+            } catch {
+                throw StorageError(.storageFailure, "cannot store chunk \(hash): \(error)")
+            }
+            staged.append((tmp, dest))
+        }
+        guard !staged.isEmpty else { return }
+        try FileIO.syncFileSystem(of: root.path)
+        for s in staged {
+            do {
+                try FileManager.default.createDirectory(at: s.dest.deletingLastPathComponent(), withIntermediateDirectories: true)
+            } catch {
+                throw StorageError(.storageFailure, "cannot create \(s.dest.deletingLastPathComponent().path): \(error.localizedDescription)")
+            }
+            guard rename(s.tmp, s.dest.path) == 0 else {
+                throw StorageError(.storageFailure, "cannot store chunk: \(FileIO.errnoError("rename"))")
+            }
+        }
+        staged.removeAll()
+        try FileIO.syncFileSystem(of: root.path)
+    }
+
     public func get(_ hash: ContentHash) async throws -> [UInt8]? {
         let path = url(hash).path
         guard let bytes = try FileIO.readAll(path) else { return nil }
@@ -69,6 +112,19 @@ public enum FileIO {
 
     /// Writes `bytes` to a new file at `path` and fsyncs it.
     public static func writeDurably(_ bytes: [UInt8], to path: String) throws {
+        try writeFile(bytes, to: path, sync: true)
+    }
+
+    /// Flushes the whole file system holding `path` (one `syncfs`).
+    public static func syncFileSystem(of path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError(.storageFailure, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard ubiq_syncfs(fd) == 0 else { throw StorageError(.storageFailure, "cannot flush the file system of \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Writes `bytes` to a new file at `path`, fsyncing it if asked.
+    static func writeFile(_ bytes: [UInt8], to path: String, sync: Bool) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw errnoError("open \(path)") }
         defer { close(fd) }
@@ -80,7 +136,7 @@ public enum FileIO {
                 off += n
             }
         }
-        guard fsync(fd) == 0 else { throw errnoError("fsync \(path)") }
+        if sync { guard fsync(fd) == 0 else { throw errnoError("fsync \(path)") } }
     }
 
     /// The whole file, or nil if it does not exist.

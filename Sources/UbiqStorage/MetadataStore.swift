@@ -103,6 +103,9 @@ public protocol ChunkOwnershipStore: Sendable {
     func missingChunks(accountID: Int64, hashes: [ContentHash]) async throws -> [ContentHash]
     /// Records that the account holds a chunk; `storage_full` when it would pass the quota.
     func recordChunk(accountID: Int64, hash: ContentHash, size: Int) async throws
+    /// Records several chunks in one transaction; `storage_full` (nothing recorded) when together
+    /// they would pass the quota.
+    func recordChunks(accountID: Int64, _ chunks: [(hash: ContentHash, size: Int)]) async throws
     /// True if the account has uploaded this chunk.
     func ownsChunk(accountID: Int64, hash: ContentHash) async throws -> Bool
     /// Quota and usage.
@@ -112,6 +115,9 @@ public protocol ChunkOwnershipStore: Sendable {
 /// Containers, items, versions, trash and the change journal.
 public protocol ItemStore: Sendable {
     func commit(_ ctx: AuthContext, container: ContainerID, _ input: CommitInput, now: Date) async throws -> CommitResult
+    /// Several commits in one transaction, each decided on its own (a failing one is rolled back
+    /// alone and answered with its error).
+    func commitMany(_ ctx: AuthContext, container: ContainerID, _ inputs: [CommitInput], now: Date) async throws -> [Result<CommitResult, StorageError>]
     /// Marks a version's content as fully uploaded once the account holds every chunk.
     func complete(_ ctx: AuthContext, container: ContainerID, version: VersionID, now: Date) async throws -> ItemChange
     func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, now: Date) async throws -> ItemChange
@@ -120,6 +126,8 @@ public protocol ItemStore: Sendable {
     func versions(_ ctx: AuthContext, container: ContainerID, item: ItemID) async throws -> VersionList
     func resolve(_ ctx: AuthContext, container: ContainerID, item: ItemID, keep: VersionID, now: Date) async throws -> ItemChange
     func manifest(_ ctx: AuthContext, container: ContainerID, version: VersionID) async throws -> Manifest
+    /// Several versions' manifests in one read, in order; `not_found` if any is unknown.
+    func manifests(_ ctx: AuthContext, container: ContainerID, versions: [VersionID]) async throws -> [Manifest]
     func changes(_ ctx: AuthContext, container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangePage
     func trash(_ ctx: AuthContext, container: ContainerID) async throws -> [ItemRecord]
 }

@@ -5,7 +5,7 @@ import UbiqCore
 extension SQLiteMetadataStore: AccountStore {
     public func createAccount(name: String, password: PasswordRecord, quota: Int64, now: Date) async throws -> AccountRecord {
         try await write { db in
-            if try Row.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE name = ?", arguments: [name]) != nil {
+            if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM accounts WHERE name = ?"), arguments: [name]) != nil {
                 throw StorageError(.userExists, "user '\(name)' already exists")
             }
             try db.execute(
@@ -17,7 +17,7 @@ extension SQLiteMetadataStore: AccountStore {
 
     public func account(named name: String) async throws -> AccountRecord? {
         try await read { db in
-            guard let r = try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE name = ?", arguments: [name]) else { return nil }
+            guard let r = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM accounts WHERE name = ?"), arguments: [name]) else { return nil }
             let salt: Data = r["salt"], derived: Data = r["derived"]
             return AccountRecord(id: r["id"], name: r["name"],
                                  password: PasswordRecord(salt: [UInt8](salt), iterations: r["iterations"], derived: [UInt8](derived)),
@@ -34,7 +34,7 @@ extension SQLiteMetadataStore: AccountStore {
                 """, arguments: [deviceID.description, accountID, deviceName, t, t])
             try db.execute(sql: "INSERT INTO tokens (hash, account_id, device_id, created) VALUES (?, ?, ?, ?)",
                            arguments: [tokenHash, accountID, deviceID.description, t])
-            let user = try String.fetchOne(db, sql: "SELECT name FROM accounts WHERE id = ?", arguments: [accountID]) ?? ""
+            let user = try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM accounts WHERE id = ?"), arguments: [accountID]) ?? ""
             return AuthContext(accountID: accountID, user: user, deviceID: deviceID, deviceName: deviceName)
         }
     }
@@ -53,13 +53,13 @@ extension SQLiteMetadataStore: AccountStore {
     }
 
     public func revoke(tokenHash: String) async throws {
-        try await write { db in try db.execute(sql: "DELETE FROM tokens WHERE hash = ?", arguments: [tokenHash]) }
+        try await write { db in try db.cachedStatement(sql: "DELETE FROM tokens WHERE hash = ?").execute(arguments: [tokenHash]) }
     }
 
     public func revokeDevice(accountID: Int64, deviceID: DeviceID) async throws -> Bool {
         try await write { db in
-            try db.execute(sql: "DELETE FROM tokens WHERE account_id = ? AND device_id = ?", arguments: [accountID, deviceID.description])
-            return try Row.fetchOne(db, sql: "SELECT 1 FROM devices WHERE account_id = ? AND id = ?", arguments: [accountID, deviceID.description]) != nil
+            try db.cachedStatement(sql: "DELETE FROM tokens WHERE account_id = ? AND device_id = ?").execute(arguments: [accountID, deviceID.description])
+            return try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM devices WHERE account_id = ? AND id = ?"), arguments: [accountID, deviceID.description]) != nil
         }
     }
 }
@@ -72,15 +72,37 @@ extension SQLiteMetadataStore: ChunkOwnershipStore {
     public func recordChunk(accountID: Int64, hash: ContentHash, size: Int) async throws {
         try await write { db in
             if try db.ownsChunk(accountID: accountID, hash: hash) { return }
-            guard let a = try Row.fetchOne(db, sql: "SELECT quota, used FROM accounts WHERE id = ?", arguments: [accountID]) else {
+            guard let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used FROM accounts WHERE id = ?"), arguments: [accountID]) else {
                 throw StorageError(.unauthorized, "account no longer exists")
             }
             let quota: Int64 = a["quota"], used: Int64 = a["used"]
             if used + Int64(size) > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used")
             }
-            try db.execute(sql: "INSERT INTO account_chunks (account_id, hash, size) VALUES (?, ?, ?)", arguments: [accountID, hash.hex, size])
-            try db.execute(sql: "UPDATE accounts SET used = used + ? WHERE id = ?", arguments: [size, accountID])
+            try db.cachedStatement(sql: "INSERT INTO account_chunks (account_id, hash, size) VALUES (?, ?, ?)").execute(arguments: [accountID, hash.hex, size])
+            try db.cachedStatement(sql: "UPDATE accounts SET used = used + ? WHERE id = ?").execute(arguments: [size, accountID])
+        }
+    }
+
+    public func recordChunks(accountID: Int64, _ chunks: [(hash: ContentHash, size: Int)]) async throws {
+        try await write { db in
+            var fresh: [(String, Int)] = []
+            var seen = Set<ContentHash>()
+            for c in chunks where seen.insert(c.hash).inserted {
+                if try !db.ownsChunk(accountID: accountID, hash: c.hash) { fresh.append((c.hash.hex, c.size)) }
+            }
+            guard !fresh.isEmpty else { return }
+            guard let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used FROM accounts WHERE id = ?"), arguments: [accountID]) else {
+                throw StorageError(.unauthorized, "account no longer exists")
+            }
+            let quota: Int64 = a["quota"], used: Int64 = a["used"]
+            let adding = fresh.reduce(Int64(0)) { $0 + Int64($1.1) }
+            if used + adding > quota {
+                throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used")
+            }
+            let insert = try db.cachedStatement(sql: "INSERT INTO account_chunks (account_id, hash, size) VALUES (?, ?, ?)")
+            for (hash, size) in fresh { try insert.execute(arguments: [accountID, hash, size]) }
+            try db.cachedStatement(sql: "UPDATE accounts SET used = used + ? WHERE id = ?").execute(arguments: [adding, accountID])
         }
     }
 
@@ -90,7 +112,7 @@ extension SQLiteMetadataStore: ChunkOwnershipStore {
 
     public func usage(accountID: Int64) async throws -> (quota: Int64, used: Int64) {
         try await read { db in
-            guard let a = try Row.fetchOne(db, sql: "SELECT quota, used FROM accounts WHERE id = ?", arguments: [accountID]) else {
+            guard let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used FROM accounts WHERE id = ?"), arguments: [accountID]) else {
                 throw StorageError(.unauthorized, "account no longer exists")
             }
             return (a["quota"], a["used"])

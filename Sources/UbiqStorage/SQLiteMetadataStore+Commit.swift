@@ -24,7 +24,7 @@ extension SQLiteMetadataStore {
             if (r["deleted_at"] as Double?) != nil {
                 let path = try RelativePath(validating: r["path"])
                 if try db.liveItemRow(container: c, path: path) != nil { throw StorageError(.pathExists, "'\(path)' is taken") }
-                try db.execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?", arguments: [id])
+                try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?").execute(arguments: [id])
                 try db.reviveAncestors(container: c, of: path)
                 let seq = try db.journal(container: c, item: id)
                 return CommitResult(outcome: .revived, item: try db.itemRecord(rowID: id), version: nil, missing: [], cursor: seq)
@@ -48,12 +48,12 @@ extension SQLiteMetadataStore {
     func snapshot(_ db: Database, item r: Row) throws -> ItemSnapshot {
         let id: Int64 = r["id"]
         var current: (VersionID, ContentHash)?
-        if let cv: Int64 = r["current_version"], let v = try Row.fetchOne(db, sql: "SELECT uuid, hash FROM versions WHERE id = ?", arguments: [cv]),
+        if let cv: Int64 = r["current_version"], let v = try Row.fetchOne(db.cachedStatement(sql: "SELECT uuid, hash FROM versions WHERE id = ?"), arguments: [cv]),
            let vid = VersionID(string: v["uuid"]) {
             current = (vid, try ContentHash(validating: v["hash"]))
         }
         var conflicts: [VersionID: ContentHash] = [:]
-        for v in try Row.fetchAll(db, sql: "SELECT uuid, hash FROM versions WHERE item_id = ? AND state = 'conflict'", arguments: [id]) {
+        for v in try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, hash FROM versions WHERE item_id = ? AND state = 'conflict'"), arguments: [id]) {
             if let vid = VersionID(string: v["uuid"]) { conflicts[vid] = try ContentHash(validating: v["hash"]) }
         }
         return ItemSnapshot(currentVersion: current?.0, currentHash: current?.1, conflictHashes: conflicts,
@@ -75,7 +75,7 @@ extension SQLiteMetadataStore {
 
     /// Drops history versions beyond the policy (the newest 20 and anything younger than 30 days stay).
     func pruneHistory(_ db: Database, item: Int64, now: Date) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, uuid, committed FROM versions WHERE item_id = ? AND state = 'other'", arguments: [item])
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid, committed FROM versions WHERE item_id = ? AND state = 'other'"), arguments: [item])
         guard rows.count > HistoryPolicy.keepCount else { return }
         var byUUID: [VersionID: Int64] = [:]
         let history: [(id: VersionID, committed: Date)] = rows.compactMap { r in
@@ -84,7 +84,7 @@ extension SQLiteMetadataStore {
             return (u, Date(timeIntervalSince1970: r["committed"]))
         }
         for v in HistoryPolicy.prunable(history, now: now) {
-            if let row = byUUID[v] { try db.execute(sql: "DELETE FROM versions WHERE id = ?", arguments: [row]) }
+            if let row = byUUID[v] { try db.cachedStatement(sql: "DELETE FROM versions WHERE id = ?").execute(arguments: [row]) }
         }
     }
 
@@ -101,12 +101,12 @@ extension SQLiteMetadataStore {
         let decision = ConflictRule.decide(existing: try item.map { try snapshot(db, item: $0) }, base: input.base, incoming: manifest.hash)
         let missing = try db.missingChunks(accountID: ctx.accountID, manifest: manifest)
         if case .unchanged(let vid) = decision, let r = item {
-            let vr = try Row.fetchOne(db, sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, vid.description])
+            let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, vid.description])
             return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: try vr.map(db.versionRecord),
                                 missing: missing.map(\.hash), cursor: r["seq"])
         }
         let newBytes = missing.reduce(Int64(0)) { $0 + Int64($1.size) }
-        if newBytes > 0, let a = try Row.fetchOne(db, sql: "SELECT quota, used FROM accounts WHERE id = ?", arguments: [ctx.accountID]) {
+        if newBytes > 0, let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used FROM accounts WHERE id = ?"), arguments: [ctx.accountID]) {
             let quota: Int64 = a["quota"], used: Int64 = a["used"]
             if used + newBytes > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used, \(ByteSize.format(newBytes)) more needed")
@@ -121,7 +121,7 @@ extension SQLiteMetadataStore {
                            arguments: [c, input.itemID.description, input.path.string, now.timeIntervalSince1970])
             itemID = db.lastInsertedRowID
             let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
-            try db.execute(sql: "UPDATE items SET current_version = ? WHERE id = ?", arguments: [v, itemID])
+            try db.cachedStatement(sql: "UPDATE items SET current_version = ? WHERE id = ?").execute(arguments: [v, itemID])
             try db.reviveAncestors(container: c, of: input.path)
             outcome = .created
         case .advance, .revive:
@@ -133,12 +133,12 @@ extension SQLiteMetadataStore {
                     guard try db.liveItemRow(container: c, path: input.path) == nil else { throw StorageError(.pathExists, "'\(path)' is taken") }
                     path = input.path
                 }
-                try db.execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", arguments: [path.string, itemID])
+                try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?").execute(arguments: [path.string, itemID])
                 try db.reviveAncestors(container: c, of: path)
             }
-            try db.execute(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state = 'current'", arguments: [itemID])
+            try db.cachedStatement(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state = 'current'").execute(arguments: [itemID])
             let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
-            try db.execute(sql: "UPDATE items SET current_version = ? WHERE id = ?", arguments: [v, itemID])
+            try db.cachedStatement(sql: "UPDATE items SET current_version = ? WHERE id = ?").execute(arguments: [v, itemID])
             try pruneHistory(db, item: itemID, now: now)
             outcome = decision == .revive ? .revived : .updated
         case .conflict:
@@ -150,7 +150,7 @@ extension SQLiteMetadataStore {
             throw StorageError(.internalError, "unreachable")
         }
         let seq = try db.journal(container: c, item: itemID)
-        let vr = try Row.fetchOne(db, sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, input.versionID.description])
+        let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, input.versionID.description])
         return CommitResult(outcome: outcome, item: try db.itemRecord(rowID: itemID), version: try vr.map(db.versionRecord),
                             missing: missing.map(\.hash), cursor: seq)
     }

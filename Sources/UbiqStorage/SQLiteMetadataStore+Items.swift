@@ -6,23 +6,48 @@ extension SQLiteMetadataStore: ItemStore {
     public func commit(_ ctx: AuthContext, container: ContainerID, _ input: CommitInput, now: Date) async throws -> CommitResult {
         try await write { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: true) else { throw StorageError(.internalError, "no container") }
-            // A retried commit (same version ID) is answered with what the first attempt did.
-            if let vr = try Row.fetchOne(db, sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, input.versionID.description]) {
-                let item = try db.itemRecord(rowID: vr["item_id"])
-                let missing = try input.manifest.map { try db.missingChunks(accountID: ctx.accountID, manifest: $0).map(\.hash) } ?? []
-                return CommitResult(outcome: .unchanged, item: item, version: try db.versionRecord(vr), missing: missing, cursor: item.changeSeq)
+            return try self.commitOne(db, ctx, container: c, input, now: now)
+        }
+    }
+
+    public func commitMany(_ ctx: AuthContext, container: ContainerID, _ inputs: [CommitInput], now: Date) async throws -> [Result<CommitResult, StorageError>] {
+        try await write { db in
+            guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: true) else { throw StorageError(.internalError, "no container") }
+            var results: [Result<CommitResult, StorageError>] = []
+            for input in inputs {
+                var outcome: Result<CommitResult, StorageError>!
+                try db.inSavepoint {
+                    do {
+                        outcome = .success(try self.commitOne(db, ctx, container: c, input, now: now))
+                        return .commit
+                    } catch let e as StorageError {
+                        outcome = .failure(e)
+                        return .rollback
+                    }
+                }
+                results.append(outcome)
             }
-            switch input.kind {
-            case .folder: return try self.commitFolder(db, ctx, container: c, input)
-            case .file: return try self.commitFile(db, ctx, container: c, input, now: now)
-            }
+            return results
+        }
+    }
+
+    func commitOne(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date) throws -> CommitResult {
+        // A retried commit (same version ID) is answered with what the first attempt did.
+        if let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, input.versionID.description]) {
+            let item = try db.itemRecord(rowID: vr["item_id"])
+            let missing = try input.manifest.map { try db.missingChunks(accountID: ctx.accountID, manifest: $0).map(\.hash) } ?? []
+            return CommitResult(outcome: .unchanged, item: item, version: try db.versionRecord(vr), missing: missing, cursor: item.changeSeq)
+        }
+        switch input.kind {
+        case .folder: return try commitFolder(db, ctx, container: c, input)
+        case .file: return try commitFile(db, ctx, container: c, input, now: now)
         }
     }
 
     public func complete(_ ctx: AuthContext, container: ContainerID, version: VersionID, now: Date) async throws -> ItemChange {
         try await write { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false),
-                  let vr = try Row.fetchOne(db, sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, version.description])
+                  let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, version.description])
             else { throw StorageError(.notFound, "no version \(version)") }
             let itemID: Int64 = vr["item_id"]
             if vr["uploaded"] as Bool {
@@ -33,7 +58,7 @@ extension SQLiteMetadataStore: ItemStore {
             guard missing.isEmpty else {
                 throw StorageError(.incompleteContent, "\(missing.count) chunk(s) of version \(version) not uploaded yet", missing: missing)
             }
-            try db.execute(sql: "UPDATE versions SET uploaded = 1 WHERE id = ?", arguments: [vr["id"] as Int64])
+            try db.cachedStatement(sql: "UPDATE versions SET uploaded = 1 WHERE id = ?").execute(arguments: [vr["id"] as Int64])
             let seq = try db.journal(container: c, item: itemID)
             return ItemChange(item: try db.itemRecord(rowID: itemID), cursor: seq)
         }
@@ -61,11 +86,11 @@ extension SQLiteMetadataStore: ItemStore {
                     throw StorageError(.pathExists, "items already exist under '\(path)'")
                 }
             }
-            try db.execute(sql: "UPDATE items SET path = ? WHERE id = ?", arguments: [path.string, id])
+            try db.cachedStatement(sql: "UPDATE items SET path = ? WHERE id = ?").execute(arguments: [path.string, id])
             var seq = try db.journal(container: c, item: id)
             for d in descendants {
                 let dp = try RelativePath(validating: d["path"]).rebased(from: old, to: path)
-                try db.execute(sql: "UPDATE items SET path = ? WHERE id = ?", arguments: [dp.string, d["id"] as Int64])
+                try db.cachedStatement(sql: "UPDATE items SET path = ? WHERE id = ?").execute(arguments: [dp.string, d["id"] as Int64])
                 seq = try db.journal(container: c, item: d["id"])
             }
             try db.reviveAncestors(container: c, of: path)
@@ -82,14 +107,14 @@ extension SQLiteMetadataStore: ItemStore {
             if (r["deleted_at"] as Double?) != nil { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
             let group = item.description
             let t = now.timeIntervalSince1970
-            try db.execute(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?", arguments: [t, group, id])
+            try db.cachedStatement(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?").execute(arguments: [t, group, id])
             var seq = try db.journal(container: c, item: id)
             if (r["kind"] as String) == ItemKind.folder.rawValue {
                 let path: String = r["path"]
                 let ids = try Int64.fetchAll(db, sql: "SELECT id FROM items WHERE container_id = ? AND deleted_at IS NULL AND substr(path, 1, ?) = ?",
                                              arguments: [c, path.utf8.count + 1, path + "/"])
                 for d in ids {
-                    try db.execute(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?", arguments: [t, group, d])
+                    try db.cachedStatement(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?").execute(arguments: [t, group, d])
                     seq = try db.journal(container: c, item: d)
                 }
             }
@@ -112,14 +137,14 @@ extension SQLiteMetadataStore: ItemStore {
                 n += 1
             }
             let group: String? = r["trash_group"]
-            try db.execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", arguments: [target.string, id])
+            try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?").execute(arguments: [target.string, id])
             var seq = try db.journal(container: c, item: id)
             if let group, (r["kind"] as String) == ItemKind.folder.rawValue {
-                let rows = try Row.fetchAll(db, sql: "SELECT id, path FROM items WHERE container_id = ? AND trash_group = ? AND id != ?", arguments: [c, group, id])
+                let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, path FROM items WHERE container_id = ? AND trash_group = ? AND id != ?"), arguments: [c, group, id])
                 for d in rows {
                     let dp = try RelativePath(validating: d["path"]).rebased(from: old, to: target)
                     if try db.liveItemRow(container: c, path: dp) != nil { continue }
-                    try db.execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", arguments: [dp.string, d["id"] as Int64])
+                    try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?").execute(arguments: [dp.string, d["id"] as Int64])
                     seq = try db.journal(container: c, item: d["id"])
                 }
             }
@@ -145,7 +170,7 @@ extension SQLiteMetadataStore: ItemStore {
         try await read { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
-            let all = try Row.fetchAll(db, sql: "SELECT * FROM versions WHERE item_id = ? ORDER BY committed DESC, id DESC", arguments: [r["id"] as Int64])
+            let all = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM versions WHERE item_id = ? ORDER BY committed DESC, id DESC"), arguments: [r["id"] as Int64])
                 .map(db.versionRecord)
             return VersionList(item: try db.itemRecord(r), current: all.first { $0.state == .current },
                                conflicts: all.filter { $0.state == .conflict }, others: all.filter { $0.state == .other })
@@ -159,14 +184,14 @@ extension SQLiteMetadataStore: ItemStore {
             guard let c else { throw StorageError(.notFound, "no item \(item)") }
             guard (r["deleted_at"] as Double?) == nil else { throw StorageError(.notFound, "item \(item) is in the trash; restore it first") }
             let id: Int64 = r["id"]
-            guard let v = try Row.fetchOne(db, sql: "SELECT id, uploaded FROM versions WHERE item_id = ? AND uuid = ?", arguments: [id, keep.description]) else {
+            guard let v = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, uploaded FROM versions WHERE item_id = ? AND uuid = ?"), arguments: [id, keep.description]) else {
                 throw StorageError(.notFound, "item \(item) has no version \(keep)")
             }
             guard v["uploaded"] as Bool else { throw StorageError(.incompleteContent, "version \(keep) has not finished uploading") }
             let vid: Int64 = v["id"]
-            try db.execute(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state IN ('current', 'conflict') AND id != ?", arguments: [id, vid])
-            try db.execute(sql: "UPDATE versions SET state = 'current', committed = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, vid])
-            try db.execute(sql: "UPDATE items SET current_version = ? WHERE id = ?", arguments: [vid, id])
+            try db.cachedStatement(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state IN ('current', 'conflict') AND id != ?").execute(arguments: [id, vid])
+            try db.cachedStatement(sql: "UPDATE versions SET state = 'current', committed = ? WHERE id = ?").execute(arguments: [now.timeIntervalSince1970, vid])
+            try db.cachedStatement(sql: "UPDATE items SET current_version = ? WHERE id = ?").execute(arguments: [vid, id])
             try self.pruneHistory(db, item: id, now: now)
             let seq = try db.journal(container: c, item: id)
             return ItemChange(item: try db.itemRecord(rowID: id), cursor: seq)
@@ -176,11 +201,24 @@ extension SQLiteMetadataStore: ItemStore {
     public func manifest(_ ctx: AuthContext, container: ContainerID, version: VersionID) async throws -> Manifest {
         try await read { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false),
-                  let vr = try Row.fetchOne(db, sql: "SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?", arguments: [c, version.description])
+                  let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, version.description])
             else { throw StorageError(.notFound, "no version \(version)") }
-            let chunks = try Row.fetchAll(db, sql: "SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx", arguments: [vr["id"] as Int64])
+            let chunks = try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx"), arguments: [vr["id"] as Int64])
                 .map { ChunkRef(hash: try ContentHash(validating: $0["hash"]), size: $0["size"]) }
             return Manifest(chunks: chunks, size: vr["size"], hash: try ContentHash(validating: vr["hash"]))
+        }
+    }
+
+    public func manifests(_ ctx: AuthContext, container: ContainerID, versions: [VersionID]) async throws -> [Manifest] {
+        try await read { db in
+            guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else { throw StorageError(.notFound, "no container \(container)") }
+            let version = try db.cachedStatement(sql: "SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?")
+            let chunks = try db.cachedStatement(sql: "SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx")
+            return try versions.map { v in
+                guard let vr = try Row.fetchOne(version, arguments: [c, v.description]) else { throw StorageError(.notFound, "no version \(v)") }
+                let refs = try Row.fetchAll(chunks, arguments: [vr["id"] as Int64]).map { ChunkRef(hash: try ContentHash(validating: $0["hash"]), size: $0["size"]) }
+                return Manifest(chunks: refs, size: vr["size"], hash: try ContentHash(validating: vr["hash"]))
+            }
         }
     }
 

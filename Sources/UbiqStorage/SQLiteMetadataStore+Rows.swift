@@ -5,20 +5,20 @@ import UbiqCore
 /// Row helpers shared by the item operations. All run inside one transaction.
 extension Database {
     func containerRow(accountID: Int64, name: ContainerID, create: Bool) throws -> Int64? {
-        if let id = try Int64.fetchOne(self, sql: "SELECT id FROM containers WHERE account_id = ? AND name = ?", arguments: [accountID, name.string]) {
+        if let id = try Int64.fetchOne(self.cachedStatement(sql: "SELECT id FROM containers WHERE account_id = ? AND name = ?"), arguments: [accountID, name.string]) {
             return id
         }
         guard create else { return nil }
-        try execute(sql: "INSERT INTO containers (account_id, name) VALUES (?, ?)", arguments: [accountID, name.string])
+        try cachedStatement(sql: "INSERT INTO containers (account_id, name) VALUES (?, ?)").execute(arguments: [accountID, name.string])
         return lastInsertedRowID
     }
 
     func itemRow(container: Int64, uuid: ItemID) throws -> Row? {
-        try Row.fetchOne(self, sql: "SELECT * FROM items WHERE container_id = ? AND uuid = ?", arguments: [container, uuid.description])
+        try Row.fetchOne(self.cachedStatement(sql: "SELECT * FROM items WHERE container_id = ? AND uuid = ?"), arguments: [container, uuid.description])
     }
 
     func liveItemRow(container: Int64, path: RelativePath) throws -> Row? {
-        try Row.fetchOne(self, sql: "SELECT * FROM items WHERE container_id = ? AND path = ? AND deleted_at IS NULL", arguments: [container, path.string])
+        try Row.fetchOne(self.cachedStatement(sql: "SELECT * FROM items WHERE container_id = ? AND path = ? AND deleted_at IS NULL"), arguments: [container, path.string])
     }
 
     func requireItemRow(container: Int64?, uuid: ItemID) throws -> Row {
@@ -44,19 +44,19 @@ extension Database {
             throw StorageError(.storageFailure, "corrupt item row \(rowID)")
         }
         var current: VersionRecord?
-        if let cv: Int64 = r["current_version"], let vr = try Row.fetchOne(self, sql: "SELECT * FROM versions WHERE id = ?", arguments: [cv]) {
+        if let cv: Int64 = r["current_version"], let vr = try Row.fetchOne(self.cachedStatement(sql: "SELECT * FROM versions WHERE id = ?"), arguments: [cv]) {
             current = try versionRecord(vr)
         }
-        let conflicts = try Int.fetchOne(self, sql: "SELECT COUNT(*) FROM versions WHERE item_id = ? AND state = 'conflict'", arguments: [rowID]) ?? 0
+        let conflicts = try Int.fetchOne(self.cachedStatement(sql: "SELECT COUNT(*) FROM versions WHERE item_id = ? AND state = 'conflict'"), arguments: [rowID]) ?? 0
         let deleted: Double? = r["deleted_at"]
-        let created = try Double.fetchOne(self, sql: "SELECT MIN(modified) FROM versions WHERE item_id = ?", arguments: [rowID])
+        let created = try Double.fetchOne(self.cachedStatement(sql: "SELECT MIN(modified) FROM versions WHERE item_id = ?"), arguments: [rowID])
         return ItemRecord(id: id, path: try RelativePath(validating: r["path"]), kind: kind, current: current,
                           conflictCount: conflicts, deletedAt: deleted.map { Date(timeIntervalSince1970: $0) }, changeSeq: r["seq"],
                           created: created.map { Date(timeIntervalSince1970: $0) })
     }
 
     func itemRecord(rowID: Int64) throws -> ItemRecord {
-        guard let r = try Row.fetchOne(self, sql: "SELECT * FROM items WHERE id = ?", arguments: [rowID]) else {
+        guard let r = try Row.fetchOne(self.cachedStatement(sql: "SELECT * FROM items WHERE id = ?"), arguments: [rowID]) else {
             throw StorageError(.notFound, "item vanished")
         }
         return try itemRecord(r)
@@ -64,10 +64,10 @@ extension Database {
 
     /// Appends the item to the container's change journal (keeping one entry per item) and returns the new cursor.
     func journal(container: Int64, item: Int64) throws -> Int64 {
-        try execute(sql: "DELETE FROM changes WHERE item_id = ?", arguments: [item])
-        try execute(sql: "INSERT INTO changes (container_id, item_id) VALUES (?, ?)", arguments: [container, item])
+        try cachedStatement(sql: "DELETE FROM changes WHERE item_id = ?").execute(arguments: [item])
+        try cachedStatement(sql: "INSERT INTO changes (container_id, item_id) VALUES (?, ?)").execute(arguments: [container, item])
         let seq = lastInsertedRowID
-        try execute(sql: "UPDATE items SET seq = ? WHERE id = ?", arguments: [seq, item])
+        try cachedStatement(sql: "UPDATE items SET seq = ? WHERE id = ?").execute(arguments: [seq, item])
         return seq
     }
 
@@ -95,7 +95,7 @@ extension Database {
     }
 
     func versionChunkHashes(version: Int64) throws -> [ContentHash] {
-        try String.fetchAll(self, sql: "SELECT hash FROM version_chunks WHERE version_id = ? ORDER BY idx", arguments: [version]).map(ContentHash.init(validating:))
+        try String.fetchAll(self.cachedStatement(sql: "SELECT hash FROM version_chunks WHERE version_id = ? ORDER BY idx"), arguments: [version]).map(ContentHash.init(validating:))
     }
 
     /// Clears the deleted mark of every deleted folder item that is an ancestor of `path`
@@ -104,9 +104,9 @@ extension Database {
         var p = path.parent
         while let ancestor = p {
             if try liveItemRow(container: container, path: ancestor) == nil,
-               let dead = try Row.fetchOne(self, sql: "SELECT id FROM items WHERE container_id = ? AND path = ? AND kind = 'folder' AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1", arguments: [container, ancestor.string]) {
+               let dead = try Row.fetchOne(self.cachedStatement(sql: "SELECT id FROM items WHERE container_id = ? AND path = ? AND kind = 'folder' AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1"), arguments: [container, ancestor.string]) {
                 let id: Int64 = dead["id"]
-                try execute(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?", arguments: [id])
+                try cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?").execute(arguments: [id])
                 _ = try journal(container: container, item: id)
             }
             p = ancestor.parent

@@ -1,0 +1,339 @@
+import CFileSupport
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Small files travel in batches: a few requests and two file-system flushes for hundreds of
+/// files instead of three requests and an fsync each. Big files keep the one-at-a-time path
+/// (metadata first, progress, resumable partial files).
+extension SyncEngine {
+    /// Files up to this size may travel in a batch.
+    static let batchFileLimit: Int64 = 1 << 20
+    /// Files per batch (one commit request, one manifests request).
+    static let batchFiles = 500
+    /// Bytes per chunk request in a batch.
+    static let batchBytes = 8 << 20
+
+    /// Splits transfers into batches of small files and the rest (run one at a time).
+    func splitBatches(_ ops: [SyncOp]) -> (uploads: [[SyncOp]], downloads: [[SyncOp]], single: [SyncOp]) {
+        var up: [SyncOp] = [], down: [SyncOp] = [], single: [SyncOp] = []
+        for op in ops {
+            switch op {
+            case .upload(let id, _) where (local[id]?.entry.kind == .file && (local[id]?.entry.stamp.size ?? .max) <= Self.batchFileLimit):
+                up.append(op)
+            case .download(let id, _) where (remote[id]?.node.kind == .file && Int64(remote[id]?.node.size ?? .max) <= Self.batchFileLimit):
+                down.append(op)
+            default: single.append(op)
+            }
+        }
+        // A few small files go the usual way: it lists them on other devices first and is as fast.
+        if up.count < 4 { single += up; up = [] }
+        if down.count < 4 { single += down; down = [] }
+        func groups(_ xs: [SyncOp]) -> [[SyncOp]] { stride(from: 0, to: xs.count, by: Self.batchFiles).map { Array(xs[$0..<min(xs.count, $0 + Self.batchFiles)]) } }
+        return (groups(up), groups(down), single)
+    }
+
+    /// Runs a batch of operations and reports per-item errors like `run` does. True if anything changed.
+    func runBatch(_ ops: [SyncOp], upload: Bool) async -> Bool {
+        guard !stopped, !ops.isEmpty else { return false }
+        do {
+            let done = upload ? try await uploadBatch(ops) : try await downloadBatch(ops)
+            logger.debug("batch of \(ops.count) \(upload ? "upload" : "download")(s) → \(done) done")
+            return done > 0
+        } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
+            markOffline(e.message)
+            return false
+        } catch {
+            // The batch as a whole failed (e.g. one file changed meanwhile): each goes alone next time.
+            logger.warning("batch of \(ops.count): \(error); running them one at a time")
+            var progressed = false
+            for op in ops where await run(op) { progressed = true }
+            return progressed
+        }
+    }
+
+    // MARK: folders
+
+    /// Creates several folders on the server in one commit request (they must not contain one
+    /// another: the caller passes one depth at a time). True if any was created.
+    func runFolderBatch(_ ids: [ItemID]) async -> Bool {
+        do {
+            let wanted = ids.compactMap { id in local[id].flatMap { $0.entry.kind == .folder ? (id, $0) : nil } }
+            var done = 0
+            for start in stride(from: 0, to: wanted.count, by: Self.batchFiles) {
+                let group = wanted[start..<min(wanted.count, start + Self.batchFiles)]
+                let requests = group.map { id, l in
+                    CommitRequest(itemID: id, versionID: VersionID(uuid: UUID()), path: l.path, kind: .folder, base: nil,
+                                  modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil)
+                }
+                let results = try await client.commitMany(config.container, requests)
+                var remoteRows: [(ItemID, RemoteEntry?)] = [], syncedRows: [(ItemID, SyncedEntry?)] = []
+                for ((id, l), result) in zip(group, results) {
+                    guard let item = result.response?.item else {
+                        itemErrors[id] = "\(result.error?.code.rawValue ?? "error"): \(result.error?.message ?? "refused")"
+                        continue
+                    }
+                    adopt(id, as: item.id)
+                    let re = Self.remoteEntry(item)
+                    remote[item.id] = re
+                    remoteRows.append((item.id, re))
+                    let entry = SyncedEntry(node: SyncedNode(path: synced[item.id]?.node.path ?? item.path, kind: .folder, version: nil, hash: nil),
+                                            stamp: l.entry.stamp, stampHash: nil)
+                    synced[item.id] = entry
+                    syncedRows.append((item.id, entry))
+                    itemErrors[id] = nil
+                    done += 1
+                }
+                try store.recordBatch(remote: remoteRows, synced: syncedRows, index: [])
+            }
+            return done > 0
+        } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
+            markOffline(e.message)
+            return false
+        } catch {
+            logger.warning("creating \(ids.count) folders: \(error); creating them one at a time")
+            var progressed = false
+            for id in ids where await run(.createRemoteFolder(id)) { progressed = true }
+            return progressed
+        }
+    }
+
+    // MARK: upload
+
+    /// Chunks the server lacks go up in framed requests, then every file is committed in one
+    /// request (its content complete at once), then the outcome is recorded in one transaction.
+    func uploadBatch(_ ops: [SyncOp]) async throws -> Int {
+        struct Prepared { let id: ItemID; let base: VersionID?; let path: RelativePath; let stamp: FileStamp; let file: String; let manifest: Manifest }
+        var prepared: [Prepared] = []
+        for op in ops {
+            guard case .upload(let id, let base) = op, let l = local[id], l.entry.kind == .file else { continue }
+            let file = files.url(l.path).path
+            var m = manifests[l.entry.stamp]
+            if m == nil, let (got, st) = try LocalFiles.manifest(path: file), st == l.entry.stamp { manifests[st] = got; m = got }
+            guard let m else { continue }  // changed since the scan: re-planned next pass
+            prepared.append(Prepared(id: id, base: base, path: l.path, stamp: l.entry.stamp, file: file, manifest: m))
+        }
+        guard !prepared.isEmpty else { return 0 }
+        for p in prepared { transfers[p.id] = Transfer(direction: .up, bytesDone: 0, bytesTotal: Int64(p.manifest.size)) }
+        defer { for p in prepared { transfers[p.id] = nil } }
+
+        let t0 = ContinuousClock.now
+        // 1. Chunks the server lacks, read back from the files and checked.
+        var hashes: [ContentHash] = []
+        var seen = Set<ContentHash>()
+        for p in prepared { for c in p.manifest.chunks where seen.insert(c.hash).inserted { hashes.append(c.hash) } }
+        var missing = Set<ContentHash>()
+        for start in stride(from: 0, to: hashes.count, by: WireLimits.maxHashesPerQuery) {
+            missing.formUnion(try await client.missingChunks(Array(hashes[start..<min(hashes.count, start + WireLimits.maxHashesPerQuery)])))
+        }
+        var groups: [[[UInt8]]] = [[]]
+        var groupBytes = 0
+        for p in prepared where p.manifest.chunks.contains(where: { missing.contains($0.hash) }) {
+            var offset = 0
+            for c in p.manifest.chunks {
+                defer { offset += c.size }
+                guard missing.remove(c.hash) != nil else { continue }
+                guard let bytes = LocalFiles.read(path: p.file, offset: offset, size: c.size), ContentHash.of(bytes) == c.hash else {
+                    throw EngineError(.hashMismatch, "\(p.path) changed while uploading; it will be sent again")
+                }
+                if groupBytes + bytes.count > Self.batchBytes || groups[groups.count - 1].count >= WireLimits.maxChunksPerBatch {
+                    groups.append([]); groupBytes = 0
+                }
+                groups[groups.count - 1].append(bytes)
+                groupBytes += bytes.count
+            }
+        }
+        let client = self.client
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for g in groups where !g.isEmpty { group.addTask { try await client.uploadChunks(g) } }
+            try await group.waitForAll()
+        }
+
+        let t1 = ContinuousClock.now
+        // 2. One commit request for the whole batch.
+        let requests = prepared.map { p in
+            CommitRequest(itemID: p.id, versionID: VersionID(uuid: UUID()), path: p.path, kind: .file, base: p.base,
+                          modified: Self.date(nanos: p.stamp.mtimeNanos), manifest: p.manifest)
+        }
+        let results = try await client.commitMany(config.container, requests)
+
+        let t2 = ContinuousClock.now
+        // 3. Record every outcome in one transaction.
+        var remoteRows: [(ItemID, RemoteEntry?)] = [], syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
+        var done = 0
+        for (p, result) in zip(prepared, results) {
+            guard let resp = result.response else {
+                itemErrors[p.id] = "\(result.error?.code.rawValue ?? "error"): \(result.error?.message ?? "refused")"
+                continue
+            }
+            let sid = resp.item.id
+            adopt(p.id, as: sid)
+            var item = resp.item
+            if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
+                // A chunk went missing meanwhile (another device's upload raced ours): send it the usual way.
+                try await sendChunks(of: p.manifest, path: p.file, missing: Set(resp.missing), item: sid)
+                item = try await client.complete(config.container, version: v.id)
+            }
+            let re = Self.remoteEntry(item)
+            remote[item.id] = re
+            remoteRows.append((item.id, re))
+            let entry: SyncedEntry
+            if resp.outcome == .conflict || (resp.outcome == .unchanged && resp.version?.state == .conflict) {
+                var node = synced[sid]?.node ?? SyncedNode(path: item.path, kind: .file, version: nil, hash: nil)
+                node.conflictHash = p.manifest.hash
+                entry = SyncedEntry(node: node, stamp: p.stamp, stampHash: p.manifest.hash)
+            } else {
+                let sPath = synced[sid]?.node.path ?? item.path
+                entry = SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: item.current?.id, hash: item.current?.hash ?? p.manifest.hash),
+                                    stamp: p.stamp, stampHash: p.manifest.hash)
+                index.append((sid, p.manifest))
+            }
+            synced[sid] = entry
+            syncedRows.append((sid, entry))
+            itemErrors[p.id] = nil
+            done += 1
+        }
+        try store.recordBatch(remote: remoteRows, synced: syncedRows, index: index)
+        logger.debug("upload batch: chunks \(t1 - t0), commits \(t2 - t1), recorded \(ContinuousClock.now - t2)")
+        return done
+    }
+
+    // MARK: download
+
+    /// Manifests in one request, chunks in framed requests (those this device holds are read
+    /// locally), every file written to a partial file, one flush, then each renamed into place if
+    /// its local file is still as planned, one more flush, and one transaction.
+    func downloadBatch(_ ops: [SyncOp]) async throws -> Int {
+        struct Wanted { let id: ItemID; let version: VersionID; let target: RelativePath; let expected: FileStamp?; let remote: RemoteEntry }
+        var wanted: [Wanted] = []
+        for op in ops {
+            guard case .download(let id, let v) = op, let r = remote[id], r.node.version == v, r.node.kind == .file else { continue }
+            wanted.append(Wanted(id: id, version: v, target: local[id]?.path ?? r.node.path, expected: local[id]?.entry.stamp, remote: r))
+        }
+        guard !wanted.isEmpty else { return 0 }
+        for w in wanted { transfers[w.id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(w.remote.node.size)) }
+        defer { for w in wanted { transfers[w.id] = nil } }
+        let t0 = ContinuousClock.now
+        let ms = try await client.manifests(config.container, versions: wanted.map(\.version))
+        let t1 = ContinuousClock.now
+
+        // 1. Chunks: from this device's files when it holds them (checked), else fetched.
+        var have: [ContentHash: [UInt8]] = [:]
+        var need: [ChunkRef] = []
+        var seen = Set<ContentHash>()
+        for m in ms { for c in m.chunks where seen.insert(c.hash).inserted { need.append(c) } }
+        let locations = (try? store.chunkLocations(need.map(\.hash))) ?? [:]
+        var fetch: [[ContentHash]] = [[]]
+        var fetchBytes = 0
+        for c in need {
+            if let bytes = locations[c.hash]?.lazy.compactMap({ self.readChunk(c.hash, at: $0) }).first {
+                have[c.hash] = bytes
+                continue
+            }
+            if fetchBytes + c.size > Self.batchBytes || fetch[fetch.count - 1].count >= WireLimits.maxChunksPerBatch { fetch.append([]); fetchBytes = 0 }
+            fetch[fetch.count - 1].append(c.hash)
+            fetchBytes += c.size
+        }
+        let client = self.client
+        try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
+            for f in fetch where !f.isEmpty { group.addTask { Array(zip(f, try await client.downloadChunks(f))) } }
+            for try await got in group { for (h, b) in got { have[h] = b } }
+        }
+
+        let t2 = ContinuousClock.now
+        // 2. Partial files, verified, then one flush for all of them.
+        let partials = home.partialFolder(config.container)
+        var written: [(Wanted, Manifest, String)] = []
+        for (w, m) in zip(wanted, ms) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(m.size)
+            for c in m.chunks {
+                guard let b = have[c.hash] else { throw EngineError(.hashMismatch, "chunk \(c.hash) missing") }
+                bytes.append(contentsOf: b)
+            }
+            guard ContentHash.of(bytes) == m.hash else { throw EngineError(.hashMismatch, "download of \(w.target) did not verify; it will be fetched again") }
+            let partial = partials.appendingPathComponent("\(w.id)-\(w.version).partial").path
+            try Self.writeFile(bytes, to: partial, modified: w.remote.modified)
+            written.append((w, m, partial))
+        }
+        try FileIOSync.fileSystem(of: partials.path)
+
+        // 3. Into place, never over a local edit made meanwhile; then one more flush.
+        var syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
+        var placed: [(Wanted, Manifest, FileStamp)] = []
+        for (w, m, partial) in written {
+            let dest = files.url(w.target)
+            guard LocalFiles.stamp(dest.path)?.1 == w.expected, remote[w.id]?.node.version == w.version, mayCreateParents(of: w.target) else {
+                unlink(partial)
+                continue
+            }
+            try LocalFiles.makeParents(of: dest)
+            guard rename(partial, dest.path) == 0 else { throw EngineError(.storageFailure, "cannot place \(w.target): \(String(cString: strerror(errno)))") }
+            guard let (_, stamp) = LocalFiles.stamp(dest.path) else { continue }
+            placed.append((w, m, stamp))
+        }
+        if !placed.isEmpty { try FileIOSync.fileSystem(of: files.root.path) }
+        for (w, m, stamp) in placed {
+            let r = w.remote
+            let sPath = w.target == r.node.path ? r.node.path : (synced[w.id]?.node.path ?? w.target)
+            let entry = SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: w.version, hash: m.hash), stamp: stamp, stampHash: m.hash)
+            synced[w.id] = entry
+            syncedRows.append((w.id, entry))
+            index.append((w.id, m))
+            manifests[stamp] = m
+            local[w.id] = (w.target, LocalEntry(kind: .file, stamp: stamp))
+            localHashes[w.id] = m.hash
+            itemErrors[w.id] = nil
+        }
+        try store.recordBatch(remote: [], synced: syncedRows, index: index)
+        logger.debug("download batch: manifests \(t1 - t0), chunks \(t2 - t1), written and placed \(ContinuousClock.now - t2)")
+        return placed.count
+    }
+
+    /// A chunk read from a synced file at a recorded place, if it still hashes right.
+    func readChunk(_ hash: ContentHash, at loc: (item: ItemID, offset: Int, size: Int)) -> [UInt8]? {
+        guard let s = synced[loc.item], s.node.kind == .file,
+              let bytes = LocalFiles.read(path: files.url(s.node.path).path, offset: loc.offset, size: loc.size), ContentHash.of(bytes) == hash else { return nil }
+        return bytes
+    }
+
+    /// Writes a new file (not flushed) with the given modification time.
+    static func writeFile(_ bytes: [UInt8], to path: String, modified: Date?) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        try writeAll(fd, bytes, at: 0, path: path)
+        if let modified { setTimes(fd, modified) }
+    }
+
+    /// Sets a file's access and modification times.
+    static func setTimes(_ fd: Int32, _ date: Date) {
+        let t = date.timeIntervalSince1970
+        let ts = timespec(tv_sec: Int(t.rounded(.down)), tv_nsec: Int((t - t.rounded(.down)) * 1e9))
+        var times = [ts, ts]
+        futimens(fd, &times)
+    }
+}
+
+extension FileIOSync {
+    /// Flushes the whole file system holding `path` (one `syncfs`): a batch of new files or
+    /// renames becomes durable at once.
+    static func fileSystem(of path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw EngineError(.storageFailure, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard ubiq_syncfs(fd) == 0 else { throw EngineError(.storageFailure, "cannot flush \(path): \(String(cString: strerror(errno)))") }
+    }
+}
+
+extension SyncOp {
+    /// True for `createRemoteFolder`.
+    var isRemoteFolderCreation: Bool {
+        if case .createRemoteFolder = self { return true }
+        return false
+    }
+}

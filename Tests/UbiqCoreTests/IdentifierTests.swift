@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+import UbiqCore
+import UbiqTesting
+
+/// IDs print and sort without Foundation's formatter; both must agree with it exactly.
+@Suite("Identifiers")
+struct IdentifierTests {
+    @Test func textFormAndOrderMatchFoundation() throws {
+        var rng = SeededRandom.forTest("identifiers")
+        var ids: [ItemID] = []
+        for _ in 0..<5_000 {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            for i in 0..<16 { bytes[i] = UInt8.random(in: 0...255, using: &rng) }
+            // Shared prefixes make the order decided late in the bytes.
+            if Bool.random(using: &rng), let prev = ids.last { withUnsafeBytes(of: prev.uuid.uuid) { for i in 0..<Int.random(in: 0...15, using: &rng) { bytes[i] = $0[i] } } }
+            let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+            let id = ItemID(uuid: uuid)
+            #expect(id.description == uuid.uuidString.lowercased())
+            #expect(ItemID(string: id.description) == id)
+            ids.append(id)
+        }
+        let fast = ids.sorted()
+        let slow = ids.sorted { $0.description < $1.description }
+        #expect(fast == slow, "seed \(rng.seed)")
+    }
+
+    @Test func asciiAndUnicodePathsNormalise() throws {
+        #expect(try RelativePath(validating: "Documents/plain.txt").string == "Documents/plain.txt")
+        // A decomposed é (e + U+0301) is stored precomposed; an ASCII path is kept as given.
+        #expect(try RelativePath(validating: "Documents/caf\u{65}\u{301}.txt").string == "Documents/caf\u{e9}.txt")
+        #expect(throws: CoreError.self) { try RelativePath(validating: "Documents/../x") }
+    }
+}
