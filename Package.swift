@@ -30,7 +30,7 @@ let package = Package(
         .target(
             name: "UbiqStorage",
             dependencies: [
-                "UbiqCore", "CFileSupport",
+                "UbiqCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -11,7 +11,7 @@ public struct ContentHash: Hashable, Comparable, Sendable, Codable, CustomString
         guard s.utf8.count == 64, s.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) }) else {
             throw CoreError(.invalidHash, "not a SHA-256 hex digest: '\(s.prefix(80))'")
         }
-        hex = s.lowercased()
+        hex = s.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x46 }) ? s.lowercased() : s
     }
 
     init(digest: SHA256.Digest) {

@@ -9,8 +9,42 @@ public protocol UUIDIdentifier: Hashable, Comparable, Sendable, Codable, CustomS
 extension UUIDIdentifier {
     /// Parses the canonical text form; nil when it is not a UUID.
     public init?(string: String) {
-        guard let u = UUID(uuidString: string) else { return nil }
+        guard let u = Self.parseUUID(string) ?? UUID(uuidString: string) else { return nil }
         self.init(uuid: u)
+    }
+
+    /// The canonical `8-4-4-4-12` hex form (either case) without Foundation's parser; nil for
+    /// anything else (the caller then asks Foundation, which knows no other form either).
+    static func parseUUID(_ s: String) -> UUID? {
+        var s = s
+        return s.withUTF8 { u -> UUID? in
+            guard u.count == 36 else { return nil }
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let ok = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+                var i = 0, n = 0
+                func nibble(_ c: UInt8) -> UInt8? {
+                    switch c {
+                    case 0x30...0x39: return c - 0x30
+                    case 0x61...0x66: return c - 0x61 + 10
+                    case 0x41...0x46: return c - 0x41 + 10
+                    default: return nil
+                    }
+                }
+                while i < 36 {
+                    if i == 8 || i == 13 || i == 18 || i == 23 {
+                        guard u[i] == 0x2D else { return false }
+                        i += 1
+                        continue
+                    }
+                    guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return false }
+                    out[n] = hi << 4 | lo
+                    n += 1
+                    i += 2
+                }
+                return n == 16
+            }
+            return ok ? UUID(uuid: bytes) : nil
+        }
     }
     /// Lower-case canonical text form (`8-4-4-4-12` hex digits).
     public var description: String {

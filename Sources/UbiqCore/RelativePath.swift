@@ -68,7 +68,13 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     }
     /// The path of a child named `name` (validated).
     public func appending(_ name: String) throws -> RelativePath {
-        try RelativePath(validating: string + "/" + name)
+        // Checking the one new name is enough: the rest was checked when `self` was made.
+        let single = try RelativePath(validating: name)
+        guard !single.string.utf8.contains(0x2F) else { return try RelativePath(validating: string + "/" + name) }
+        guard string.utf8.count + 1 + single.string.utf8.count <= Self.maxPathBytes else {
+            throw CoreError(.invalidPath, "path is longer than \(Self.maxPathBytes) bytes")
+        }
+        return RelativePath(unchecked: string + "/" + single.string)
     }
     /// True when `self` is `other` or lies inside it.
     public func isSelfOrDescendant(of other: RelativePath) -> Bool {

@@ -84,17 +84,21 @@ final class EngineStore: Sendable {
         try wrap {
             try pool.read { db in
                 var out: [ItemID: SyncedEntry] = [:]
-                for r in try Row.fetchAll(db, sql: "SELECT * FROM synced") {
-                    guard let id = ItemID(string: r["item"]), let kind = ItemKind(rawValue: r["kind"]),
-                          let path = try? RelativePath(validating: r["path"]) else { continue }
-                    let node = SyncedNode(path: path, kind: kind, version: (r["version"] as String?).flatMap(VersionID.init(string:)),
-                                          hash: (r["hash"] as String?).flatMap { try? ContentHash(validating: $0) },
-                                          conflictHash: (r["conflict_hash"] as String?).flatMap { try? ContentHash(validating: $0) })
+                // Columns by position: looking them up by name costs more than the rest of the row.
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT item, path, kind, version, hash, conflict_hash, inode, size, mtime_ns, ctime_ns, stamp_hash FROM synced
+                    """)
+                while let r = try rows.next() {
+                    guard let id = ItemID(string: r[0]), let kind = ItemKind(rawValue: r[2]),
+                          let path = try? RelativePath(validating: r[1]) else { continue }
+                    let node = SyncedNode(path: path, kind: kind, version: (r[3] as String?).flatMap(VersionID.init(string:)),
+                                          hash: (r[4] as String?).flatMap { try? ContentHash(validating: $0) },
+                                          conflictHash: (r[5] as String?).flatMap { try? ContentHash(validating: $0) })
                     var stamp: FileStamp?
-                    if let inode: Int64 = r["inode"] {
-                        stamp = FileStamp(inode: UInt64(bitPattern: inode), size: r["size"], mtimeNanos: r["mtime_ns"], ctimeNanos: r["ctime_ns"])
+                    if let inode: Int64 = r[6] {
+                        stamp = FileStamp(inode: UInt64(bitPattern: inode), size: r[7], mtimeNanos: r[8], ctimeNanos: r[9])
                     }
-                    out[id] = SyncedEntry(node: node, stamp: stamp, stampHash: (r["stamp_hash"] as String?).flatMap { try? ContentHash(validating: $0) })
+                    out[id] = SyncedEntry(node: node, stamp: stamp, stampHash: (r[10] as String?).flatMap { try? ContentHash(validating: $0) })
                 }
                 return out
             }
@@ -105,13 +109,16 @@ final class EngineStore: Sendable {
         try wrap {
             try pool.read { db in
                 var out: [ItemID: RemoteEntry] = [:]
-                for r in try Row.fetchAll(db, sql: "SELECT * FROM remote") {
-                    guard let id = ItemID(string: r["item"]), let kind = ItemKind(rawValue: r["kind"]),
-                          let path = try? RelativePath(validating: r["path"]) else { continue }
-                    let node = RemoteNode(path: path, kind: kind, version: (r["version"] as String?).flatMap(VersionID.init(string:)),
-                                          hash: (r["hash"] as String?).flatMap { try? ContentHash(validating: $0) }, size: r["size"], uploaded: r["uploaded"])
-                    out[id] = RemoteEntry(node: node, conflictCount: r["conflicts"], modified: (r["modified"] as Double?).map { Date(timeIntervalSince1970: $0) },
-                                          deviceName: r["device_name"], created: (r["created"] as Double?).map { Date(timeIntervalSince1970: $0) })
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created FROM remote
+                    """)
+                while let r = try rows.next() {
+                    guard let id = ItemID(string: r[0]), let kind = ItemKind(rawValue: r[2]),
+                          let path = try? RelativePath(validating: r[1]) else { continue }
+                    let node = RemoteNode(path: path, kind: kind, version: (r[3] as String?).flatMap(VersionID.init(string:)),
+                                          hash: (r[4] as String?).flatMap { try? ContentHash(validating: $0) }, size: r[5], uploaded: r[6])
+                    out[id] = RemoteEntry(node: node, conflictCount: r[7], modified: (r[8] as Double?).map { Date(timeIntervalSince1970: $0) },
+                                          deviceName: r[9], created: (r[10] as Double?).map { Date(timeIntervalSince1970: $0) })
                 }
                 return out
             }

@@ -21,6 +21,11 @@ struct LocalFiles: Sendable {
     static func stamp(_ path: String) -> (ItemKind?, FileStamp)? {
         var st = stat()
         guard lstat(path, &st) == 0 else { return nil }
+        return stamp(of: st)
+    }
+
+    /// Kind and stamp from a `stat` result.
+    static func stamp(of st: stat) -> (ItemKind?, FileStamp) {
         let kind: ItemKind?
         switch st.st_mode & S_IFMT {
         case S_IFREG: kind = .file
@@ -53,7 +58,10 @@ struct LocalFiles: Sendable {
             guard let s = String(validating: name, as: UTF8.self) else { continue }
             guard let rel = try? (prefix.map { try $0.appending(s) } ?? RelativePath(validating: s)) else { continue }
             let full = dir + "/" + s
-            guard let (kind, stamp) = Self.stamp(full), let kind else { continue }
+            var st = stat()
+            guard fstatat(dirfd(d), s, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            let (kind, stamp) = Self.stamp(of: st)
+            guard let kind else { continue }
             if rel.isExcluded { excluded[rel] = LocalEntry(kind: kind, stamp: stamp) } else { out[rel] = LocalEntry(kind: kind, stamp: stamp) }
             if kind == .folder { walk(dir: full, prefix: rel, into: &out, excluded: &excluded) }
         }

@@ -68,27 +68,43 @@ extension SyncEngine {
         return true
     }
 
-    /// Uploads the missing chunks (eight at a time), re-reading each from the file and checking
-    /// it still hashes as planned (a file changed meanwhile is re-planned, never sent torn).
+    /// Uploads the missing chunks in framed batches of up to `batchBytes` (three requests at
+    /// a time), re-reading each chunk from the file and checking it still hashes as planned (a
+    /// file changed meanwhile is re-planned, never sent torn).
     func sendChunks(of m: Manifest, path: String, missing: Set<ContentHash>, item: ItemID) async throws {
-        var jobs: [(ContentHash, Int, Int)] = []
+        var batches: [[(ContentHash, Int, Int)]] = [[]]
+        var batchBytes = 0
         var seen = Set<ContentHash>()
         var offset = 0
         for c in m.chunks {
-            if missing.contains(c.hash) && seen.insert(c.hash).inserted { jobs.append((c.hash, offset, c.size)) }
-            offset += c.size
+            defer { offset += c.size }
+            guard missing.contains(c.hash) && seen.insert(c.hash).inserted else { continue }
+            if batchBytes + c.size > Self.batchBytes || batches[batches.count - 1].count >= WireLimits.maxChunksPerBatch {
+                batches.append([]); batchBytes = 0
+            }
+            batches[batches.count - 1].append((c.hash, offset, c.size))
+            batchBytes += c.size
         }
         let client = self.client
         try await withThrowingTaskGroup(of: Int.self) { group in
             var running = 0
-            for (hash, off, size) in jobs {
-                if running >= 8, let n = try await group.next() { addProgress(item, n); running -= 1 }
+            for batch in batches where !batch.isEmpty {
+                if running >= 3, let n = try await group.next() { addProgress(item, n); running -= 1 }
                 group.addTask {
-                    guard let bytes = LocalFiles.read(path: path, offset: off, size: size), ContentHash.of(bytes) == hash else {
-                        throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
+                    let fd = open(path, O_RDONLY | O_CLOEXEC)
+                    guard fd >= 0 else { throw EngineError(.hashMismatch, "\(path) is gone; it will be sent again if it comes back") }
+                    defer { close(fd) }
+                    var chunks: [[UInt8]] = []
+                    for (hash, off, size) in batch {
+                        var buf = [UInt8](repeating: 0, count: size)
+                        let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, size, off_t(off)) }
+                        guard n == size, ContentHash.of(buf) == hash else {
+                            throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
+                        }
+                        chunks.append(buf)
                     }
-                    try await client.uploadChunk(hash, bytes)
-                    return size
+                    try await client.uploadChunks(chunks)
+                    return batch.reduce(0) { $0 + $1.2 }
                 }
                 running += 1
             }
@@ -152,22 +168,40 @@ extension SyncEngine {
                 continue
             }
             if resuming { resuming = false; ftruncate(fd, off_t(offset)) }
-            // A window of chunks: local copies are read, the rest fetched eight at a time.
-            let window = Array(m.chunks[index..<min(m.chunks.count, index + 32)])
+            // A window of chunks: local copies are read (from the file being replaced, else from
+            // other synced files, looked up together), the rest fetched.
+            let window = Array(m.chunks[index..<min(m.chunks.count, index + 1024)])
             var have: [ContentHash: [UInt8]] = [:]
             var fetch: [ContentHash] = []
-            for w in window where have[w.hash] == nil {
-                if let mine = fromSameFile(w) { have[w.hash] = mine } else if let mine = localChunk(w.hash) { have[w.hash] = mine } else if !fetch.contains(w.hash) { fetch.append(w.hash) }
+            var asked = Set<ContentHash>()
+            var elsewhere: [ChunkRef] = []
+            for w in window where have[w.hash] == nil && asked.insert(w.hash).inserted {
+                if let mine = fromSameFile(w) { have[w.hash] = mine } else { elsewhere.append(w) }
+            }
+            let locations = elsewhere.isEmpty ? [:] : ((try? store.chunkLocations(elsewhere.map(\.hash))) ?? [:])
+            for w in elsewhere {
+                if let mine = locations[w.hash]?.lazy.compactMap({ self.readChunk(w.hash, at: $0) }).first { have[w.hash] = mine } else { fetch.append(w.hash) }
+            }
+            // What this device lacks comes in framed requests of up to `batchBytes`, three at a time.
+            var requests: [[ContentHash]] = [[]]
+            var requestBytes = 0
+            var sizes: [ContentHash: Int] = [:]
+            for w in window { sizes[w.hash] = w.size }
+            for h in fetch {
+                let size = sizes[h] ?? 0
+                if requestBytes + size > Self.batchBytes { requests.append([]); requestBytes = 0 }
+                requests[requests.count - 1].append(h)
+                requestBytes += size
             }
             let client = self.client
-            try await withThrowingTaskGroup(of: (ContentHash, [UInt8]).self) { group in
+            try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
                 var running = 0
-                for h in fetch {
-                    if running >= 8, let (k, v) = try await group.next() { have[k] = v; running -= 1 }
-                    group.addTask { (h, try await client.downloadChunk(h)) }
+                for r in requests where !r.isEmpty {
+                    if running >= 3, let got = try await group.next() { for (k, v) in got { have[k] = v }; running -= 1 }
+                    group.addTask { Array(zip(r, try await client.downloadChunks(r))) }
                     running += 1
                 }
-                for try await (k, v) in group { have[k] = v }
+                for try await got in group { for (k, v) in got { have[k] = v } }
             }
             let windowStart = offset
             for w in window {
@@ -241,18 +275,6 @@ extension SyncEngine {
             if n < 0 { if errno == EINTR { continue }; throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
             done += n
         }
-    }
-
-    /// A chunk this device already holds in a synced file (verified), if any.
-    func localChunk(_ hash: ContentHash) -> [UInt8]? {
-        guard let locations = try? store.chunkLocations(hash) else { return nil }
-        for loc in locations {
-            guard let s = synced[loc.item], s.node.kind == .file else { continue }
-            if let bytes = LocalFiles.read(path: files.url(s.node.path).path, offset: loc.offset, size: loc.size), ContentHash.of(bytes) == hash {
-                return bytes
-            }
-        }
-        return nil
     }
 }
 

@@ -1,5 +1,5 @@
-import CFileSupport
 import Foundation
+import GRDB
 import UbiqCore
 
 /// Content-addressed chunk storage. Every implementation verifies a chunk's hash on write and on read.
@@ -20,18 +20,51 @@ extension ChunkStore {
     }
 }
 
-/// Chunks as files in a folder: `<root>/ab/cd/abcd…` (two levels of fan-out). Writes go to a
-/// temporary file, are fsynced and renamed into place, so a crash never leaves a torn chunk
-/// under a real name.
+/// Chunks in a folder. A batch of chunks (`putMany`) is one **pack file**
+/// `<root>/packs/<uuid>.pack` (the chunks one after another), written and fsynced before its
+/// index rows (hash → pack, offset, size in `<root>/packs.sqlite`) are committed, so a crash
+/// leaves at most an unreferenced pack, never a chunk that reads wrong. A single `put` is a loose
+/// file `<root>/ab/cd/abcd…` (two levels of fan-out), written to a temporary file, fsynced and
+/// renamed into place. Reads look in the pack index, then for a loose file, and always verify
+/// the hash. Packs turn the thousands of file creations of many small files into one.
 public struct FolderChunkStore: ChunkStore {
     public let root: URL
+    let packs: DatabasePool
 
     public init(root: URL) throws {
         self.root = root
         do {
             try FileManager.default.createDirectory(at: root.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("packs"), withIntermediateDirectories: true)
         } catch {
             throw StorageError(.storageFailure, "cannot create the chunk folder \(root.path): \(error.localizedDescription)")
+        }
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        do {
+            packs = try DatabasePool(path: root.appendingPathComponent("packs.sqlite").path, configuration: config)
+            var m = DatabaseMigrator()
+            m.registerMigration("v1-packs") { db in
+                try db.execute(sql: "CREATE TABLE chunk_packs (hash TEXT PRIMARY KEY, pack TEXT NOT NULL, offset INTEGER NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID")
+            }
+            try m.migrate(packs)
+        } catch {
+            throw StorageError(.storageFailure, "cannot open the chunk index in \(root.path): \(error)")
+        }
+    }
+
+    func packURL(_ name: String) -> URL { root.appendingPathComponent("packs").appendingPathComponent("\(name).pack") }
+
+    /// Where a packed chunk lies, if it is packed.
+    func packed(_ hash: ContentHash) throws -> (pack: String, offset: Int, size: Int)? {
+        do {
+            return try packs.read { db in
+                try Row.fetchOne(db.cachedStatement(sql: "SELECT pack, offset, size FROM chunk_packs WHERE hash = ?"), arguments: [hash.hex])
+                    .map { ($0[0], $0[1], $0[2]) }
+            }
+        } catch {
+            throw StorageError(.storageFailure, "cannot read the chunk index: \(error)")
         }
     }
 
@@ -56,43 +89,55 @@ public struct FolderChunkStore: ChunkStore {
         }
     }
 
-    /// Writes every chunk to a temporary file, makes them all durable with one `syncfs`, renames
-    /// them into place and makes the renames durable with a second one: two flushes for a whole
-    /// batch instead of two fsyncs per chunk, and still never a torn chunk under a real name.
+    /// Writes the chunks not stored yet into one new pack file, fsyncs it (and its folder), then
+    /// records them in the pack index in one transaction.
     public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
-        var staged: [(tmp: String, dest: URL)] = []
-        defer { for s in staged { unlink(s.tmp) } }  // after success the temporaries are gone already
-        for (hash, bytes) in chunks {
+        var fresh: [(ContentHash, [UInt8])] = []
+        var seen = Set<ContentHash>()
+        for (hash, bytes) in chunks where seen.insert(hash).inserted {
             guard ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
-            let dest = url(hash)
-            if FileManager.default.fileExists(atPath: dest.path) || staged.contains(where: { $0.dest == dest }) { continue }
-            let tmp = root.appendingPathComponent("tmp").appendingPathComponent("\(hash.hex).\(UInt64.random(in: 0...UInt64.max))").path
-            do {
-                try FileIO.writeFile(bytes, to: tmp, sync: false)
-            } catch {
-                throw StorageError(.storageFailure, "cannot store chunk \(hash): \(error)")
-            }
-            staged.append((tmp, dest))
+            if try await has(hash) { continue }
+            fresh.append((hash, bytes))
         }
-        guard !staged.isEmpty else { return }
-        try FileIO.syncFileSystem(of: root.path)
-        for s in staged {
-            do {
-                try FileManager.default.createDirectory(at: s.dest.deletingLastPathComponent(), withIntermediateDirectories: true)
-            } catch {
-                throw StorageError(.storageFailure, "cannot create \(s.dest.deletingLastPathComponent().path): \(error.localizedDescription)")
-            }
-            guard rename(s.tmp, s.dest.path) == 0 else {
-                throw StorageError(.storageFailure, "cannot store chunk: \(FileIO.errnoError("rename"))")
-            }
+        guard !fresh.isEmpty else { return }
+        let name = UUID().uuidString.lowercased()
+        let path = packURL(name).path
+        var body: [UInt8] = []
+        body.reserveCapacity(fresh.reduce(0) { $0 + $1.1.count })
+        var rows: [(String, Int, Int)] = []
+        for (hash, bytes) in fresh {
+            rows.append((hash.hex, body.count, bytes.count))
+            body.append(contentsOf: bytes)
         }
-        staged.removeAll()
-        try FileIO.syncFileSystem(of: root.path)
+        do {
+            try FileIO.writeDurably(body, to: path)
+            FileIO.syncDirectory(root.appendingPathComponent("packs").path)
+        } catch {
+            unlink(path)
+            throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
+        }
+        let index = rows
+        do {
+            try await packs.write { db in
+                let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_packs (hash, pack, offset, size) VALUES (?, ?, ?, ?)")
+                for (hash, offset, size) in index { try insert.execute(arguments: [hash, name, offset, size]) }
+            }
+        } catch {
+            throw StorageError(.storageFailure, "cannot record a chunk pack: \(error)")
+        }
     }
 
     public func get(_ hash: ContentHash) async throws -> [UInt8]? {
-        let path = url(hash).path
-        guard let bytes = try FileIO.readAll(path) else { return nil }
+        let bytes: [UInt8]
+        if let p = try packed(hash) {
+            guard let got = try FileIO.readRange(packURL(p.pack).path, offset: p.offset, size: p.size) else {
+                throw StorageError(.storageFailure, "stored chunk \(hash) is missing from its pack")
+            }
+            bytes = got
+        } else {
+            guard let got = try FileIO.readAll(url(hash).path) else { return nil }
+            bytes = got
+        }
         guard ContentHash.of(bytes) == hash else {
             throw StorageError(.storageFailure, "stored chunk \(hash) is corrupt")
         }
@@ -100,7 +145,7 @@ public struct FolderChunkStore: ChunkStore {
     }
 
     public func has(_ hash: ContentHash) async throws -> Bool {
-        FileManager.default.fileExists(atPath: url(hash).path)
+        try packed(hash) != nil || FileManager.default.fileExists(atPath: url(hash).path)
     }
 }
 
@@ -113,14 +158,6 @@ public enum FileIO {
     /// Writes `bytes` to a new file at `path` and fsyncs it.
     public static func writeDurably(_ bytes: [UInt8], to path: String) throws {
         try writeFile(bytes, to: path, sync: true)
-    }
-
-    /// Flushes the whole file system holding `path` (one `syncfs`).
-    public static func syncFileSystem(of path: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StorageError(.storageFailure, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard ubiq_syncfs(fd) == 0 else { throw StorageError(.storageFailure, "cannot flush the file system of \(path): \(String(cString: strerror(errno)))") }
     }
 
     /// Writes `bytes` to a new file at `path`, fsyncing it if asked.
@@ -160,6 +197,26 @@ public enum FileIO {
             }
         }
         if off < out.count { out.removeLast(out.count - off) }
+        return out
+    }
+
+    /// `size` bytes at `offset` of a file; nil if it does not exist or is shorter.
+    public static func readRange(_ path: String, offset: Int, size: Int) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw StorageError(.storageFailure, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var out = [UInt8](repeating: 0, count: size)
+        var done = 0
+        while done < size {
+            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, size - done, off_t(offset + done)) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw StorageError(.storageFailure, "cannot read \(path)") }
+            if n == 0 { return nil }
+            done += n
+        }
         return out
     }
 

@@ -18,7 +18,11 @@ struct IdentifierTests {
             let id = ItemID(uuid: uuid)
             #expect(id.description == uuid.uuidString.lowercased())
             #expect(ItemID(string: id.description) == id)
+            #expect(ItemID(string: uuid.uuidString) == id)  // upper case too
             ids.append(id)
+        }
+        for bad in ["", "not-a-uuid", String(repeating: "a", count: 36), "0123456-789a-bcde-f012-3456789abcdef", "g1234567-89ab-cdef-0123-456789abcdef"] {
+            #expect(ItemID(string: bad) == nil, "'\(bad)'")
         }
         let fast = ids.sorted()
         let slow = ids.sorted { $0.description < $1.description }

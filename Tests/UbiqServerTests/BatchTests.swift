@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+/// The batch routes small files and big uploads travel by: framed chunk upload and fetch,
+/// many commits in one transaction, several manifests at once.
+@Suite("Batches")
+struct BatchTests {
+    @Test func framedChunksGoUpAndComeBackVerifiedAndOnlyToTheirOwner() async throws {
+        try await withServer { server in
+            let (alice, _) = try await server.device("alice")
+            let (bob, _) = try await server.device("bob")
+            var rng = SeededRandom.forTest("batch.chunks")
+            let chunks = (0..<300).map { _ in rng.bytes(Int.random(in: 1...9000, using: &rng)) }
+            try await alice.uploadChunks(chunks + [chunks[0]])  // a repeat inside a batch is stored once
+            let hashes = chunks.map { ContentHash.of($0) }
+            #expect(try await alice.missingChunks(hashes).isEmpty)
+            let distinct = Dictionary(zip(hashes, chunks.map(\.count)), uniquingKeysWith: { a, _ in a })
+            #expect(try await alice.account().used == Int64(distinct.values.reduce(0, +)))
+            #expect(try await alice.downloadChunks(hashes.reversed()) == chunks.reversed())
+            #expect(try await alice.downloadChunk(hashes[17]) == chunks[17])
+            // Knowing hashes grants nothing: Bob gets not_found for the whole request.
+            await expectCode(.notFound) { _ = try await bob.downloadChunks([hashes[0]]) }
+            try await bob.uploadChunks([chunks[1]])  // Bob uploading the same bytes gives him that one only
+            #expect(try await bob.downloadChunks([hashes[1]]) == [chunks[1]])
+            await expectCode(.notFound) { _ = try await bob.downloadChunks([hashes[1], hashes[2]]) }
+            // Uploading again changes nothing.
+            let used = try await alice.account().used
+            try await alice.uploadChunks(chunks)
+            #expect(try await alice.account().used == used)
+        }
+    }
+
+    @Test func brokenFramingOversizedAndEmptyChunksAreRefusedAndStoreNothing() async throws {
+        try await withServer { server in
+            let (alice, _) = try await server.device("alice")
+            let good = Array("fine".utf8)
+            var frames = ChunkFrames.encode([good])
+            frames.removeLast()  // the length says 4, 3 bytes follow
+            var (s, _) = try await alice.raw(.POST, "/v1/chunks", body: frames, contentType: "application/octet-stream")
+            #expect(s == 400)
+            (s, _) = try await alice.raw(.POST, "/v1/chunks", body: [0, 0, 0, 0], contentType: "application/octet-stream")
+            #expect(s == 400)
+            (s, _) = try await alice.raw(.POST, "/v1/chunks", body: [0x7F, 0xFF, 0xFF, 0xFF, 1, 2, 3], contentType: "application/octet-stream")
+            #expect(s == 400)
+            let big = [UInt8](repeating: 1, count: WireLimits.maxChunkBody + 1)
+            await expectCode(.invalidRequest) { try await alice.uploadChunks([big]) }
+            let tooMuch = (0..<17).map { i in [UInt8](repeating: UInt8(i), count: WireLimits.maxChunkBody) }
+            await expectCode(.payloadTooLarge) { try await alice.uploadChunks(tooMuch) }
+            #expect(try await alice.account().used == 0)
+            #expect(try await alice.missingChunks([ContentHash.of(good)]) == [ContentHash.of(good)])
+            // A fetch asking for too much at once is refused, not truncated.
+            let parts = (0..<17).map { i in [UInt8](repeating: UInt8(i), count: WireLimits.maxChunkBody) }
+            for p in parts { try await alice.uploadChunks([p]) }
+            await expectCode(.payloadTooLarge) { _ = try await alice.downloadChunks(parts.map { ContentHash.of($0) }) }
+        }
+    }
+
+    @Test func aCommitBatchDecidesEachCommitAloneInOneTransaction() async throws {
+        try await withServer { server in
+            let (alice, _) = try await server.device("alice")
+            let (bob, _) = try await server.device("bob")
+            var rng = SeededRandom.forTest("batch.commits")
+            var requests: [CommitRequest] = []
+            var contents: [[UInt8]] = []
+            for i in 0..<200 {
+                let bytes = rng.bytes(Int.random(in: 1...5000, using: &rng))
+                contents.append(bytes)
+                requests.append(CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("many/f\(i).txt"),
+                                              kind: .file, base: nil, modified: Date(), manifest: Manifest.of(bytes)))
+            }
+            try await alice.uploadChunks(contents.dropLast())  // the last file's chunk is not sent
+            // One commit names a folder with content: refused alone.
+            requests.append(CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("bad"), kind: .folder,
+                                          base: nil, modified: Date(), manifest: Manifest.of([1])))
+            let results = try await alice.commitMany(notes, requests)
+            #expect(results.count == 201)
+            #expect(results.prefix(199).allSatisfy { $0.response?.version?.uploaded == true && $0.response?.outcome == .created })
+            #expect(results[199].response?.version?.uploaded == false && results[199].response?.missing.count == 1)
+            #expect(results[200].response == nil && results[200].error?.code == .invalidRequest)
+            // Retrying the same batch is answered from what happened (same version IDs).
+            let again = try await alice.commitMany(notes, Array(requests.prefix(5)))
+            #expect(again.allSatisfy { $0.response?.outcome == .unchanged })
+            // Another device sees them all, and reads manifests of many versions at once.
+            var items: [ItemRecord] = []
+            var cursor: Int64 = 0
+            while true {
+                let page = try await bob.changes(notes, after: cursor)
+                items += page.items
+                cursor = page.cursor
+                if !page.hasMore { break }
+            }
+            #expect(items.isEmpty)  // Bob is another account
+            var aliceItems: [ItemRecord] = []
+            cursor = 0
+            while true {
+                let page = try await alice.changes(notes, after: cursor)
+                aliceItems += page.items
+                cursor = page.cursor
+                if !page.hasMore { break }
+            }
+            #expect(aliceItems.filter { $0.kind == .file }.count == 200)
+            let versions = requests.prefix(200).map(\.versionID)
+            let ms = try await alice.manifests(notes, versions: versions)
+            #expect(ms.map(\.hash) == contents.map { ContentHash.of($0) })
+            await expectCode(.notFound) { _ = try await bob.manifests(notes, versions: [versions[0]]) }
+            await expectCode(.notFound) { _ = try await alice.manifests(notes, versions: [VersionID(uuid: UUID())]) }
+        }
+    }
+}
