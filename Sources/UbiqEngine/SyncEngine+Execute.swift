@@ -32,8 +32,22 @@ extension SyncEngine {
             if !online { return progressed }
         }
         let (upBatches, downBatches, singles) = splitBatches(transfers)
-        for b in upBatches { if await runBatch(b, upload: true) { progressed = true }; if !online { return progressed } }
-        for b in downBatches { if await runBatch(b, upload: false) { progressed = true }; if !online { return progressed } }
+        // Two batches at a time: one's requests wait on the network while the other's are built.
+        let batches = upBatches.map { ($0, true) } + downBatches.map { ($0, false) }
+        let batchResults = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
+            var out: [Bool] = []
+            var running = 0
+            for (b, up) in batches {
+                if running >= 2, let r = await group.next() { out.append(r); running -= 1 }
+                if !online { break }
+                group.addTask { await self.runBatch(b, upload: up) }
+                running += 1
+            }
+            for await r in group { out.append(r) }
+            return out
+        }
+        if batchResults.contains(true) { progressed = true }
+        if !online { return progressed }
         let results = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
             var out: [Bool] = []
             var running = 0

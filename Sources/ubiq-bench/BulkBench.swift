@@ -83,18 +83,28 @@ struct BulkBench: AsyncParsableCommand {
         await server.stop()
     }
 
+    /// Regular files under `folder`, counted with readdir (FileManager's enumerator costs so
+    /// much CPU that polling it would slow the devices being measured).
     func count(in folder: URL) -> Int {
-        var n = 0
-        let e = FileManager.default.enumerator(atPath: folder.path)
-        while let p = e?.nextObject() as? String { if p.hasSuffix(".bin") { n += 1 } }
-        return n
+        func walk(_ path: String) -> Int {
+            guard let d = opendir(path) else { return 0 }
+            defer { closedir(d) }
+            var n = 0
+            while let e = readdir(d) {
+                let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name == "." || name == ".." { continue }
+                if e.pointee.d_type == UInt8(DT_DIR) { n += walk(path + "/" + name) } else if name.hasSuffix(".bin") { n += 1 }
+            }
+            return n
+        }
+        return walk(folder.path)
     }
 
     func waitUntil(seconds limit: Int, _ done: () async -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(limit)
         while ContinuousClock.now < deadline {
             if await done() { return }
-            try await Task.sleep(for: .milliseconds(5))
+            try await Task.sleep(for: .milliseconds(20))
         }
         throw CleanExit.message("timed out")
     }
