@@ -260,7 +260,8 @@ extension SyncEngine {
             try Self.writeFile(bytes, to: partial, modified: w.remote.modified)
             written.append((w, m, partial))
         }
-        try FileIOSync.fileSystem(of: partials.path)
+        // Off the control queue: a flush waits for everything dirty on the file system.
+        try await FileIOSync.flush(partials.path)
 
         // 3. Into place, never over a local edit made meanwhile; then one more flush.
         var syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
@@ -276,7 +277,7 @@ extension SyncEngine {
             guard let (_, stamp) = LocalFiles.stamp(dest.path) else { continue }
             placed.append((w, m, stamp))
         }
-        if !placed.isEmpty { try FileIOSync.fileSystem(of: files.root.path) }
+        if !placed.isEmpty { try await FileIOSync.flush(files.root.path) }
         for (w, m, stamp) in placed {
             let r = w.remote
             let sPath = w.target == r.node.path ? r.node.path : (synced[w.id]?.node.path ?? w.target)
@@ -320,6 +321,11 @@ extension SyncEngine {
 }
 
 extension FileIOSync {
+    /// `fileSystem(of:)` on another thread, so the engine's queue keeps answering meanwhile.
+    static func flush(_ path: String) async throws {
+        try await Task.detached(priority: .utility) { try fileSystem(of: path) }.value
+    }
+
     /// Flushes the whole file system holding `path` (one `syncfs`): a batch of new files or
     /// renames becomes durable at once.
     static func fileSystem(of path: String) throws {

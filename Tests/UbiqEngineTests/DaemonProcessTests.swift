@@ -98,8 +98,15 @@ extension ProcessBoundTests {
             let midUpload = await uploadInProgress(obs)
             #expect(midUpload, "never saw the upload in progress")
             s.kill("A")
-            // Kill B while its partial download is on disk (it starts once the content is complete).
+            // B is stopped while A finishes the upload, then started with the test watching, so
+            // its download (fast: 8 MiB requests) cannot finish before anyone looks.
+            s.kill("B")
             try s.startDaemon("A")
+            #expect(await eventually(timeout: .seconds(180)) {
+                (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == true
+            }, "A never finished the upload after its restart")
+            // Kill B while its partial download is on disk.
+            try s.startDaemon("B")
             let partials = s.folder("B").deletingLastPathComponent().appendingPathComponent(".iCloud.default.partial")
             let midDownload = await eventually(timeout: .seconds(180), poll: .milliseconds(2)) {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
