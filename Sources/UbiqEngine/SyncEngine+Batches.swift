@@ -15,6 +15,8 @@ extension SyncEngine {
     static let batchFileLimit: Int64 = 1 << 20
     /// Files per batch (one commit request, one manifests request).
     static let batchFiles = 500
+    /// Content bytes per batch (it is held in memory while it travels).
+    static let batchTotal: Int64 = 32 << 20
     /// Bytes per chunk request in a batch.
     static let batchBytes = 8 << 20
 
@@ -33,8 +35,20 @@ extension SyncEngine {
         // A few small files go the usual way: it lists them on other devices first and is as fast.
         if up.count < 4 { single += up; up = [] }
         if down.count < 4 { single += down; down = [] }
-        func groups(_ xs: [SyncOp]) -> [[SyncOp]] { stride(from: 0, to: xs.count, by: Self.batchFiles).map { Array(xs[$0..<min(xs.count, $0 + Self.batchFiles)]) } }
-        return (groups(up), groups(down), single)
+        // A batch holds its content in memory: at most `batchFiles` files and `batchTotal` bytes.
+        func groups(_ xs: [SyncOp], size: (ItemID) -> Int64) -> [[SyncOp]] {
+            var out: [[SyncOp]] = []
+            var current: [SyncOp] = [], bytes: Int64 = 0
+            for op in xs {
+                let n = size(op.item)
+                if !current.isEmpty && (current.count >= Self.batchFiles || bytes + n > Self.batchTotal) { out.append(current); current = []; bytes = 0 }
+                current.append(op)
+                bytes += n
+            }
+            if !current.isEmpty { out.append(current) }
+            return out
+        }
+        return (groups(up) { self.local[$0]?.entry.stamp.size ?? 0 }, groups(down) { Int64(self.remote[$0]?.node.size ?? 0) }, single)
     }
 
     /// Runs a batch of operations and reports per-item errors like `run` does. True if anything changed.
