@@ -68,13 +68,15 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     }
     /// The path of a child named `name` (validated).
     public func appending(_ name: String) throws -> RelativePath {
-        // Checking the one new name is enough: the rest was checked when `self` was made.
-        let single = try RelativePath(validating: name)
-        guard !single.string.utf8.contains(0x2F) else { return try RelativePath(validating: string + "/" + name) }
-        guard string.utf8.count + 1 + single.string.utf8.count <= Self.maxPathBytes else {
-            throw CoreError(.invalidPath, "path is longer than \(Self.maxPathBytes) bytes")
+        // Checking the one new name is enough: the rest was checked when `self` was made. A
+        // plain ASCII name (the common case) is checked byte by byte; anything else in full.
+        let u = name.utf8
+        guard u.count <= Self.maxNameBytes, string.utf8.count + 1 + u.count <= Self.maxPathBytes,
+              !u.isEmpty, name != ".", name != "..",
+              u.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x2F }) else {
+            return try RelativePath(validating: string + "/" + name)
         }
-        return RelativePath(unchecked: string + "/" + single.string)
+        return RelativePath(unchecked: string + "/" + name)
     }
     /// True when `self` is `other` or lies inside it.
     public func isSelfOrDescendant(of other: RelativePath) -> Bool {
@@ -92,7 +94,16 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
 
     public var description: String { string }
     /// Code-point order (paths are NFC, so comparing UTF-8 bytes gives the same order, faster).
-    public static func < (a: RelativePath, b: RelativePath) -> Bool { a.string.utf8.lexicographicallyPrecedes(b.string.utf8) }
+    /// Byte order of the UTF-8 forms (memcmp on native strings; the generic walk otherwise).
+    public static func < (a: RelativePath, b: RelativePath) -> Bool {
+        if let r = a.string.utf8.withContiguousStorageIfAvailable({ x in
+            b.string.utf8.withContiguousStorageIfAvailable { y -> Bool in
+                let c = memcmp(x.baseAddress!, y.baseAddress!, min(x.count, y.count))
+                return c != 0 ? c < 0 : x.count < y.count
+            }
+        }), let r { return r }
+        return a.string.utf8.lexicographicallyPrecedes(b.string.utf8)
+    }
 
     public init(from decoder: Decoder) throws {
         let raw = try decoder.singleValueContainer().decode(String.self)

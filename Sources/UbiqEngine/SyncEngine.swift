@@ -87,8 +87,14 @@ public actor SyncEngine {
         self.files = LocalFiles(root: folder)
         let loadStart = ContinuousClock.now
         self.store = try EngineStore(path: home.stateDatabase(config.container).path)
-        self.synced = TrackedMap(try store.loadSynced(), log: changeLog)
-        self.remote = TrackedMap(try store.loadRemote(), log: changeLog)
+        // The two big trees load side by side (WAL readers do not block each other).
+        let store = self.store
+        let loaded = LoadedTrees()
+        DispatchQueue.concurrentPerform(iterations: 2) { i in
+            if i == 0 { loaded.set(synced: Result { try store.loadSynced() }) } else { loaded.set(remote: Result { try store.loadRemote() }) }
+        }
+        self.synced = TrackedMap(try loaded.synced!.get(), log: changeLog)
+        self.remote = TrackedMap(try loaded.remote!.get(), log: changeLog)
         self.local = TrackedMap(log: changeLog)
         self.localHashes = TrackedMap(log: changeLog)
         self.transfers = TrackedMap(log: changeLog)
@@ -338,4 +344,13 @@ final class QueueExecutor: SerialExecutor, @unchecked Sendable {
         queue.async { unowned.runSynchronously(on: me) }
     }
     func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+}
+
+/// The Synced and Remote trees as two threads load them at start-up.
+final class LoadedTrees: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var synced: Result<[ItemID: SyncedEntry], Error>?
+    private(set) var remote: Result<[ItemID: RemoteEntry], Error>?
+    func set(synced r: Result<[ItemID: SyncedEntry], Error>) { lock.withLock { synced = r } }
+    func set(remote r: Result<[ItemID: RemoteEntry], Error>) { lock.withLock { remote = r } }
 }

@@ -35,4 +35,20 @@ struct IdentifierTests {
         #expect(try RelativePath(validating: "Documents/caf\u{65}\u{301}.txt").string == "Documents/caf\u{e9}.txt")
         #expect(throws: CoreError.self) { try RelativePath(validating: "Documents/../x") }
     }
+
+    @Test func appendingANameAgreesWithValidatingTheWholePath() throws {
+        var rng = SeededRandom.forTest("paths.appending")
+        let alphabet: [String] = ["a", "Z", "0", ".", " ", "-", "/", "\u{0}", "\u{7}", "\u{7F}", "é", "e\u{301}", "🎉", "报", "\u{85}"]
+        let base = try RelativePath(validating: "Documents/sub")
+        for _ in 0..<5_000 {
+            let name = (0..<Int.random(in: 0...6, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }.joined()
+                + (Bool.random(using: &rng) ? "" : String(repeating: "x", count: Int.random(in: 240...270, using: &rng)))
+            let fast = try? base.appending(name)
+            let full = try? RelativePath(validating: base.string + "/" + name)
+            #expect(fast == full, "name '\(name.debugDescription)', seed \(rng.seed)")
+            if let p = fast, let q = try? base.appending(alphabet.randomElement(using: &rng)! + "x") {
+                #expect((p < q) == p.string.utf8.lexicographicallyPrecedes(q.string.utf8) && !(p < p), "seed \(rng.seed)")
+            }
+        }
+    }
 }
