@@ -7,6 +7,8 @@ extension SyncEngine {
     func scanLocal() async {
         dispatchPrecondition(condition: .onQueue(queue))
         let scanStart = ContinuousClock.now
+        // Writes the kernel has reported so far (read now, not when their events reach us).
+        let writesBefore = watcher?.writes(settle: settleTime)
         let (entries, excludedEntries) = files.scan()
         if excludedEntries != excludedLocal {
             for p in Set(excludedEntries.keys).union(excludedLocal.keys) where excludedEntries[p] != excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
@@ -65,6 +67,7 @@ extension SyncEngine {
             }
             if let m = manifests[l.entry.stamp] { hashes[id] = m.hash; continue }
             if let t = writing[l.path], now - t < settleTime { unstableCount += 1; continue }  // still being written
+            if writesBefore?.recent[l.path.string] != nil { unstableCount += 1; continue }
             toHash.append((id, files.url(l.path).path, l.entry.stamp))
         }
         let jobs = toHash
@@ -74,7 +77,17 @@ extension SyncEngine {
         }.value
         dispatchPrecondition(condition: .onQueue(queue))
         if !jobs.isEmpty { logger.debug("scan: walked in \(now - scanStart), hashed \(jobs.count) file(s) in \(ContinuousClock.now - hashStart)") }
+        // A write reported after the scan began means what was hashed may be a torn prefix.
+        let writesAfter = watcher?.writes(settle: settleTime)
+        var pathsOf: [ItemID: String] = [:]
+        if let before = writesBefore?.seq, let after = writesAfter, after.seq > before {
+            for (id, _, _) in jobs { pathsOf[id] = result[id]?.path.string }
+        }
         for (id, expected, r) in hashed {
+            if let p = pathsOf[id], let s = writesAfter?.recent[p], s > (writesBefore?.seq ?? 0) {
+                unstableCount += 1
+                continue
+            }
             switch r {
             case .success(let got?):
                 manifests[got.1] = got.0

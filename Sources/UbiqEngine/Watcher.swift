@@ -22,6 +22,12 @@ final class DirectoryWatcher: @unchecked Sendable {
     private var source: DispatchSourceRead?
     private var paths: [Int32: String] = [:]  // wd → relative path ("" for the root)
     private let onEvents: @Sendable ([WatchEvent]) -> Void
+    /// Files with a write not followed by a close-write, as of the last read of the inotify
+    /// queue: a sequence number and when the write was seen. Kept here, on the watcher's queue,
+    /// so a scan can read the kernel's queue and this state synchronously (`writes()`) instead
+    /// of relying on events that may still be on their way to the engine.
+    private var lastWrite: [String: (seq: UInt64, at: ContinuousClock.Instant)] = [:]
+    private var seq: UInt64 = 0
     private static let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF
                                      | IN_MOVE_SELF | IN_ATTRIB) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
 
@@ -68,6 +74,17 @@ final class DirectoryWatcher: @unchecked Sendable {
         }
     }
 
+    /// Reads what the kernel has queued (handing it to `onEvents` as usual) and returns the
+    /// sequence number so far and the files written within `settle` and not closed since.
+    func writes(settle: Duration) -> (seq: UInt64, recent: [String: UInt64]) {
+        queue.sync {
+            if fd >= 0 { drain() }
+            let now = ContinuousClock.now
+            lastWrite = lastWrite.filter { now - $0.value.at < settle * 4 }  // forget long-quiet files
+            return (seq, lastWrite.filter { now - $0.value.at < settle }.mapValues(\.seq))
+        }
+    }
+
     private func drain() {
         var events: [WatchEvent] = []
         var buf = [UInt8](repeating: 0, count: 64 * 1024)
@@ -98,6 +115,12 @@ final class DirectoryWatcher: @unchecked Sendable {
                     // The folder's watches stay valid after a move inside the tree; rebase their paths.
                     let prefix = rel + "/"
                     for (w, p) in paths where p == rel || p.hasPrefix(prefix) { paths[w] = nil; inotify_rm_watch(fd, w) }
+                }
+                if !isDir {
+                    if mask & UInt32(IN_CLOSE_WRITE) != 0 { lastWrite[rel] = nil } else if mask & UInt32(IN_MODIFY) != 0 {
+                        seq += 1
+                        lastWrite[rel] = (seq, .now)
+                    }
                 }
                 let path = rel.isEmpty ? nil : try? RelativePath(validating: rel)
                 if let path, path.isExcluded { continue }
