@@ -105,12 +105,29 @@ extension ProcessBoundTests {
             #expect(await eventually(timeout: .seconds(180)) {
                 (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == true
             }, "A never finished the upload after its restart")
-            // Kill B while its partial download is on disk.
+            // Kill B while its partial download is on disk. B's download is fast (8 MiB requests),
+            // so a thread of its own watches the partial folder and kills B the moment bytes land,
+            // without waiting for a turn on the test's (busy) task pool.
             try s.startDaemon("B")
             let partials = s.folder("B").deletingLastPathComponent().appendingPathComponent(".iCloud.default.partial")
-            let midDownload = await eventually(timeout: .seconds(180), poll: .milliseconds(2)) {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
-                return names.contains { n in ((try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent(n).path)[.size] as? Int) ?? 0) > 0 }
+            let pidB = try #require(s.daemons["B"]).pid
+            let midDownload: Bool = await withCheckedContinuation { c in
+                Thread {
+                    let deadline = Date().addingTimeInterval(180)
+                    while Date() < deadline {
+                        let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
+                        for n in names {
+                            var st = stat()
+                            if stat(partials.appendingPathComponent(n).path, &st) == 0 && st.st_size > 0 {
+                                kill(pidB, SIGKILL)
+                                c.resume(returning: true)
+                                return
+                            }
+                        }
+                        usleep(500)
+                    }
+                    c.resume(returning: false)
+                }.start()
             }
             #expect(midDownload, "never saw the download in progress")
             s.kill("B")
