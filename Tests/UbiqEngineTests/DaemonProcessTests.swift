@@ -108,9 +108,11 @@ extension ProcessBoundTests {
             // Kill B while its partial download is on disk. B's download is fast (8 MiB requests),
             // so a thread of its own watches the partial folder and kills B the moment bytes land,
             // without waiting for a turn on the test's (busy) task pool.
-            try s.startDaemon("B")
+            // The watcher starts with B, not after B says it is syncing (by then it may be done).
+            let daemonB = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", s.home("B")])
+            s.daemons["B"] = daemonB
             let partials = s.folder("B").deletingLastPathComponent().appendingPathComponent(".iCloud.default.partial")
-            let pidB = try #require(s.daemons["B"]).pid
+            let pidB = daemonB.pid
             let midDownload: Bool = await withCheckedContinuation { c in
                 Thread {
                     let deadline = Date().addingTimeInterval(180)
