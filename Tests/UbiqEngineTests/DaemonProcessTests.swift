@@ -93,7 +93,7 @@ extension ProcessBoundTests {
         @Test func daemonKilledMidUploadAndMidDownloadLosesNothing() async throws {
             let s = try Setup()
             defer { s.teardown() }
-            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "daemon.kill", size: 120 << 20)
+            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "daemon.kill", size: 320 << 20)  // big enough to be seen in flight now that transfers are fast
             // Kill A while the server lists the file but its content is not all there yet.
             let midUpload = await uploadInProgress(obs)
             #expect(midUpload, "never saw the upload in progress")
