@@ -287,9 +287,7 @@ extension SyncEngine {
                 continue
             }
             try LocalFiles.makeParents(of: dest)
-            guard rename(partial, dest.path) == 0 else { throw EngineError(.storageFailure, "cannot place \(w.target): \(String(cString: strerror(errno)))") }
-            guard let (_, stamp) = LocalFiles.stamp(dest.path) else { continue }
-            placed.append((w, m, stamp))
+            placed.append((w, m, try place(partial, at: w.target)))
         }
         if !placed.isEmpty { try await FileIOSync.flush(files.root.path) }
         for (w, m, stamp) in placed {

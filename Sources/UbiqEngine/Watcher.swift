@@ -22,11 +22,11 @@ final class DirectoryWatcher: @unchecked Sendable {
     private var source: DispatchSourceRead?
     private var paths: [Int32: String] = [:]  // wd → relative path ("" for the root)
     private let onEvents: @Sendable ([WatchEvent]) -> Void
-    /// Files with a write not followed by a close-write, as of the last read of the inotify
-    /// queue: a sequence number and when the write was seen. Kept here, on the watcher's queue,
-    /// so a scan can read the kernel's queue and this state synchronously (`writes()`) instead
-    /// of relying on events that may still be on their way to the engine.
-    private var lastWrite: [String: (seq: UInt64, at: ContinuousClock.Instant)] = [:]
+    /// Files written lately, as of the last read of the inotify queue: the sequence number of
+    /// the last write, when it was seen and whether a close-write followed. Kept here, on the
+    /// watcher's queue, so the engine can read the kernel's queue and this state synchronously
+    /// (`writes()`, `written(_:since:)`) instead of relying on events still on their way to it.
+    private var lastWrite: [String: (seq: UInt64, at: ContinuousClock.Instant, open: Bool)] = [:]
     private var seq: UInt64 = 0
     private static let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF
                                      | IN_MOVE_SELF | IN_ATTRIB) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
@@ -81,7 +81,17 @@ final class DirectoryWatcher: @unchecked Sendable {
             if fd >= 0 { drain() }
             let now = ContinuousClock.now
             lastWrite = lastWrite.filter { now - $0.value.at < settle * 4 }  // forget long-quiet files
-            return (seq, lastWrite.filter { now - $0.value.at < settle }.mapValues(\.seq))
+            return (seq, lastWrite.filter { $0.value.open && now - $0.value.at < settle }.mapValues(\.seq))
+        }
+    }
+
+    /// Reads what the kernel has queued and tells whether `path` got a write after sequence
+    /// number `since` (closed or not). Lets the engine check that nobody wrote a file between
+    /// placing it and recording its stamp.
+    func written(_ path: String, since: UInt64) -> Bool {
+        queue.sync {
+            if fd >= 0 { drain() }
+            return (lastWrite[path]?.seq ?? 0) > since
         }
     }
 
@@ -117,9 +127,9 @@ final class DirectoryWatcher: @unchecked Sendable {
                     for (w, p) in paths where p == rel || p.hasPrefix(prefix) { paths[w] = nil; inotify_rm_watch(fd, w) }
                 }
                 if !isDir {
-                    if mask & UInt32(IN_CLOSE_WRITE) != 0 { lastWrite[rel] = nil } else if mask & UInt32(IN_MODIFY) != 0 {
+                    if mask & UInt32(IN_CLOSE_WRITE) != 0 { lastWrite[rel]?.open = false } else if mask & UInt32(IN_MODIFY) != 0 {
                         seq += 1
-                        lastWrite[rel] = (seq, .now)
+                        lastWrite[rel] = (seq, .now, true)
                     }
                 }
                 let path = rel.isEmpty ? nil : try? RelativePath(validating: rel)

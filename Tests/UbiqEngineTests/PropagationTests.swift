@@ -35,6 +35,25 @@ struct PropagationTests {
         }
     }
 
+    /// B writes the file the very moment its download lands (a tight read loop, no polling
+    /// interval): the edit must be uploaded, never recorded as the downloaded content.
+    @Test func anEditTheMomentADownloadLandsIsUploaded() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            for round in 0..<12 {
+                // Alternate single-file downloads and batched ones (a batch needs four or more files).
+                let batch = round % 2 == 1
+                if batch { for i in 0..<4 { try a.write("Documents/batch/f\(i).txt", "round \(round) file \(i)") } }
+                try a.write("Documents/race.txt", "round \(round) from A")
+                let deadline = ContinuousClock.now + .seconds(30)
+                while b.read("Documents/race.txt") != "round \(round) from A" && ContinuousClock.now < deadline { await Task.yield() }
+                try b.write("Documents/race.txt", "round \(round) from B, longer")
+                #expect(await eventually { a.read("Documents/race.txt") == "round \(round) from B, longer" }, "round \(round): \(describeDiff(a, b))")
+                #expect(await converge(a, b), "round \(round): \(describeDiff(a, b))")
+            }
+        }
+    }
+
     @Test func foldersEmptyFilesDeepTreesAndNosync() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
