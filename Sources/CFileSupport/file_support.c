@@ -11,7 +11,3 @@ int ubiq_start_writeback(int fd, int64_t offset, int64_t len) {
     return 0;
 #endif
 }
-
-int ubiq_syncfs(int fd) {
-    return syncfs(fd);
-}

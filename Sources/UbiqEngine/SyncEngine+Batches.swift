@@ -259,37 +259,26 @@ extension SyncEngine {
         }
 
         let t2 = ContinuousClock.now
-        // 2. Partial files, verified, then one flush for all of them.
-        let partials = home.partialFolder(config.container)
-        var written: [(Wanted, Manifest, String)] = []
-        for (w, m) in zip(wanted, ms) {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(m.size)
-            for c in m.chunks {
-                guard let b = have[c.hash] else { throw EngineError(.hashMismatch, "chunk \(c.hash) missing") }
-                bytes.append(contentsOf: b)
-            }
-            guard ContentHash.of(bytes) == m.hash else { throw EngineError(.hashMismatch, "download of \(w.target) did not verify; it will be fetched again") }
-            let partial = partials.appendingPathComponent("\(w.id)-\(w.version).partial").path
-            try Self.writeFile(bytes, to: partial, modified: w.remote.modified)
-            written.append((w, m, partial))
-        }
-        // Off the control queue: a flush waits for everything dirty on the file system.
-        try await FileIOSync.flush(partials.path)
-
-        // 3. Into place, never over a local edit made meanwhile; then one more flush.
+        // 2–3. Off the control queue: partial files (verified), one flush, each renamed into place
+        // unless its local file changed meanwhile, one more flush.
+        let partials = home.partialFolder(config.container).path
+        var jobs: [(Wanted, Manifest)] = []
+        for (w, m) in zip(wanted, ms) where remote[w.id]?.node.version == w.version && mayCreateParents(of: w.target) { jobs.append((w, m)) }
+        let files = WrittenFiles(items: jobs.map { w, m in
+            WrittenFiles.Item(manifest: m, partial: partials + "/\(w.id)-\(w.version).partial", modified: w.remote.modified,
+                              placement: Placement(partial: partials + "/\(w.id)-\(w.version).partial", dest: self.files.url(w.target).path,
+                                                   path: w.target.string, expected: w.expected))
+        })
+        let (watcher, settle) = (self.watcher, settleTime)
+        let chunks = have
+        have = [:]
+        let stamps = try await Task.detached(priority: .userInitiated) {
+            try files.writeAndPlace(chunks: chunks, watcher: watcher, settle: settle)
+        }.value
+        let t3 = ContinuousClock.now
         var syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
         var placed: [(Wanted, Manifest, FileStamp)] = []
-        for (w, m, partial) in written {
-            let dest = files.url(w.target)
-            guard LocalFiles.stamp(dest.path)?.1 == w.expected, remote[w.id]?.node.version == w.version, mayCreateParents(of: w.target) else {
-                unlink(partial)
-                continue
-            }
-            try LocalFiles.makeParents(of: dest)
-            placed.append((w, m, try place(partial, at: w.target)))
-        }
-        if !placed.isEmpty { try await FileIOSync.flush(files.root.path) }
+        for ((w, m), stamp) in zip(jobs, stamps) { if let stamp { placed.append((w, m, stamp)) } }
         for (w, m, stamp) in placed {
             let r = w.remote
             let sPath = w.target == r.node.path ? r.node.path : (synced[w.id]?.node.path ?? w.target)
@@ -303,7 +292,7 @@ extension SyncEngine {
             itemErrors[w.id] = nil
         }
         try store.recordBatch(remote: [], synced: syncedRows, index: index)
-        logger.debug("download batch: manifests \(t1 - t0), chunks \(t2 - t1), written and placed \(ContinuousClock.now - t2)")
+        logger.debug("download batch: manifests \(t1 - t0), chunks \(t2 - t1), written, flushed and placed \(t3 - t2), recorded \(ContinuousClock.now - t3)")
         return placed.count
     }
 
@@ -315,12 +304,13 @@ extension SyncEngine {
     }
 
     /// Writes a new file (not flushed) with the given modification time.
-    static func writeFile(_ bytes: [UInt8], to path: String, modified: Date?) throws {
+    static func writeFile(_ bytes: [UInt8], to path: String, modified: Date?, sync: Bool = false) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         try writeAll(fd, bytes, at: 0, path: path)
         if let modified { setTimes(fd, modified) }
+        if sync && fsync(fd) != 0 { throw EngineError(.storageFailure, "cannot flush \(path): \(String(cString: strerror(errno)))") }
     }
 
     /// Sets a file's access and modification times.
@@ -333,18 +323,48 @@ extension SyncEngine {
 }
 
 extension FileIOSync {
-    /// `fileSystem(of:)` on another thread, so the engine's queue keeps answering meanwhile.
-    static func flush(_ path: String) async throws {
-        try await Task.detached(priority: .utility) { try fileSystem(of: path) }.value
+    /// Runs `body(i)` for every `i` in `0..<count` on `width` threads of their own (they mostly
+    /// wait for the disk, so more threads than cores helps) and rethrows the first error.
+    static func inParallel(_ count: Int, width: Int = 8, _ body: @escaping @Sendable (Int) throws -> Void) throws {
+        guard count > 0 else { return }
+        final class Shared: @unchecked Sendable {
+            let lock = NSLock()
+            var next = 0
+            var error: Error?
+        }
+        let shared = Shared()
+        let group = DispatchGroup()
+        for w in 0..<min(width, count) {
+            DispatchQueue(label: "ubiq.fsync.\(w)").async(group: group) {
+                while true {
+                    shared.lock.lock()
+                    let i = shared.next
+                    shared.next += 1
+                    let stop = shared.error != nil
+                    shared.lock.unlock()
+                    if stop || i >= count { return }
+                    do { try body(i) } catch {
+                        shared.lock.lock()
+                        if shared.error == nil { shared.error = error }
+                        shared.lock.unlock()
+                    }
+                }
+            }
+        }
+        group.wait()
+        if let e = shared.error { throw e }
     }
 
-    /// Flushes the whole file system holding `path` (one `syncfs`): a batch of new files or
-    /// renames becomes durable at once.
-    static func fileSystem(of path: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw EngineError(.storageFailure, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard ubiq_syncfs(fd) == 0 else { throw EngineError(.storageFailure, "cannot flush \(path): \(String(cString: strerror(errno)))") }
+    /// Makes the named folders' entries durable (an fsync each, in parallel): renames into them
+    /// survive a crash.
+    static func folders(_ paths: Set<String>) throws {
+        let list = Array(paths)
+        try inParallel(list.count) { i in
+            let fd = open(list[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard fd >= 0 else { throw EngineError(.storageFailure, "cannot open \(list[i]): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            guard fsync(fd) == 0 else { throw EngineError(.storageFailure, "cannot flush \(list[i]): \(String(cString: strerror(errno)))") }
+        }
     }
 }
 

@@ -237,15 +237,13 @@ extension SyncEngine {
         logger.debug("download \(target): assembled and verified in \(assembled - started), fsync \(ContinuousClock.now - assembled)")
 
         // Never overwrite a local edit made meanwhile: it will be uploaded (and become a conflict).
+        guard remote[id]?.node.version == version, mayCreateParents(of: target) else { return false }
         let dest = files.url(target)
-        let now = LocalFiles.stamp(dest.path)?.1
-        guard now == expected else {
+        guard let stamp = try Placement.place([Placement(partial: partial, dest: dest.path, path: target.string, expected: expected)],
+                                              watcher: watcher, settle: settleTime)[0] else {
             logger.info("\(target) changed locally during download; keeping the local edit")
             return false
         }
-        guard remote[id]?.node.version == version, mayCreateParents(of: target) else { return false }
-        try LocalFiles.makeParents(of: dest)
-        let stamp = try place(partial, at: target)
         FileIOSync.directory(dest.deletingLastPathComponent().path)
         let sPath = target == r.node.path ? r.node.path : (synced[id]?.node.path ?? target)
         try setSynced(id, SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: version, hash: m.hash), stamp: stamp, stampHash: m.hash))
@@ -254,27 +252,6 @@ extension SyncEngine {
         local[id] = (target, LocalEntry(kind: .file, stamp: stamp))
         localHashes[id] = m.hash
         return true
-    }
-
-    /// Renames a verified partial file into place at `target` and returns the stamp to record
-    /// with its content hash: the placed file's stamp when it is still the partial's file and
-    /// untouched (same inode, size and modification time, and no write reported for the path
-    /// since just before the rename); otherwise the partial's own stamp, which no longer matches
-    /// the file, so the next scan hashes what is there. An edit made in the instant after the
-    /// rename is therefore uploaded, never mistaken for the downloaded content.
-    func place(_ partial: String, at target: RelativePath) throws -> FileStamp {
-        let dest = files.url(target).path
-        guard let (_, before) = LocalFiles.stamp(partial) else {
-            throw EngineError(.storageFailure, "cannot place \(target): its downloaded copy vanished")
-        }
-        let seq = watcher?.writes(settle: settleTime).seq ?? 0
-        guard rename(partial, dest) == 0 else { throw EngineError(.storageFailure, "cannot place \(target): \(String(cString: strerror(errno)))") }
-        guard let (_, after) = LocalFiles.stamp(dest), after.inode == before.inode, after.size == before.size,
-              after.mtimeNanos == before.mtimeNanos, watcher?.written(target.string, since: seq) != true else {
-            logger.info("\(target) was written the moment it was placed; its content will be checked again")
-            return before
-        }
-        return after
     }
 
     /// A version's manifest: as a delta from the synced version when this device has that one's

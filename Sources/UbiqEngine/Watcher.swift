@@ -85,13 +85,13 @@ final class DirectoryWatcher: @unchecked Sendable {
         }
     }
 
-    /// Reads what the kernel has queued and tells whether `path` got a write after sequence
+    /// Reads what the kernel has queued and tells which of `paths` got a write after sequence
     /// number `since` (closed or not). Lets the engine check that nobody wrote a file between
     /// placing it and recording its stamp.
-    func written(_ path: String, since: UInt64) -> Bool {
+    func written(_ paths: [String], since: UInt64) -> Set<String> {
         queue.sync {
             if fd >= 0 { drain() }
-            return (lastWrite[path]?.seq ?? 0) > since
+            return Set(paths.filter { (lastWrite[$0]?.seq ?? 0) > since })
         }
     }
 

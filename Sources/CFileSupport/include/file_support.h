@@ -8,8 +8,4 @@
 /// A hint only: returns 0, or -1 with errno set; callers still fsync.
 int ubiq_start_writeback(int fd, int64_t offset, int64_t len);
 
-/// Flushes every dirty page and inode of the file system holding `fd` (Linux `syncfs`): one
-/// call makes a whole batch of new files and renames durable. Returns 0 or -1 with errno.
-int ubiq_syncfs(int fd);
-
 #endif

@@ -1,0 +1,95 @@
+import Foundation
+import UbiqCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A verified partial file to rename into place: pure file-system work, safe off the control
+/// queue.
+struct Placement: Sendable {
+    /// The verified partial file.
+    let partial: String
+    /// Where it goes.
+    let dest: String
+    /// The destination relative to the container folder, as the watcher reports it.
+    let path: String
+    /// The local file's stamp when the download was planned (nil: there was none).
+    let expected: FileStamp?
+
+    /// Renames each partial file into place, unless its local file is no longer as the plan saw
+    /// it (a local edit is never overwritten: it will be uploaded, and become a conflict if need
+    /// be; that partial file is removed). Returns, per placement, nil when skipped, else the
+    /// stamp to record with the downloaded content's hash: the placed file's own stamp when it
+    /// is still the partial's file and untouched (same inode, size and modification time, and
+    /// no write reported for the path since just before the renames); otherwise the partial's
+    /// stamp, which no longer matches the file, so the next scan hashes what is there. An edit
+    /// made in the instant after a rename is therefore uploaded, never mistaken for the
+    /// downloaded content.
+    static func place(_ items: [Placement], watcher: DirectoryWatcher?, settle: Duration) throws -> [FileStamp?] {
+        var out = [FileStamp?](repeating: nil, count: items.count)
+        let seq = watcher?.writes(settle: settle).seq ?? 0
+        var renamed: [Int] = []
+        for (i, p) in items.enumerated() {
+            guard LocalFiles.stamp(p.dest)?.1 == p.expected, let (_, partialStamp) = LocalFiles.stamp(p.partial) else {
+                unlink(p.partial)
+                continue
+            }
+            let parent = (p.dest as NSString).deletingLastPathComponent
+            if LocalFiles.stamp(parent) == nil { try LocalFiles.makeParents(of: URL(fileURLWithPath: p.dest)) }
+            guard rename(p.partial, p.dest) == 0 else {
+                throw EngineError(.storageFailure, "cannot place \(p.path): \(String(cString: strerror(errno)))")
+            }
+            out[i] = partialStamp
+            renamed.append(i)
+        }
+        // Stat every placed file first, then ask the watcher: a write before a stat is then seen.
+        var after: [Int: FileStamp] = [:]
+        for i in renamed { after[i] = LocalFiles.stamp(items[i].dest)?.1 }
+        let written = watcher?.written(renamed.map { items[$0].path }, since: seq) ?? []
+        for i in renamed {
+            guard let b = out[i], let a = after[i], a.inode == b.inode, a.size == b.size, a.mtimeNanos == b.mtimeNanos,
+                  !written.contains(items[i].path) else { continue }
+            out[i] = a
+        }
+        return out
+    }
+}
+
+/// A batch of downloaded small files on their way from fetched chunks to their places.
+struct WrittenFiles: Sendable {
+    struct Item: Sendable {
+        let manifest: Manifest
+        let partial: String
+        let modified: Date?
+        let placement: Placement
+    }
+    let items: [Item]
+
+    /// Assembles each file from `chunks` into its partial file (checking the whole-file hash)
+    /// and fsyncs it, on a few threads; renames each into place (see `Placement.place`) and
+    /// fsyncs the folders it went into. Only this batch's files are flushed, never the whole
+    /// file system (other programs' writes would make every batch wait). Returns the stamps to
+    /// record, one per item (nil: skipped for a local edit).
+    func writeAndPlace(chunks: [ContentHash: [UInt8]], watcher: DirectoryWatcher?, settle: Duration) throws -> [FileStamp?] {
+        let items = self.items
+        try FileIOSync.inParallel(items.count) { i in
+            let item = items[i], m = item.manifest
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(m.size)
+            for c in m.chunks {
+                guard let b = chunks[c.hash] else { throw EngineError(.hashMismatch, "chunk \(c.hash) missing") }
+                bytes.append(contentsOf: b)
+            }
+            // A one-chunk file's chunk was checked when it arrived (or read locally): same hash.
+            guard (m.chunks.count == 1 && m.chunks[0].hash == m.hash) || ContentHash.of(bytes) == m.hash else {
+                throw EngineError(.hashMismatch, "download of \(item.placement.path) did not verify; it will be fetched again")
+            }
+            try SyncEngine.writeFile(bytes, to: item.partial, modified: item.modified, sync: true)
+        }
+        let stamps = try Placement.place(items.map(\.placement), watcher: watcher, settle: settle)
+        var folders = Set<String>()
+        for (item, stamp) in zip(items, stamps) where stamp != nil { folders.insert((item.placement.dest as NSString).deletingLastPathComponent) }
+        try FileIOSync.folders(folders)
+        return stamps
+    }
+}
