@@ -37,7 +37,7 @@ extension SQLiteMetadataStore {
             }
             return CommitResult(outcome: .unchanged, item: try db.itemRecord(live), version: nil, missing: [], cursor: live["seq"])
         }
-        try db.execute(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'folder', ?)",
+        try db.cachedStatement(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'folder', ?)").execute(
                        arguments: [c, input.itemID.description, input.path.string, input.modified.timeIntervalSince1970])
         let id = db.lastInsertedRowID
         try db.reviveAncestors(container: c, of: input.path)
@@ -62,10 +62,10 @@ extension SQLiteMetadataStore {
 
     func insertVersion(_ db: Database, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
                        input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date) throws -> Int64 {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
+            """).execute(arguments: [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
                              input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded])
         let v = db.lastInsertedRowID
         let stmt = try db.cachedStatement(sql: "INSERT INTO version_chunks (version_id, idx, hash, size) VALUES (?, ?, ?, ?)")
@@ -117,7 +117,7 @@ extension SQLiteMetadataStore {
         let itemID: Int64
         switch decision {
         case .create:
-            try db.execute(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'file', ?)",
+            try db.cachedStatement(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'file', ?)").execute(
                            arguments: [c, input.itemID.description, input.path.string, now.timeIntervalSince1970])
             itemID = db.lastInsertedRowID
             let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
