@@ -119,6 +119,12 @@ extension KVValue: Codable {
 /// precision; the fraction is handled here because Foundation's style truncates it inexactly.
 public enum KVDateFormat {
     public static func format(_ d: Date) -> String {
+        if let s = CivilTime.format(d) { return s }
+        return foundationFormat(d)
+    }
+
+    /// Foundation's formatter (years outside `CivilTime.years`).
+    static func foundationFormat(_ d: Date) -> String {
         let ms = Int64((d.timeIntervalSince1970 * 1000).rounded())
         let (sec, frac) = ms.quotientAndRemainder(dividingBy: 1000)
         let whole = sec - (frac < 0 ? 1 : 0)
@@ -131,6 +137,15 @@ public enum KVDateFormat {
 
     public static func parse(_ s: String) -> Date? {
         guard s.utf8.count <= 64 else { return nil }
+        switch CivilTime.parse(s) {
+        case .date(let d): return d
+        case .invalid: return nil
+        case .other: return foundationParse(s)
+        }
+    }
+
+    /// Foundation's parser (time-zone offsets and other forms the fast path leaves to it).
+    static func foundationParse(_ s: String) -> Date? {
         var text = s
         var fraction = 0.0
         if let dot = s.firstIndex(of: ".") {

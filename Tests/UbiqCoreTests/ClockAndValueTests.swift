@@ -85,6 +85,39 @@ struct KVValueTests {
         #expect(KVDateFormat.parse("2026-11-22T10:42:00.Z") == nil)
     }
 
+    /// The arithmetic fast path agrees with Foundation's ISO-8601 style on every year 0001–9999,
+    /// for formatting and for parsing fractions of any length; impossible fields are refused.
+    @Test func fastDateFormAgreesWithFoundation() {
+        var rng = SeededRandom.forTest("civil-dates")
+        let utc = TimeZone(identifier: "UTC")!
+        func reference(_ d: Date) -> String {
+            let ms = Int64((d.timeIntervalSince1970 * 1000).rounded())
+            let (sec, frac) = ms.quotientAndRemainder(dividingBy: 1000)
+            let whole = sec - (frac < 0 ? 1 : 0), f = frac < 0 ? frac + 1000 : frac
+            let base = Date(timeIntervalSince1970: Double(whole)).formatted(Date.ISO8601FormatStyle(timeZone: utc))
+            return String(base.dropLast()) + "." + String(format: "%03d", f) + "Z"
+        }
+        for _ in 0..<3000 {
+            // Years 0001–9999 (-62,135,596,800 s is 0001-01-01).
+            let ms = Int64.random(in: -62_135_596_800_000...253_402_300_799_999, using: &rng)
+            let d = Date(timeIntervalSince1970: Double(ms) / 1000)
+            let s = KVDateFormat.format(d)
+            #expect(s == reference(d), "seed \(rng.seed)")
+            let digits = Int.random(in: 1...9, using: &rng)
+            let fraction = (0..<digits).map { _ in String(Int.random(in: 0...9, using: &rng)) }.joined()
+            let text = String(s.prefix(19)) + "." + fraction + "Z"
+            let slow = (try? Date.ISO8601FormatStyle().parse(String(s.prefix(19)) + "Z")).map {
+                Date(timeIntervalSince1970: (($0.timeIntervalSince1970 + Double("0." + fraction)!) * 1000).rounded() / 1000)
+            }
+            #expect(KVDateFormat.parse(text) == slow, "\(text) seed \(rng.seed)")
+        }
+        for bad in ["2026-02-30T00:00:00Z", "2025-02-29T00:00:00.000Z", "2026-13-01T00:00:00Z", "2026-11-22T24:00:00Z",
+                    "2026-11-22T10:60:00Z", "2026-11-22T10:42:61.5Z", "2026-00-10T10:42:00Z"] {
+            #expect(KVDateFormat.parse(bad) == nil, "\(bad)")
+        }
+        #expect(KVDateFormat.parse("2024-02-29T23:59:59.999Z").map(KVDateFormat.format) == "2024-02-29T23:59:59.999Z")
+    }
+
     @Test func limitsAreEnforced() throws {
         #expect(throws: CoreError.self) { try KVLimits.check(key: "", value: .int(1)) }
         #expect(throws: CoreError.self) { try KVLimits.check(key: String(repeating: "k", count: 65), value: .int(1)) }
