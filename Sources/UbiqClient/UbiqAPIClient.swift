@@ -142,7 +142,12 @@ public struct UbiqAPIClient: Sendable {
     public func commitMany(_ container: ContainerID, _ requests: [CommitRequest]) async throws -> [CommitBatchResult] {
         let r = try await call(.POST, containerPath(container) + "/commits", CommitBatchRequest(commits: requests), as: CommitBatchResponse.self)
         guard r.results.count == requests.count else { throw ClientError(.badResponse, "a commit batch was answered with \(r.results.count) results for \(requests.count)") }
-        return r.results
+        // A file commit's version is left out when it is the item's current version.
+        return zip(requests, r.results).map { request, result in
+            guard request.kind == .file, var response = result.response, response.version == nil else { return result }
+            response.version = response.item.current
+            return CommitBatchResult(response: response, error: result.error)
+        }
     }
 
     /// Several versions' manifests in one request, in order.

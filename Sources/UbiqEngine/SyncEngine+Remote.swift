@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqProtocol
 
 extension SyncEngine {
     static func remoteEntry(_ item: ItemRecord) -> RemoteEntry? {
@@ -23,7 +24,7 @@ extension SyncEngine {
         }
         var applied = 0
         while true {
-            let page = try await client.changes(config.container, after: cursor)
+            let page = try await client.changes(config.container, after: cursor, limit: WireLimits.maxPage)
             applied += page.items.count
             var changes: [(ItemID, RemoteEntry?)] = []
             for item in page.items {

@@ -57,7 +57,9 @@ extension ServerServices {
                     switch decided.removeFirst() {
                     case .success(let r):
                         if r.outcome != .unchanged { cursor = max(cursor ?? r.cursor, r.cursor) }
-                        results.append(CommitBatchResult(response: CommitResponse(outcome: r.outcome, item: r.item, version: r.version, missing: r.missing), error: nil))
+                        // A version that is the item's current one is not sent twice (the client fills it in).
+                        let version = r.version == r.item.current ? nil : r.version
+                        results.append(CommitBatchResult(response: CommitResponse(outcome: r.outcome, item: r.item, version: version, missing: r.missing), error: nil))
                     case .failure(let e): results.append(CommitBatchResult(response: nil, error: .init(code: e.code, message: e.message)))
                     }
                 }

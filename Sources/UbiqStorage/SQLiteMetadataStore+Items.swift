@@ -227,12 +227,21 @@ extension SQLiteMetadataStore: ItemStore {
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else {
                 return ChangePage(items: [], cursor: max(0, cursor), hasMore: false)
             }
-            let rows = try Row.fetchAll(db, sql: "SELECT seq, item_id FROM changes WHERE container_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                                        arguments: [c, cursor, limit + 1])
-            let page = rows.prefix(limit)
-            let items = try page.map { try db.itemRecord(rowID: $0["item_id"]) }
-            let last: Int64 = page.last?["seq"] ?? cursor
-            return ChangePage(items: items, cursor: last, hasMore: rows.count > limit)
+            // One statement for the page: journal entries joined with their items as they stand now.
+            let sql = """
+                SELECT c.seq, \(Database.itemRecordColumns) FROM changes c JOIN items i ON i.id = c.item_id
+                LEFT JOIN versions v ON v.id = i.current_version
+                WHERE c.container_id = ? AND c.seq > ? ORDER BY c.seq LIMIT ?
+                """
+            var items: [ItemRecord] = []
+            var last = cursor, more = false
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [c, cursor, limit + 1])
+            while let r = try rows.next() {
+                if items.count == limit { more = true; break }
+                items.append(try db.itemRecord(joined: r, at: 1))
+                last = r[0]
+            }
+            return ChangePage(items: items, cursor: last, hasMore: more)
         }
     }
 
