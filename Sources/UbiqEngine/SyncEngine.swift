@@ -65,6 +65,10 @@ public actor SyncEngine {
     /// The Remote tree changed since the last plan (the change feed brought something).
     var remoteDirty = true
     var lastPassQuiet = false
+    /// Change announcements from the server so far, and how many of them the last pull covered:
+    /// a pass pulls again between batches when another arrived meanwhile.
+    var announced = 0
+    var announcedPulled = 0
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -174,7 +178,10 @@ public actor SyncEngine {
             retryDelay = .milliseconds(250)
             requestPass(remoteOnly: true)
         case .changes:
-            if m.container == config.container && m.origin != config.deviceID { requestPass(remoteOnly: true) }
+            if m.container == config.container && m.origin != config.deviceID {
+                announced += 1
+                requestPass(remoteOnly: true)
+            }
         case .kv:
             break
         }
@@ -227,21 +234,15 @@ public actor SyncEngine {
     /// One full pass: pull the server's changes, scan the folder, plan and execute until quiet.
     func pass() async {
         dispatchPrecondition(condition: .onQueue(queue))
-        do {
-            try await pullRemote()
-            logger.trace("pass: pulled the server's changes")
-            online = true
-            lastError = nil
-        } catch {
-            markOffline("\(error)")
-            lastError = "\(error)"
-            requestPass(after: retryDelay)
-            retryDelay = min(retryDelay * 2, .seconds(15))
-            return
-        }
+        guard await pullForPass() else { return }
         if !remoteDirty && !localDirty && lastPassQuiet { return }
         lastPassQuiet = false
-        for _ in 0..<25 where !stopped {
+        for round in 0..<25 where !stopped {
+            // The server announced changes while the last batch ran: read them before planning
+            // again, so downloads keep flowing instead of waiting for the next pass.
+            if round > 0 && announced != announcedPulled {
+                guard await pullForPass() else { return }
+            }
             localDirty = false
             remoteDirty = false
             let t0 = ContinuousClock.now
@@ -261,6 +262,26 @@ public actor SyncEngine {
         }
         pendingOps = []
         if unstable > 0 { requestPass(after: .milliseconds(200)) }
+    }
+
+    /// Pulls the change feed for a pass; on failure marks the engine offline and schedules a
+    /// retry. True if the pass may go on.
+    func pullForPass() async -> Bool {
+        let upTo = announced
+        do {
+            try await pullRemote()
+            logger.trace("pass: pulled the server's changes")
+            announcedPulled = upTo
+            online = true
+            lastError = nil
+            return true
+        } catch {
+            markOffline("\(error)")
+            lastError = "\(error)"
+            requestPass(after: retryDelay)
+            retryDelay = min(retryDelay * 2, .seconds(15))
+            return false
+        }
     }
 
     /// Items whose content this device keeps even when downloading on demand.
