@@ -77,13 +77,8 @@ extension ServerServices {
             let notHeld = try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: body.hashes)
             if let h = notHeld.first { throw APIFailure(.notFound, "no chunk \(h)") }
             var out = ByteBuffer()
-            var total = 0
-            for h in body.hashes {
-                guard let bytes = try await self.chunks.get(h) else { throw APIFailure(.notFound, "no chunk \(h)") }
-                total += bytes.count
-                guard total <= WireLimits.maxChunkBatchBody else {
-                    throw APIFailure(.payloadTooLarge, "the chunks asked for add up to more than \(WireLimits.maxChunkBatchBody) bytes")
-                }
+            for (h, bytes) in zip(body.hashes, try await self.chunks.getMany(body.hashes, limit: WireLimits.maxChunkBatchBody)) {
+                guard let bytes else { throw APIFailure(.notFound, "no chunk \(h)") }
                 out.writeInteger(UInt32(bytes.count), endianness: .big)
                 out.writeBytes(bytes)
             }

@@ -12,11 +12,32 @@ public protocol ChunkStore: Sendable {
     func has(_ hash: ContentHash) async throws -> Bool
     /// Stores several chunks (verified like `put`); durable when it returns.
     func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws
+    /// Several chunks in order (nil for an absent one), verified like `get`; throws
+    /// `payload_too_large` as soon as they add up to more than `limit` bytes.
+    func getMany(_ hashes: [ContentHash], limit: Int) async throws -> [[UInt8]?]
 }
 
 extension ChunkStore {
     public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
         for (h, b) in chunks { try await put(h, b) }
+    }
+
+    public func getMany(_ hashes: [ContentHash], limit: Int) async throws -> [[UInt8]?] {
+        var out: [[UInt8]?] = []
+        var total = 0
+        for h in hashes {
+            let bytes = try await get(h)
+            total += bytes?.count ?? 0
+            guard total <= limit else { throw StorageError.tooLarge(limit) }
+            out.append(bytes)
+        }
+        return out
+    }
+}
+
+extension StorageError {
+    static func tooLarge(_ limit: Int) -> StorageError {
+        StorageError(.payloadTooLarge, "the chunks asked for add up to more than \(limit) bytes")
     }
 }
 
@@ -68,6 +89,22 @@ public struct FolderChunkStore: ChunkStore {
         }
     }
 
+    /// Where each packed chunk of `hashes` lies (one read of the index for all of them).
+    func packedMany(_ hashes: [ContentHash]) throws -> [ContentHash: (pack: String, offset: Int, size: Int)] {
+        do {
+            return try packs.read { db in
+                let stmt = try db.cachedStatement(sql: "SELECT pack, offset, size FROM chunk_packs WHERE hash = ?")
+                var out: [ContentHash: (pack: String, offset: Int, size: Int)] = [:]
+                for h in hashes where out[h] == nil {
+                    if let r = try Row.fetchOne(stmt, arguments: [h.hex]) { out[h] = (r[0], r[1], r[2]) }
+                }
+                return out
+            }
+        } catch {
+            throw StorageError(.storageFailure, "cannot read the chunk index: \(error)")
+        }
+    }
+
     func url(_ hash: ContentHash) -> URL {
         let (a, b) = hash.fanOut
         return root.appendingPathComponent(a).appendingPathComponent(b).appendingPathComponent(hash.hex)
@@ -94,9 +131,10 @@ public struct FolderChunkStore: ChunkStore {
     public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
         var fresh: [(ContentHash, [UInt8])] = []
         var seen = Set<ContentHash>()
+        let stored = try packedMany(chunks.map(\.0))
         for (hash, bytes) in chunks where seen.insert(hash).inserted {
             guard ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
-            if try await has(hash) { continue }
+            if stored[hash] != nil || FileManager.default.fileExists(atPath: url(hash).path) { continue }
             fresh.append((hash, bytes))
         }
         guard !fresh.isEmpty else { return }
@@ -142,6 +180,40 @@ public struct FolderChunkStore: ChunkStore {
             throw StorageError(.storageFailure, "stored chunk \(hash) is corrupt")
         }
         return bytes
+    }
+
+    /// One read of the index for all of them, each pack file opened once.
+    public func getMany(_ hashes: [ContentHash], limit: Int) async throws -> [[UInt8]?] {
+        let where_ = try packedMany(hashes)
+        var open: [String: Int32] = [:]
+        defer { for fd in open.values { close(fd) } }
+        var out: [[UInt8]?] = []
+        out.reserveCapacity(hashes.count)
+        var total = 0
+        for h in hashes {
+            var bytes: [UInt8]?
+            if let p = where_[h] {
+                total += p.size
+                guard total <= limit else { throw StorageError.tooLarge(limit) }
+                let fd: Int32
+                if let f = open[p.pack] { fd = f } else {
+                    fd = Glibc.open(packURL(p.pack).path, O_RDONLY | O_CLOEXEC)
+                    guard fd >= 0 else { throw StorageError(.storageFailure, "stored chunk \(h) is missing its pack") }
+                    open[p.pack] = fd
+                }
+                guard let got = try FileIO.readRange(fd: fd, offset: p.offset, size: p.size, path: p.pack) else {
+                    throw StorageError(.storageFailure, "stored chunk \(h) is missing from its pack")
+                }
+                bytes = got
+            } else if let got = try FileIO.readAll(url(h).path) {
+                total += got.count
+                guard total <= limit else { throw StorageError.tooLarge(limit) }
+                bytes = got
+            }
+            if let bytes, ContentHash.of(bytes) != h { throw StorageError(.storageFailure, "stored chunk \(h) is corrupt") }
+            out.append(bytes)
+        }
+        return out
     }
 
     public func has(_ hash: ContentHash) async throws -> Bool {
@@ -208,6 +280,11 @@ public enum FileIO {
             throw StorageError(.storageFailure, "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
+        return try readRange(fd: fd, offset: offset, size: size, path: path)
+    }
+
+    /// `size` bytes at `offset` of an open file; nil if it is shorter.
+    static func readRange(fd: Int32, offset: Int, size: Int, path: String) throws -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: size)
         var done = 0
         while done < size {

@@ -122,6 +122,15 @@ extension Database {
     /// Clears the deleted mark of every deleted folder item that is an ancestor of `path`
     /// and whose path is free, so a revived item never sits in a deleted folder.
     func reviveAncestors(container: Int64, of path: RelativePath) throws {
+        // Usually every ancestor is live: one query says so.
+        var ancestors: [String] = []
+        var a = path.parent
+        while let x = a { ancestors.append(x.string); a = x.parent }
+        if ancestors.isEmpty { return }
+        let marks = Array(repeating: "?", count: ancestors.count).joined(separator: ", ")
+        let live = try Int.fetchOne(self.cachedStatement(sql: "SELECT COUNT(*) FROM items WHERE container_id = ? AND deleted_at IS NULL AND path IN (\(marks))"),
+                                    arguments: StatementArguments([container] + ancestors)) ?? 0
+        if live == ancestors.count { return }
         var p = path.parent
         while let ancestor = p {
             if try liveItemRow(container: container, path: ancestor) == nil,
