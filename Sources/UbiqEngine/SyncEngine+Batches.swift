@@ -19,6 +19,8 @@ extension SyncEngine {
     static let batchTotal: Int64 = 32 << 20
     /// Bytes per chunk request in a batch.
     static let batchBytes = 8 << 20
+    /// Batches in flight at once.
+    static let batchesAtOnce = 3
 
     /// Splits transfers into batches of small files and the rest (run one at a time).
     func splitBatches(_ ops: [SyncOp]) -> (uploads: [[SyncOp]], downloads: [[SyncOp]], single: [SyncOp]) {

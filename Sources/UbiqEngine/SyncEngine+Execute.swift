@@ -32,13 +32,13 @@ extension SyncEngine {
             if !online { return progressed }
         }
         let (upBatches, downBatches, singles) = splitBatches(transfers)
-        // Two batches at a time: one's requests wait on the network while the other's are built.
+        // Several batches at a time: one's requests wait on the network or the disk while another's are built.
         let batches = upBatches.map { ($0, true) } + downBatches.map { ($0, false) }
         let batchResults = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
             var out: [Bool] = []
             var running = 0
             for (b, up) in batches {
-                if running >= 2, let r = await group.next() { out.append(r); running -= 1 }
+                if running >= Self.batchesAtOnce, let r = await group.next() { out.append(r); running -= 1 }
                 if !online { break }
                 group.addTask { await self.runBatch(b, upload: up) }
                 running += 1

@@ -23,8 +23,14 @@ extension SyncEngine {
             if !pullWaiters.isEmpty { pullWaiters.removeFirst().resume() }
         }
         var applied = 0
+        var fetching = Duration.zero, applying = Duration.zero
+        defer { if applied > 0 { logger.debug("pulled \(applied) change(s): fetched in \(fetching), applied in \(applying)") } }
         while true {
+            let t0 = ContinuousClock.now
             let page = try await client.changes(config.container, after: cursor, limit: WireLimits.maxPage)
+            let t1 = ContinuousClock.now
+            fetching += t1 - t0
+            defer { applying += ContinuousClock.now - t1 }
             applied += page.items.count
             var changes: [(ItemID, RemoteEntry?)] = []
             for item in page.items {
