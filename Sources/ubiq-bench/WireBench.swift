@@ -32,7 +32,7 @@ struct WireBench: ParsableCommand {
         let page = ChangesResponse(items: records, cursor: Int64(items), hasMore: false)
         let batch = CommitBatchRequest(commits: commits)
         let response = CommitBatchResponse(results: records.map { r in
-            CommitBatchResult(response: CommitResponse(outcome: .created, item: r, version: r.current, missing: []), error: nil)
+            CommitBatchResult(response: CommitResponse(outcome: .created, item: r, version: nil, missing: []), error: nil)  // as the server sends it: the current version once
         })
         let ms = ManifestsResponse(manifests: manifests)
         func measure<T: Codable>(_ name: String, _ value: T) throws {
