@@ -1,3 +1,4 @@
+import CFileSupport
 import Foundation
 import UbiqCore
 #if canImport(Glibc)
@@ -25,7 +26,15 @@ struct Placement: Sendable {
     /// stamp, which no longer matches the file, so the next scan hashes what is there. An edit
     /// made in the instant after a rename is therefore uploaded, never mistaken for the
     /// downloaded content.
-    static func place(_ items: [Placement], watcher: DirectoryWatcher?, settle: Duration) throws -> [FileStamp?] {
+    ///
+    /// The check and the rename are one atomic step where the kernel allows it, so a file the
+    /// user creates or saves in the instant between them is kept: a new file goes in with
+    /// `RENAME_NOREPLACE` (refused if something appeared there), a replacement is swapped in
+    /// with `RENAME_EXCHANGE` and the file swapped out must still be the planned one (same inode,
+    /// size and modification time), else it is swapped back and the download dropped.
+    /// `beforeRename` lets tests act in that instant.
+    static func place(_ items: [Placement], watcher: DirectoryWatcher?, settle: Duration,
+                      beforeRename: ((Placement) -> Void)? = nil) throws -> [FileStamp?] {
         var out = [FileStamp?](repeating: nil, count: items.count)
         let seq = watcher?.writes(settle: settle).seq ?? 0
         var renamed: [Int] = []
@@ -36,8 +45,10 @@ struct Placement: Sendable {
             }
             let parent = (p.dest as NSString).deletingLastPathComponent
             if LocalFiles.stamp(parent) == nil { try LocalFiles.makeParents(of: URL(fileURLWithPath: p.dest)) }
-            guard rename(p.partial, p.dest) == 0 else {
-                throw EngineError(.storageFailure, "cannot place \(p.path): \(String(cString: strerror(errno)))")
+            beforeRename?(p)
+            guard try swapIn(p) else {
+                unlink(p.partial)
+                continue
             }
             out[i] = partialStamp
             renamed.append(i)
@@ -52,6 +63,38 @@ struct Placement: Sendable {
             out[i] = a
         }
         return out
+    }
+}
+
+extension Placement {
+    /// Puts the partial file at `dest` if `dest` is still as planned at that instant; false
+    /// (nothing changed at `dest`) if it is not. Falls back to a plain rename on file systems
+    /// without `renameat2` flags.
+    static func swapIn(_ p: Placement) throws -> Bool {
+        func failed(_ what: String) -> EngineError {
+            EngineError(.storageFailure, "cannot place \(p.path) (\(what)): \(String(cString: strerror(errno)))")
+        }
+        if p.expected == nil {
+            if ubiq_rename_noreplace(p.partial, p.dest) == 0 { return true }
+            if errno == EEXIST { return false }  // created meanwhile: the user's file stays
+            guard errno == EINVAL || errno == ENOSYS else { throw failed("rename") }
+        } else if let expected = p.expected {
+            if ubiq_rename_exchange(p.partial, p.dest) == 0 {
+                // The partial path now holds what was at `dest`: the planned file, or a newer one.
+                if let (_, old) = LocalFiles.stamp(p.partial), old.inode == expected.inode, old.size == expected.size,
+                   old.mtimeNanos == expected.mtimeNanos {
+                    unlink(p.partial)
+                    return true
+                }
+                // Saved or replaced meanwhile: swap back; the caller removes the download.
+                guard ubiq_rename_exchange(p.partial, p.dest) == 0 else { throw failed("restoring the local file") }
+                return false
+            }
+            if errno == ENOENT { return false }  // removed meanwhile: the removal is synced instead
+            guard errno == EINVAL || errno == ENOSYS else { throw failed("exchange") }
+        }
+        guard rename(p.partial, p.dest) == 0 else { throw failed("rename") }
+        return true
     }
 }
 
