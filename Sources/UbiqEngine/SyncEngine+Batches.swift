@@ -274,9 +274,19 @@ extension SyncEngine {
         let (watcher, settle) = (self.watcher, settleTime)
         let chunks = have
         have = [:]
-        let stamps = try await Task.detached(priority: .userInitiated) {
-            try files.writeAndPlace(chunks: chunks, watcher: watcher, settle: settle)
-        }.value
+        // The renames are this engine's own: they alone do not call for a rescan.
+        let targets = jobs.map { $0.0.target.string }
+        watcher?.expectMoves(into: targets)
+        let stamps: [FileStamp?]
+        do {
+            stamps = try await Task.detached(priority: .userInitiated) {
+                try files.writeAndPlace(chunks: chunks, watcher: watcher, settle: settle)
+            }.value
+        } catch {
+            watcher?.cancelMoves(into: targets)
+            throw error
+        }
+        watcher?.cancelMoves(into: zip(targets, stamps).compactMap { $1 == nil ? $0 : nil })
         let t3 = ContinuousClock.now
         var syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
         var placed: [(Wanted, Manifest, FileStamp)] = []

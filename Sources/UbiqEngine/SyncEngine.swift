@@ -69,6 +69,8 @@ public actor SyncEngine {
     /// a pass pulls again between batches when another arrived meanwhile.
     var announced = 0
     var announcedPulled = 0
+    /// The watcher's count of events not made by this engine, read just before the last scan.
+    var foreignAtScan: UInt64?
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -246,7 +248,13 @@ public actor SyncEngine {
             localDirty = false
             remoteDirty = false
             let t0 = ContinuousClock.now
-            await scanLocal()
+            // After the first round the folder is scanned again only if something other than
+            // this engine's own downloads happened in it (the watcher counts that synchronously).
+            let foreign = watcher?.foreignEvents()
+            if round == 0 || unstable > 0 || foreign == nil || foreign != foreignAtScan {
+                foreignAtScan = foreign
+                await scanLocal()
+            }
             let t1 = ContinuousClock.now
             let ops = plan()
             pendingOps = ops

@@ -28,6 +28,11 @@ final class DirectoryWatcher: @unchecked Sendable {
     /// (`writes()`, `written(_:since:)`) instead of relying on events still on their way to it.
     private var lastWrite: [String: (seq: UInt64, at: ContinuousClock.Instant, open: Bool)] = [:]
     private var seq: UInt64 = 0
+    /// Renames into the folder that the engine makes itself (downloads put in place), by path:
+    /// how many to expect and until when. Those are not reported; everything else counts in
+    /// `foreign`, which tells the engine whether anything else happened since its last scan.
+    private var expectedMoves: [String: (count: Int, until: ContinuousClock.Instant)] = [:]
+    private var foreign: UInt64 = 0
     private static let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF
                                      | IN_MOVE_SELF | IN_ATTRIB) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
 
@@ -95,6 +100,35 @@ final class DirectoryWatcher: @unchecked Sendable {
         }
     }
 
+    /// The engine is about to rename files into these paths: those events are its own.
+    func expectMoves(into paths: [String], within: Duration = .seconds(30)) {
+        queue.sync {
+            let until = ContinuousClock.now + within
+            for p in paths { expectedMoves[p] = ((expectedMoves[p]?.count ?? 0) + 1, until) }
+        }
+    }
+
+    /// The engine did not rename into these paths after all (the local file had changed): their
+    /// expectations are dropped, and something is taken to have happened there.
+    func cancelMoves(into paths: [String]) {
+        guard !paths.isEmpty else { return }
+        queue.sync {
+            for p in paths {
+                if let x = expectedMoves[p], x.count > 1 { expectedMoves[p] = (x.count - 1, x.until) } else { expectedMoves[p] = nil }
+            }
+            foreign += 1
+        }
+    }
+
+    /// Reads what the kernel has queued and returns how many events so far were not the
+    /// engine's own renames: equal counts mean the folder is as the engine left it.
+    func foreignEvents() -> UInt64 {
+        queue.sync {
+            if fd >= 0 { drain() }
+            return foreign
+        }
+    }
+
     private func drain() {
         var events: [WatchEvent] = []
         var buf = [UInt8](repeating: 0, count: 64 * 1024)
@@ -110,14 +144,21 @@ final class DirectoryWatcher: @unchecked Sendable {
                 let nameBytes = buf[(off + 16)..<min(n, off + 16 + len)].prefix { $0 != 0 }
                 off += 16 + len
                 if mask & UInt32(bitPattern: IN_Q_OVERFLOW) != 0 {
+                    foreign += 1
+                    expectedMoves.removeAll()
                     events.append(WatchEvent(path: nil, kind: .overflow))
                     continue
                 }
                 if mask & UInt32(IN_IGNORED) != 0 { paths[wd] = nil; continue }
-                guard let dir = paths[wd] else { continue }
+                guard let dir = paths[wd] else { foreign += 1; continue }
                 let name = String(decoding: nameBytes, as: UTF8.self)
                 let rel = name.isEmpty ? dir : (dir.isEmpty ? name : dir + "/" + name)
                 let isDir = mask & UInt32(bitPattern: IN_ISDIR) != 0
+                if !isDir && mask & UInt32(IN_MOVED_TO) != 0, let x = expectedMoves[rel], x.count > 0, ContinuousClock.now < x.until {
+                    expectedMoves[rel] = x.count > 1 ? (x.count - 1, x.until) : nil
+                    continue  // a download the engine put in place
+                }
+                foreign += 1
                 if isDir && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                     addRecursive(rel)  // watch the new folder and everything already inside it
                 }
