@@ -33,17 +33,31 @@ extension SyncEngine {
         }
         let (upBatches, downBatches, singles) = splitBatches(transfers)
         // Several batches at a time: one's requests wait on the network or the disk while another's are built.
-        let batches = upBatches.map { ($0, true) } + downBatches.map { ($0, false) }
+        var batches = upBatches.map { ($0, true) } + downBatches.map { ($0, false) }
+        var inFlight = Set(transfers.map(\.item))
+        var mayExtend = true
         let batchResults = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
             var out: [Bool] = []
             var running = 0
-            for (b, up) in batches {
-                if running >= Self.batchesAtOnce, let r = await group.next() { out.append(r); running -= 1 }
-                if !online { break }
-                group.addTask { await self.runBatch(b, upload: up) }
-                running += 1
+            while true {
+                while running < Self.batchesAtOnce, !batches.isEmpty, online {
+                    let (b, up) = batches.removeFirst()
+                    group.addTask { await self.runBatch(b, upload: up) }
+                    running += 1
+                }
+                guard running > 0, let r = await group.next() else { break }
+                out.append(r)
+                running -= 1
+                // More files announced by the server while these ran: their downloads join the
+                // batches in flight instead of waiting for this round to end.
+                if mayExtend && batches.isEmpty && online && announced != announcedPulled {
+                    let more = await announcedDownloads(excluding: inFlight)
+                    if more.isEmpty { mayExtend = false }
+                    inFlight.formUnion(more.joined().map(\.item))
+                    pendingOps += more.joined()
+                    batches += more.map { ($0, false) }
+                }
             }
-            for await r in group { out.append(r) }
             return out
         }
         if batchResults.contains(true) { progressed = true }
@@ -66,6 +80,18 @@ extension SyncEngine {
             if !online { return progressed }
         }
         return progressed
+    }
+
+    /// Pulls what the server announced and plans again; if everything left to do (besides the
+    /// items in flight) is downloads of small files, returns them in batches. Anything else
+    /// (folders to create, moves, deletions, uploads, big files) waits for the pass's next round.
+    func announcedDownloads(excluding inFlight: Set<ItemID>) async -> [[SyncOp]] {
+        guard await pullForPass() else { return [] }
+        if watcher == nil || unstable > 0 || watcher?.foreignEvents() != foreignAtScan { return [] }
+        let ops = plan().filter { !inFlight.contains($0.item) }
+        guard !ops.isEmpty, ops.allSatisfy({ if case .download = $0 { return true } else { return false } }) else { return [] }
+        let (_, down, single) = splitBatches(ops)
+        return single.isEmpty ? down : []
     }
 
     /// Runs one operation; errors are recorded on the item (or mark the engine offline).

@@ -106,8 +106,9 @@ struct KVValueTests {
             let digits = Int.random(in: 1...9, using: &rng)
             let fraction = (0..<digits).map { _ in String(Int.random(in: 0...9, using: &rng)) }.joined()
             let text = String(s.prefix(19)) + "." + fraction + "Z"
+            // Foundation's path as it was: whole seconds parsed, the fraction added, then rounded.
             let slow = (try? Date.ISO8601FormatStyle().parse(String(s.prefix(19)) + "Z")).map {
-                Date(timeIntervalSince1970: (($0.timeIntervalSince1970 + Double("0." + fraction)!) * 1000).rounded() / 1000)
+                KVDateFormat.roundedToMillis(Date(timeIntervalSince1970: $0.timeIntervalSince1970 + Double("0." + fraction)!))
             }
             #expect(KVDateFormat.parse(text) == slow, "\(text) seed \(rng.seed)")
         }

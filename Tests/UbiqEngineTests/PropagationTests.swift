@@ -110,6 +110,30 @@ struct PropagationTests {
         }
     }
 
+    /// Files keep coming while B downloads (the server announces each wave mid-batch, and B
+    /// adds their downloads to the batches in flight); an edit and a new file on B in the
+    /// middle, and a file A rewrites while B fetches it, all end up the same on both sides.
+    @Test func wavesOfFilesWhileDownloading() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            for wave in 0..<6 {
+                for i in 0..<150 { try a.write("Documents/waves/w\(wave)/file-\(i).txt", "wave \(wave) file \(i)") }
+                // The next wave goes out as soon as this one starts landing on B.
+                #expect(await eventually(timeout: .seconds(60)) { b.exists("Documents/waves/w\(wave)/file-0.txt") || b.exists("Documents/waves/w\(wave)/file-149.txt") })
+                if wave == 2 {
+                    try b.write("Documents/waves/w0/file-7.txt", "edited on B while waves arrive")
+                    try b.write("Documents/waves/from-b.txt", "made on B")
+                    try a.write("Documents/waves/w2/file-3.txt", "rewritten on A")
+                }
+            }
+            #expect(await eventually(timeout: .seconds(120)) { b.read("Documents/waves/w5/file-149.txt") == "wave 5 file 149" })
+            #expect(await converge(a, b, timeout: .seconds(60)), "\(describeDiff(a, b))")
+            #expect(a.read("Documents/waves/w0/file-7.txt") == "edited on B while waves arrive")
+            #expect(b.read("Documents/waves/w2/file-3.txt") == "rewritten on A")
+            #expect(a.read("Documents/waves/from-b.txt") == "made on B")
+        }
+    }
+
     @Test func twoAccountsNeverSeeEachOthersFiles() async throws {
         try await withFleet { fleet in
             let alice = try await fleet.device("alice-laptop"), bob = try await fleet.device("bob-laptop", user: "bob")
