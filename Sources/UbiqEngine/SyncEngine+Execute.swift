@@ -205,9 +205,9 @@ extension SyncEngine {
         if l.entry.kind == .folder {
             guard rmdir(url.path) == 0 || errno == ENOENT else { return false }  // not empty: wait for its contents
         } else {
-            // Only content the server has may go: the file must be as the scan saw it.
-            guard let (_, now) = LocalFiles.stamp(url.path), now == l.entry.stamp else { return false }
-            guard unlink(url.path) == 0 || errno == ENOENT else { throw EngineError(.storageFailure, "cannot remove \(l.path)") }
+            // Only content the server has may go: the file must be as the scan saw it, checked
+            // after moving it aside so an edit made in that instant is put back, not lost.
+            guard try LocalRemoval.remove(url.path, expected: l.entry.stamp, aside: home.partialFolder(config.container).path) else { return false }
         }
         local[id] = nil
         try setSynced(id, nil)

@@ -89,4 +89,24 @@ struct PlacementTests {
         #expect(!f.exists("Documents/d.txt"))
         #expect(!f.exists("partials/c.txt.partial") && !f.exists("partials/d.txt.partial"))
     }
+
+    @Test func aRemovalTakesOnlyThePlannedFile() throws {
+        let f = try Folder()
+        try f.write("synced content", "Documents/gone.txt")
+        try f.write("synced content", "Documents/edited.txt")
+        let gone = try #require(f.stamp("Documents/gone.txt")), edited = try #require(f.stamp("Documents/edited.txt"))
+        let aside = f.root.appendingPathComponent("partials").path
+        #expect(try LocalRemoval.remove(f.root.appendingPathComponent("Documents/gone.txt").path, expected: gone, aside: aside))
+        #expect(!f.exists("Documents/gone.txt"))
+        // Edited in the instant between the check and the removal: put back, not removed.
+        let removed = try LocalRemoval.remove(f.root.appendingPathComponent("Documents/edited.txt").path, expected: edited, aside: aside) {
+            let h = try! FileHandle(forWritingTo: f.root.appendingPathComponent("Documents/edited.txt"))
+            try! h.seekToEnd()
+            try! h.write(contentsOf: Data(", then edited".utf8))
+            try! h.close()
+        }
+        #expect(!removed)
+        #expect(f.read("Documents/edited.txt") == "synced content, then edited")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: aside).isEmpty)
+    }
 }
