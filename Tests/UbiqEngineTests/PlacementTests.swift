@@ -17,6 +17,13 @@ struct PlacementTests {
         deinit { try? FileManager.default.removeItem(at: root) }
 
         func write(_ text: String, _ rel: String) throws { try Data(text.utf8).write(to: root.appendingPathComponent(rel)) }
+        /// Saves in place: same inode, longer content, a new modification time.
+        func append(_ text: String, to rel: String) {
+            let h = try! FileHandle(forWritingTo: root.appendingPathComponent(rel))
+            try! h.seekToEnd()
+            try! h.write(contentsOf: Data(text.utf8))
+            try! h.close()
+        }
         func read(_ rel: String) -> String? { (try? Data(contentsOf: root.appendingPathComponent(rel))).map { String(decoding: $0, as: UTF8.self) } }
         func exists(_ rel: String) -> Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent(rel).path) }
         func placement(_ name: String, expected: FileStamp?) -> Placement {
@@ -56,11 +63,7 @@ struct PlacementTests {
         let planned = try #require(f.stamp("Documents/b.txt"))
         try f.write("version 2 from the server", "partials/b.txt.partial")
         let stamps = try Placement.place([f.placement("b.txt", expected: planned)], watcher: nil, settle: .milliseconds(100)) { _ in
-            // Saved in place (same inode, longer content, new modification time).
-            let h = try! FileHandle(forWritingTo: f.root.appendingPathComponent("Documents/b.txt"))
-            try! h.seekToEnd()
-            try! h.write(contentsOf: Data(" and the user's edit".utf8))
-            try! h.close()
+            f.append(" and the user's edit", to: "Documents/b.txt")
         }
         #expect(stamps == [nil])
         #expect(f.read("Documents/b.txt") == "version 1 and the user's edit")
@@ -100,10 +103,7 @@ struct PlacementTests {
         #expect(!f.exists("Documents/gone.txt"))
         // Edited in the instant between the check and the removal: put back, not removed.
         let removed = try LocalRemoval.remove(f.root.appendingPathComponent("Documents/edited.txt").path, expected: edited, aside: aside) {
-            let h = try! FileHandle(forWritingTo: f.root.appendingPathComponent("Documents/edited.txt"))
-            try! h.seekToEnd()
-            try! h.write(contentsOf: Data(", then edited".utf8))
-            try! h.close()
+            f.append(", then edited", to: "Documents/edited.txt")
         }
         #expect(!removed)
         #expect(f.read("Documents/edited.txt") == "synced content, then edited")
