@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <stdio.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <errno.h>

@@ -12,6 +12,12 @@ public struct FileStamp: Hashable, Sendable {
     public init(inode: UInt64, size: Int64, mtimeNanos: Int64, ctimeNanos: Int64) {
         self.inode = inode; self.size = size; self.mtimeNanos = mtimeNanos; self.ctimeNanos = ctimeNanos
     }
+
+    /// The same file, unwritten: same inode, size and modification time. The change time is
+    /// left out because a rename (placing or moving the file aside) changes it.
+    func sameFileUnwritten(as other: FileStamp) -> Bool {
+        inode == other.inode && size == other.size && mtimeNanos == other.mtimeNanos
+    }
 }
 
 /// A Synced-tree entry plus the local stamp recorded with it and the hash of the local content

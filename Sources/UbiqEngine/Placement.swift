@@ -58,8 +58,7 @@ struct Placement: Sendable {
         for i in renamed { after[i] = LocalFiles.stamp(items[i].dest)?.1 }
         let written = watcher?.written(renamed.map { items[$0].path }, since: seq) ?? []
         for i in renamed {
-            guard let b = out[i], let a = after[i], a.inode == b.inode, a.size == b.size, a.mtimeNanos == b.mtimeNanos,
-                  !written.contains(items[i].path) else { continue }
+            guard let b = out[i], let a = after[i], a.sameFileUnwritten(as: b), !written.contains(items[i].path) else { continue }
             out[i] = a
         }
         return out
@@ -74,15 +73,10 @@ extension Placement {
         func failed(_ what: String) -> EngineError {
             EngineError(.storageFailure, "cannot place \(p.path) (\(what)): \(String(cString: strerror(errno)))")
         }
-        if p.expected == nil {
-            if ubiq_rename_noreplace(p.partial, p.dest) == 0 { return true }
-            if errno == EEXIST { return false }  // created meanwhile: the user's file stays
-            guard errno == EINVAL || errno == ENOSYS else { throw failed("rename") }
-        } else if let expected = p.expected {
+        if let expected = p.expected {
             if ubiq_rename_exchange(p.partial, p.dest) == 0 {
                 // The partial path now holds what was at `dest`: the planned file, or a newer one.
-                if let (_, old) = LocalFiles.stamp(p.partial), old.inode == expected.inode, old.size == expected.size,
-                   old.mtimeNanos == expected.mtimeNanos {
+                if let (_, old) = LocalFiles.stamp(p.partial), old.sameFileUnwritten(as: expected) {
                     unlink(p.partial)
                     return true
                 }
@@ -92,6 +86,10 @@ extension Placement {
             }
             if errno == ENOENT { return false }  // removed meanwhile: the removal is synced instead
             guard errno == EINVAL || errno == ENOSYS else { throw failed("exchange") }
+        } else {
+            if ubiq_rename_noreplace(p.partial, p.dest) == 0 { return true }
+            if errno == EEXIST { return false }  // created meanwhile: the user's file stays
+            guard errno == EINVAL || errno == ENOSYS else { throw failed("rename") }
         }
         guard rename(p.partial, p.dest) == 0 else { throw failed("rename") }
         return true
@@ -137,34 +135,3 @@ struct WrittenFiles: Sendable {
     }
 }
 
-/// Removing a local file because it was deleted elsewhere, without losing an edit made in the
-/// instant between the engine's check and the removal.
-enum LocalRemoval {
-    /// Moves the file at `path` into `aside` (a folder on the same file system) and deletes it
-    /// there only if it is still the planned file (inode, size and modification time); else
-    /// puts it back (beside the path as "name (kept N)" if something new appeared there
-    /// meanwhile). True if the planned file was removed. `beforeRename` lets tests act in that
-    /// instant.
-    static func remove(_ path: String, expected: FileStamp, aside: String, beforeRename: (() -> Void)? = nil) throws -> Bool {
-        guard let (_, now) = LocalFiles.stamp(path), now == expected else { return false }
-        if LocalFiles.stamp(aside) == nil { try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true) }
-        beforeRename?()
-        let moved = aside + "/removed-\(UUID().uuidString).tmp"
-        guard rename(path, moved) == 0 else {
-            if errno == ENOENT { return false }
-            throw EngineError(.storageFailure, "cannot remove \(path): \(String(cString: strerror(errno)))")
-        }
-        if let (_, got) = LocalFiles.stamp(moved), got.inode == expected.inode, got.size == expected.size, got.mtimeNanos == expected.mtimeNanos {
-            unlink(moved)
-            return true
-        }
-        // Changed meanwhile: it goes back where it was, or beside it if that name is taken now.
-        if ubiq_rename_noreplace(moved, path) == 0 { return false }
-        if (errno == EINVAL || errno == ENOSYS) && LocalFiles.stamp(path) == nil && rename(moved, path) == 0 { return false }
-        for n in 1...1000 {
-            let kept = path + " (kept \(n))"
-            if LocalFiles.stamp(kept) == nil && rename(moved, kept) == 0 { return false }
-        }
-        throw EngineError(.storageFailure, "cannot put back \(path); it is kept at \(moved)")
-    }
-}
