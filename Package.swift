@@ -30,7 +30,7 @@ let package = Package(
         .target(
             name: "UbiqStorage",
             dependencies: [
-                "UbiqCore",
+                "UbiqCore", "CFileSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -111,7 +111,7 @@ let package = Package(
         ),
         .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),
         .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqProtocol", "UbiqTesting"]),
-        .testTarget(name: "UbiqEngineTests", dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting"]),
+        .testTarget(name: "UbiqEngineTests", dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport"]),
         .testTarget(
             name: "UbiqServerTests",
             dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting"]

@@ -34,3 +34,160 @@ static int rename2(const char *from, const char *to, unsigned int flags) {
 int ubiq_rename_noreplace(const char *from, const char *to) { return rename2(from, to, RENAME_NOREPLACE); }
 
 int ubiq_rename_exchange(const char *a, const char *b) { return rename2(a, b, RENAME_EXCHANGE); }
+
+// MARK: sequential writer
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UBIQ_BLOCK 4096
+
+struct ubiq_writer {
+    int fd;
+    int direct;           // O_DIRECT is on for fd
+    unsigned char *buf;   // UBIQ_BLOCK-aligned
+    size_t cap;           // multiple of UBIQ_BLOCK
+    size_t used;          // bytes in buf
+    int64_t buf_offset;   // file offset of buf[0] (a multiple of UBIQ_BLOCK)
+};
+
+static int set_direct(int fd, int on) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0) return -1;
+    flags = on ? (flags | O_DIRECT) : (flags & ~O_DIRECT);
+    return fcntl(fd, F_SETFL, flags);
+}
+
+static int write_fully(int fd, const unsigned char *p, size_t len, int64_t off) {
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, (off_t)off);
+        if (n < 0) { if (errno == EINTR) continue; return -1; }
+        if (n == 0) { errno = EIO; return -1; }
+        p += n; len -= (size_t)n; off += n;
+    }
+    return 0;
+}
+
+/// Writes buf[0..<len] at buf_offset; with O_DIRECT `len` must be a multiple of UBIQ_BLOCK. If
+/// the file system refuses direct writes (EINVAL), falls back to plain writes for good.
+static int write_out(ubiq_writer *w, size_t len) {
+    if (w->direct) {
+        if (write_fully(w->fd, w->buf, len, w->buf_offset) == 0) return 0;
+        if (errno != EINVAL) return -1;
+        w->direct = 0;
+        if (set_direct(w->fd, 0) != 0) return -1;
+    }
+    return write_fully(w->fd, w->buf, len, w->buf_offset);
+}
+
+ubiq_writer *ubiq_writer_open(int fd, int64_t offset, size_t buffer_size) {
+    size_t cap = (buffer_size + UBIQ_BLOCK - 1) / UBIQ_BLOCK * UBIQ_BLOCK;
+    if (cap < UBIQ_BLOCK) cap = UBIQ_BLOCK;
+    ubiq_writer *w = calloc(1, sizeof *w);
+    if (!w) { errno = ENOMEM; return NULL; }
+    if (posix_memalign((void **)&w->buf, UBIQ_BLOCK, cap) != 0) { free(w); errno = ENOMEM; return NULL; }
+    w->fd = fd;
+    w->cap = cap;
+    w->buf_offset = offset / UBIQ_BLOCK * UBIQ_BLOCK;
+    w->used = (size_t)(offset - w->buf_offset);
+    // The head of the first block is the file's own bytes: read them back so rewriting the
+    // block keeps them.
+    size_t got = 0;
+    while (got < w->used) {
+        ssize_t n = pread(fd, w->buf + got, w->used - got, (off_t)(w->buf_offset + (int64_t)got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { if (n == 0) errno = EIO; free(w->buf); free(w); return NULL; }
+        got += (size_t)n;
+    }
+    w->direct = set_direct(fd, 1) == 0;
+    return w;
+}
+
+int ubiq_writer_write(ubiq_writer *w, const void *bytes, size_t len) {
+    const unsigned char *p = bytes;
+    while (len > 0) {
+        size_t n = w->cap - w->used;
+        if (n > len) n = len;
+        memcpy(w->buf + w->used, p, n);
+        w->used += n; p += n; len -= n;
+        if (w->used == w->cap) {
+            if (write_out(w, w->cap) != 0) return -1;
+            w->buf_offset += (int64_t)w->cap;
+            w->used = 0;
+        }
+    }
+    return 0;
+}
+
+int ubiq_writer_finish(ubiq_writer *w) {
+    int64_t end = w->buf_offset + (int64_t)w->used;
+    if (w->used > 0) {
+        size_t len = w->used;
+        if (w->direct) {  // a whole last block, zero-padded, then cut back to the true end
+            len = (w->used + UBIQ_BLOCK - 1) / UBIQ_BLOCK * UBIQ_BLOCK;
+            memset(w->buf + w->used, 0, len - w->used);
+        }
+        if (write_out(w, len) != 0) return -1;
+    }
+    if (w->direct) {
+        w->direct = 0;
+        if (set_direct(w->fd, 0) != 0) return -1;
+    }
+    w->buf_offset = end;
+    w->used = 0;
+    return ftruncate(w->fd, (off_t)end);
+}
+
+int ubiq_writer_is_direct(const ubiq_writer *w) { return w->direct; }
+
+void ubiq_writer_free(ubiq_writer *w) {
+    if (!w) return;
+    if (w->direct) set_direct(w->fd, 0);
+    free(w->buf);
+    free(w);
+}
+
+// MARK: direct reads
+
+int ubiq_open_direct(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
+    if (fd < 0 && errno == EINVAL) fd = open(path, O_RDONLY | O_CLOEXEC);
+    return fd;
+}
+
+static int64_t read_fully(int fd, unsigned char *p, size_t len, int64_t off) {
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(fd, p + done, len - done, (off_t)(off + (int64_t)done));
+        if (n < 0) { if (errno == EINTR) continue; return -1; }
+        if (n == 0) break;
+        done += (size_t)n;
+    }
+    return (int64_t)done;
+}
+
+int64_t ubiq_read_span(int fd, void *dst, size_t len, int64_t offset) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0 && (flags & O_DIRECT)) {
+        int64_t start = offset / UBIQ_BLOCK * UBIQ_BLOCK;
+        size_t span = (size_t)((offset + (int64_t)len - start + UBIQ_BLOCK - 1) / UBIQ_BLOCK * UBIQ_BLOCK);
+        unsigned char *bounce = NULL;
+        if (posix_memalign((void **)&bounce, UBIQ_BLOCK, span) != 0) { errno = ENOMEM; return -1; }
+        int64_t got = read_fully(fd, bounce, span, start);
+        if (got < 0 && errno == EINVAL) {  // the file system refuses after all: read plainly
+            free(bounce);
+            if (fcntl(fd, F_SETFL, flags & ~O_DIRECT) != 0) return -1;
+            return read_fully(fd, dst, len, offset);
+        }
+        int64_t useful = -1;
+        if (got >= 0) {
+            useful = got - (offset - start);
+            if (useful < 0) useful = 0;
+            if (useful > (int64_t)len) useful = (int64_t)len;
+            if (useful > 0) memcpy(dst, bounce + (offset - start), (size_t)useful);
+        }
+        free(bounce);
+        return useful;
+    }
+    return read_fully(fd, dst, len, offset);
+}

@@ -124,15 +124,23 @@ public struct UbiqAPIClient: Sendable {
         _ = try await send(.POST, "/v1/chunks", body: ChunkFrames.encode(chunks), contentType: "application/octet-stream")
     }
 
-    /// Downloads several chunks in one request, each verified against its hash, in order.
-    public func downloadChunks(_ hashes: [ContentHash]) async throws -> [[UInt8]] {
+    /// Uploads several chunks in one request, each with the hash it should have: the server
+    /// stores none of them if one does not match (`hash_mismatch`).
+    public func uploadChunks(named chunks: [(ContentHash, [UInt8])]) async throws {
+        guard !chunks.isEmpty else { return }
+        _ = try await send(.POST, "/v1/chunks", body: NamedChunkFrames.encode(chunks), contentType: NamedChunkFrames.contentType)
+    }
+
+    /// Downloads several chunks in one request, in order, each verified against its hash unless
+    /// the caller checks them otherwise (`verify: false`, e.g. by the whole file's hash).
+    public func downloadChunks(_ hashes: [ContentHash], verify: Bool = true) async throws -> [[UInt8]] {
         guard !hashes.isEmpty else { return [] }
         let (_, buf) = try await send(.POST, "/v1/chunks/fetch", body: try [UInt8](WireCoding.encode(FetchChunksRequest(hashes: hashes))),
                                       limit: WireLimits.maxChunkBatchBody + 4 * WireLimits.maxChunksPerBatch)
         guard let chunks = ChunkFrames.decode(Array(buf.readableBytesView)), chunks.count == hashes.count else {
             throw ClientError(.badResponse, "a chunk batch from \(baseURL) was malformed")
         }
-        for (h, c) in zip(hashes, chunks) where ContentHash.of(c) != h { throw ClientError(.hashMismatch, "chunk \(h) arrived corrupt") }
+        for (h, c) in zip(hashes, chunks) where verify && ContentHash.of(c) != h { throw ClientError(.hashMismatch, "chunk \(h) arrived corrupt") }
         return chunks
     }
 

@@ -69,8 +69,9 @@ extension SyncEngine {
     }
 
     /// Uploads the missing chunks in framed batches of up to `batchBytes` (three requests at
-    /// a time), re-reading each chunk from the file and checking it still hashes as planned (a
-    /// file changed meanwhile is re-planned, never sent torn).
+    /// a time), re-read from the file and named by the hash they should have: the server stores
+    /// nothing of a batch whose bytes do not match, so a file changed meanwhile is re-planned,
+    /// never stored torn.
     func sendChunks(of m: Manifest, path: String, missing: Set<ContentHash>, item: ItemID) async throws {
         var batches: [[(ContentHash, Int, Int)]] = [[]]
         var batchBytes = 0
@@ -94,21 +95,29 @@ extension SyncEngine {
                     let fd = open(path, O_RDONLY | O_CLOEXEC)
                     guard fd >= 0 else { throw EngineError(.hashMismatch, "\(path) is gone; it will be sent again if it comes back") }
                     defer { close(fd) }
-                    var chunks: [[UInt8]] = []
+                    var chunks: [(ContentHash, [UInt8])] = []
                     for (hash, off, size) in batch {
                         var buf = [UInt8](repeating: 0, count: size)
                         let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, size, off_t(off)) }
-                        guard n == size, ContentHash.of(buf) == hash else {
-                            throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
-                        }
-                        chunks.append(buf)
+                        guard n == size else { throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again") }
+                        chunks.append((hash, buf))
                     }
-                    try await client.uploadChunks(chunks)
+                    try await Self.uploadNamed(chunks, path: path, client: client)
                     return batch.reduce(0) { $0 + $1.2 }
                 }
                 running += 1
             }
             for try await n in group { addProgress(item, n) }
+        }
+    }
+
+    /// Sends named chunks; the server refusing one that does not match its name means the file
+    /// changed while it was read.
+    static func uploadNamed(_ chunks: [(ContentHash, [UInt8])], path: String, client: UbiqAPIClient) async throws {
+        do {
+            try await client.uploadChunks(named: chunks)
+        } catch let e as ClientError where e.code == .hashMismatch {
+            throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
         }
     }
 
@@ -122,10 +131,11 @@ extension SyncEngine {
     /// device already has, resuming a partial file left by a crash), verifies it, and renames it
     /// into place only if the local file is still as the plan saw it.
     ///
-    /// Chunks copied from the file being replaced are trusted at first (the whole-file hash
-    /// checks them all at the end, on another core); if that check fails, the download is redone
-    /// at once verifying every local chunk, so a file that changed unseen is never a loop.
-    func download(_ id: ItemID, version: VersionID, verifyLocalChunks: Bool = false) async throws -> Bool {
+    /// Fetched chunks and chunks copied from the file being replaced are trusted at first (the
+    /// whole-file hash checks them all at the end, on another core: one hashing pass instead of
+    /// two); if that check fails, the download is redone at once verifying every chunk, so a
+    /// corrupt chunk is named and a file that changed unseen is never a loop.
+    func download(_ id: ItemID, version: VersionID, verifyEachChunk: Bool = false) async throws -> Bool {
         guard let r = remote[id], r.node.version == version, r.node.kind == .file else { return false }
         let target = local[id]?.path ?? r.node.path
         let expected = local[id]?.entry.stamp
@@ -155,8 +165,11 @@ extension SyncEngine {
             guard sameFD >= 0, let loc = sameFile[c.hash], loc.size == c.size else { return nil }
             var buf = [UInt8](repeating: 0, count: c.size)
             let n = buf.withUnsafeMutableBytes { pread(sameFD, $0.baseAddress, c.size, off_t(loc.offset)) }
-            return n == c.size && (!verifyLocalChunks || ContentHash.of(buf) == c.hash) ? buf : nil
+            return n == c.size && (!verifyEachChunk || ContentHash.of(buf) == c.hash) ? buf : nil
         }
+        // Fresh bytes go through one aligned buffer, straight to disk where the file system allows.
+        var writer: OpaquePointer?
+        defer { if let writer { ubiq_writer_free(writer) } }
         var index = 0
         while index < m.chunks.count {
             let c = m.chunks[index]
@@ -167,7 +180,14 @@ extension SyncEngine {
                 transfers[id]?.bytesDone = Int64(offset)
                 continue
             }
-            if resuming { resuming = false; ftruncate(fd, off_t(offset)) }
+            if resuming {
+                resuming = false
+                ftruncate(fd, off_t(offset))
+                guard let w = ubiq_writer_open(fd, Int64(offset), Self.writerBuffer) else {
+                    throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))")
+                }
+                writer = w
+            }
             // A window of chunks: local copies are read (from the file being replaced, else from
             // other synced files, looked up together), the rest fetched.
             let window = Array(m.chunks[index..<min(m.chunks.count, index + 1024)])
@@ -198,38 +218,35 @@ extension SyncEngine {
                 var running = 0
                 for r in requests where !r.isEmpty {
                     if running >= 3, let got = try await group.next() { for (k, v) in got { have[k] = v }; running -= 1 }
-                    group.addTask { Array(zip(r, try await client.downloadChunks(r))) }
+                    // Checked by the whole file's hash (each chunk too when redoing after a mismatch).
+                    group.addTask { Array(zip(r, try await client.downloadChunks(r, verify: verifyEachChunk))) }
                     running += 1
                 }
                 for try await got in group { for (k, v) in got { have[k] = v } }
             }
-            let windowStart = offset
             for w in window {
                 guard let bytes = have[w.hash] else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
-                try Self.writeAll(fd, bytes, at: offset, path: partial)
+                try Self.append(bytes, to: writer!, path: partial)
                 whole.update(bytes)
                 offset += w.size
                 index += 1
             }
-            // Start writing this window to disk now, so the final fsync waits only for the tail.
-            _ = ubiq_start_writeback(fd, Int64(windowStart), Int64(offset - windowStart))
             transfers[id]?.bytesDone = Int64(offset)
+        }
+        if let writer, ubiq_writer_finish(writer) != 0 {
+            throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))")
         }
         ftruncate(fd, off_t(offset))
         guard whole.finalize() == m.hash else {
             unlink(partial)
-            if !verifyLocalChunks && sameFD >= 0 {
-                logger.info("\(target): a chunk reused from the local file did not verify; fetching again, checking each")
+            if !verifyEachChunk {
+                logger.info("\(target): the assembled file did not verify; fetching again, checking each chunk")
                 transfers[id] = nil
-                return try await download(id, version: version, verifyLocalChunks: true)
+                return try await download(id, version: version, verifyEachChunk: true)
             }
             throw EngineError(.hashMismatch, "download of \(target) did not verify; it will be fetched again")
         }
-        if let mod = r.modified {
-            var times = [timespec(tv_sec: Int(mod.timeIntervalSince1970), tv_nsec: Int((mod.timeIntervalSince1970.truncatingRemainder(dividingBy: 1)) * 1e9)),
-                         timespec(tv_sec: Int(mod.timeIntervalSince1970), tv_nsec: Int((mod.timeIntervalSince1970.truncatingRemainder(dividingBy: 1)) * 1e9))]
-            futimens(fd, &times)
-        }
+        if let mod = r.modified { Self.setTimes(fd, mod) }
         let assembled = ContinuousClock.now
         guard fsync(fd) == 0 else { throw EngineError(.storageFailure, "cannot sync \(partial)") }
         close(fd)
@@ -265,6 +282,9 @@ extension SyncEngine {
         return try await client.manifest(config.container, version: version)
     }
 
+    /// The buffer of a download's writer: big enough that direct writes are few.
+    static let writerBuffer = 8 << 20
+
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int, path: String) throws {
         var done = 0
         while done < bytes.count {
@@ -272,6 +292,11 @@ extension SyncEngine {
             if n < 0 { if errno == EINTR { continue }; throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
             done += n
         }
+    }
+
+    static func append(_ bytes: [UInt8], to writer: OpaquePointer, path: String) throws {
+        let rc = bytes.withUnsafeBytes { ubiq_writer_write(writer, $0.baseAddress, $0.count) }
+        guard rc == 0 else { throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
     }
 }
 

@@ -161,6 +161,47 @@ public enum ChunkFrames {
     }
 }
 
+/// The body of an upload (`POST /v1/chunks` with content type `NamedChunkFrames.contentType`)
+/// that says what each chunk should hash to: each chunk as its hash (64 hex characters), a
+/// 4-byte big-endian length and its bytes. The server stores nothing of a batch in which a chunk
+/// does not hash to its name (`hash_mismatch`), so a client need not hash what it reads back
+/// from a file to know the server got what it planned.
+public enum NamedChunkFrames {
+    public static let contentType = "application/vnd.ubiq.named-chunks"
+
+    /// Frames `chunks` into one body.
+    public static func encode(_ chunks: [(ContentHash, [UInt8])]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(chunks.reduce(0) { $0 + 68 + $1.1.count })
+        for (h, c) in chunks {
+            let n = UInt32(c.count)
+            out.append(contentsOf: h.hex.utf8)
+            out.append(contentsOf: [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)])
+            out.append(contentsOf: c)
+        }
+        return out
+    }
+
+    /// The named chunks in `body`; nil if the framing is broken, a name is not a hash, a chunk is
+    /// empty or larger than `WireLimits.maxChunkBody`, or there are more than
+    /// `WireLimits.maxChunksPerBatch`.
+    public static func decode<C: Collection>(_ body: C) -> [(ContentHash, [UInt8])]? where C.Element == UInt8, C.Index == Int {
+        var out: [(ContentHash, [UInt8])] = []
+        var i = body.startIndex
+        while i < body.endIndex {
+            guard body.endIndex - i >= 68, out.count < WireLimits.maxChunksPerBatch,
+                  let hash = try? ContentHash(validating: String(decoding: body[i..<i + 64], as: UTF8.self)) else { return nil }
+            i += 64
+            let n = Int(body[i]) << 24 | Int(body[i + 1]) << 16 | Int(body[i + 2]) << 8 | Int(body[i + 3])
+            i += 4
+            guard n > 0, n <= WireLimits.maxChunkBody, body.endIndex - i >= n else { return nil }
+            out.append((hash, Array(body[i..<i + n])))
+            i += n
+        }
+        return out
+    }
+}
+
 /// `POST /v1/containers/{c}/items/{id}/move`
 public struct MoveRequest: Codable, Sendable {
     public var path: RelativePath

@@ -1,8 +1,10 @@
+import CFileSupport
 import Foundation
 import GRDB
 import UbiqCore
 
-/// Content-addressed chunk storage. Every implementation verifies a chunk's hash on write and on read.
+/// Content-addressed chunk storage. Every implementation verifies a chunk's hash on write and on
+/// read (unless the caller says it has checked, or will have it checked end to end).
 public protocol ChunkStore: Sendable {
     /// Stores `bytes` under `hash`; `hash_mismatch` if they do not hash to it. Idempotent.
     func put(_ hash: ContentHash, _ bytes: [UInt8]) async throws
@@ -10,19 +12,31 @@ public protocol ChunkStore: Sendable {
     func get(_ hash: ContentHash) async throws -> [UInt8]?
     /// True if the chunk is stored.
     func has(_ hash: ContentHash) async throws -> Bool
-    /// Stores several chunks (verified like `put`); durable when it returns.
-    func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws
-    /// Several chunks in order (nil for an absent one), verified like `get`; throws
-    /// `payload_too_large` as soon as they add up to more than `limit` bytes.
-    func getMany(_ hashes: [ContentHash], limit: Int) async throws -> [[UInt8]?]
+    /// Stores several chunks (verified like `put` unless the caller has just hashed them
+    /// itself: `hashesChecked`); durable when it returns.
+    func putMany(_ chunks: [(ContentHash, [UInt8])], hashesChecked: Bool) async throws
+    /// Several chunks in order (nil for an absent one), verified like `get` if `verify` (a
+    /// caller that hands them to a client which checks every byte end to end may skip it);
+    /// throws `payload_too_large` as soon as they add up to more than `limit` bytes.
+    func getMany(_ hashes: [ContentHash], limit: Int, verify: Bool) async throws -> [[UInt8]?]
 }
 
 extension ChunkStore {
+    /// Stores several chunks, each verified like `put`; durable when it returns.
     public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
+        try await putMany(chunks, hashesChecked: false)
+    }
+
+    public func putMany(_ chunks: [(ContentHash, [UInt8])], hashesChecked: Bool) async throws {
         for (h, b) in chunks { try await put(h, b) }
     }
 
+    /// Several chunks in order, each verified like `get`.
     public func getMany(_ hashes: [ContentHash], limit: Int) async throws -> [[UInt8]?] {
+        try await getMany(hashes, limit: limit, verify: true)
+    }
+
+    public func getMany(_ hashes: [ContentHash], limit: Int, verify: Bool) async throws -> [[UInt8]?] {
         var out: [[UInt8]?] = []
         var total = 0
         for h in hashes {
@@ -128,27 +142,26 @@ public struct FolderChunkStore: ChunkStore {
 
     /// Writes the chunks not stored yet into one new pack file, fsyncs it (and its folder), then
     /// records them in the pack index in one transaction.
-    public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
+    public func putMany(_ chunks: [(ContentHash, [UInt8])], hashesChecked: Bool) async throws {
         var fresh: [(ContentHash, [UInt8])] = []
         var seen = Set<ContentHash>()
         let stored = try packedMany(chunks.map(\.0))
         for (hash, bytes) in chunks where seen.insert(hash).inserted {
-            guard ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
+            guard hashesChecked || ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
             if stored[hash] != nil || FileManager.default.fileExists(atPath: url(hash).path) { continue }
             fresh.append((hash, bytes))
         }
         guard !fresh.isEmpty else { return }
         let name = UUID().uuidString.lowercased()
         let path = packURL(name).path
-        var body: [UInt8] = []
-        body.reserveCapacity(fresh.reduce(0) { $0 + $1.1.count })
         var rows: [(String, Int, Int)] = []
+        var size = 0
         for (hash, bytes) in fresh {
-            rows.append((hash.hex, body.count, bytes.count))
-            body.append(contentsOf: bytes)
+            rows.append((hash.hex, size, bytes.count))
+            size += bytes.count
         }
         do {
-            try FileIO.writeDurably(body, to: path)
+            try FileIO.writeDurably(fresh.lazy.map(\.1), size: size, to: path)
             FileIO.syncDirectory(root.appendingPathComponent("packs").path)
         } catch {
             unlink(path)
@@ -182,39 +195,66 @@ public struct FolderChunkStore: ChunkStore {
         return bytes
     }
 
-    /// One read of the index for all of them, each pack file opened once.
-    public func getMany(_ hashes: [ContentHash], limit: Int) async throws -> [[UInt8]?] {
+    /// One read of the index for all of them; requests that lie close together in one pack
+    /// are read as one span, straight from disk (see `ubiq_read_span`).
+    public func getMany(_ hashes: [ContentHash], limit: Int, verify: Bool) async throws -> [[UInt8]?] {
         let where_ = try packedMany(hashes)
         var open: [String: Int32] = [:]
         defer { for fd in open.values { close(fd) } }
-        var out: [[UInt8]?] = []
-        out.reserveCapacity(hashes.count)
+        var out = [[UInt8]?](repeating: nil, count: hashes.count)
         var total = 0
-        for h in hashes {
-            var bytes: [UInt8]?
-            if let p = where_[h] {
-                total += p.size
-                guard total <= limit else { throw StorageError.tooLarge(limit) }
-                let fd: Int32
-                if let f = open[p.pack] { fd = f } else {
-                    fd = Glibc.open(packURL(p.pack).path, O_RDONLY | O_CLOEXEC)
-                    guard fd >= 0 else { throw StorageError(.storageFailure, "stored chunk \(h) is missing its pack") }
-                    open[p.pack] = fd
+        var i = 0
+        while i < hashes.count {
+            guard let p = where_[hashes[i]] else {
+                // A loose chunk (or none).
+                if let got = try FileIO.readAll(url(hashes[i]).path) {
+                    total += got.count
+                    guard total <= limit else { throw StorageError.tooLarge(limit) }
+                    out[i] = got
                 }
-                guard let got = try FileIO.readRange(fd: fd, offset: p.offset, size: p.size, path: p.pack) else {
-                    throw StorageError(.storageFailure, "stored chunk \(h) is missing from its pack")
-                }
-                bytes = got
-            } else if let got = try FileIO.readAll(url(h).path) {
-                total += got.count
-                guard total <= limit else { throw StorageError.tooLarge(limit) }
-                bytes = got
+                i += 1
+                continue
             }
-            if let bytes, ContentHash.of(bytes) != h { throw StorageError(.storageFailure, "stored chunk \(h) is corrupt") }
-            out.append(bytes)
+            // The run of requests from `i` that one span of this pack covers.
+            let spanStart = p.offset
+            var spanEnd = p.offset + p.size
+            var j = i
+            while j < hashes.count, let q = where_[hashes[j]], q.pack == p.pack, q.offset >= spanStart,
+                  q.offset <= spanEnd + Self.spanGap, max(spanEnd, q.offset + q.size) - spanStart <= Self.spanLimit {
+                total += q.size
+                guard total <= limit else { throw StorageError.tooLarge(limit) }
+                spanEnd = max(spanEnd, q.offset + q.size)
+                j += 1
+            }
+            let fd: Int32
+            if let f = open[p.pack] { fd = f } else {
+                fd = ubiq_open_direct(packURL(p.pack).path)
+                guard fd >= 0 else { throw StorageError(.storageFailure, "stored chunk \(hashes[i]) is missing its pack") }
+                open[p.pack] = fd
+            }
+            var got = 0
+            let span = [UInt8](unsafeUninitializedCapacity: spanEnd - spanStart) { buf, initialized in
+                got = Int(ubiq_read_span(fd, buf.baseAddress, buf.count, Int64(spanStart)))
+                initialized = max(got, 0)
+            }
+            guard got >= 0 else { throw StorageError(.storageFailure, "cannot read pack \(p.pack): \(String(cString: strerror(errno)))") }
+            for k in i..<j {
+                let q = where_[hashes[k]]!
+                let a = q.offset - spanStart
+                guard a + q.size <= span.count else { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is missing from its pack") }
+                let bytes = Array(span[a..<a + q.size])
+                if verify && ContentHash.of(bytes) != hashes[k] { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is corrupt") }
+                out[k] = bytes
+            }
+            i = j
         }
         return out
     }
+
+    /// Requests at most this far apart in a pack are read as one span (the gap read and dropped).
+    static let spanGap = 256 << 10
+    /// The largest span read at once.
+    static let spanLimit = 16 << 20
 
     public func has(_ hash: ContentHash) async throws -> Bool {
         try packed(hash) != nil || FileManager.default.fileExists(atPath: url(hash).path)
@@ -230,6 +270,22 @@ public enum FileIO {
     /// Writes `bytes` to a new file at `path` and fsyncs it.
     public static func writeDurably(_ bytes: [UInt8], to path: String) throws {
         try writeFile(bytes, to: path, sync: true)
+    }
+
+    /// Writes the parts (`size` bytes in all) one after another to a new file at `path`, through
+    /// an aligned buffer that bypasses the page cache where the file system allows (see
+    /// `ubiq_writer`), and fsyncs it.
+    public static func writeDurably<S: Sequence>(_ parts: S, size: Int, to path: String) throws where S.Element == [UInt8] {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw errnoError("open \(path)") }
+        defer { close(fd) }
+        guard let writer = ubiq_writer_open(fd, 0, min(size, 8 << 20)) else { throw errnoError("write \(path)") }
+        defer { ubiq_writer_free(writer) }
+        for part in parts {
+            guard part.withUnsafeBytes({ ubiq_writer_write(writer, $0.baseAddress, $0.count) }) == 0 else { throw errnoError("write \(path)") }
+        }
+        guard ubiq_writer_finish(writer) == 0 else { throw errnoError("write \(path)") }
+        guard fsync(fd) == 0 else { throw errnoError("fsync \(path)") }
     }
 
     /// Writes `bytes` to a new file at `path`, fsyncing it if asked.

@@ -34,6 +34,34 @@ struct BatchTests {
         }
     }
 
+    @Test func namedChunksAreStoredOnlyIfEveryOneHashesToItsName() async throws {
+        try await withServer { server in
+            let (alice, _) = try await server.device("alice")
+            var rng = SeededRandom.forTest("batch.named")
+            let chunks = (0..<50).map { _ in rng.bytes(Int.random(in: 1...9000, using: &rng)) }
+            let hashes = chunks.map { ContentHash.of($0) }
+            // One chunk changed after it was named (a file edited while being read): nothing is stored.
+            var torn = Array(zip(hashes, chunks))
+            let k = Int.random(in: 0..<torn.count, using: &rng)
+            torn[k].1[0] ^= 0xFF
+            await expectCode(.hashMismatch) { try await alice.uploadChunks(named: torn) }
+            #expect(Set(try await alice.missingChunks(hashes)) == Set(hashes))
+            #expect(try await alice.account().used == 0)
+            try await alice.uploadChunks(named: Array(zip(hashes, chunks)))
+            #expect(try await alice.missingChunks(hashes).isEmpty)
+            #expect(try await alice.downloadChunks(hashes) == chunks)
+            // A name that is not a hash, or a frame cut short, is refused.
+            var body = NamedChunkFrames.encode([(hashes[0], chunks[0])])
+            body[3] = UInt8(ascii: "x")
+            var (s, _) = try await alice.raw(.POST, "/v1/chunks", body: body, contentType: NamedChunkFrames.contentType)
+            #expect(s == 400)
+            body = NamedChunkFrames.encode([(hashes[0], chunks[0])])
+            body.removeLast()
+            (s, _) = try await alice.raw(.POST, "/v1/chunks", body: body, contentType: NamedChunkFrames.contentType)
+            #expect(s == 400)
+        }
+    }
+
     @Test func brokenFramingOversizedAndEmptyChunksAreRefusedAndStoreNothing() async throws {
         try await withServer { server in
             let (alice, _) = try await server.device("alice")

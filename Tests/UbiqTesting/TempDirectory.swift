@@ -7,6 +7,8 @@ public struct TempDirectory: Sendable {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
+    /// Takes charge of a directory made elsewhere (removed by `remove()` like the others).
+    public init(existing url: URL) { self.url = url }
     public var path: String { url.path }
     public func remove() { try? FileManager.default.removeItem(at: url) }
 }

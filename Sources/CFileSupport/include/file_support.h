@@ -1,6 +1,7 @@
 #ifndef UBIQ_FILE_SUPPORT_H
 #define UBIQ_FILE_SUPPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /// Asks the kernel to start writing `len` bytes at `offset` of `fd` to disk without waiting
@@ -16,5 +17,39 @@ int ubiq_rename_noreplace(const char *from, const char *to);
 /// Swaps `a` and `b` atomically (Linux `renameat2(RENAME_EXCHANGE)`); both must exist.
 /// 0, or -1 with errno set (EINVAL or ENOSYS when unsupported).
 int ubiq_rename_exchange(const char *a, const char *b);
+
+/// A file written front to back through one aligned buffer. Where the file system allows it the
+/// buffer goes to disk with O_DIRECT, bypassing the page cache (on this kind of machine copying
+/// into the page cache costs ~2 s of CPU per GiB, O_DIRECT ~0.1 s); elsewhere (tmpfs, odd file
+/// systems) plain writes are used. Either way the caller still fsyncs: O_DIRECT is not durability.
+typedef struct ubiq_writer ubiq_writer;
+
+/// A writer that appends to `fd` from `offset` on (bytes before `offset` are kept: the ones in
+/// the same block are read back first). `buffer_size` is rounded up to 4 KiB. The caller keeps
+/// owning `fd`. NULL (errno set) if memory or the read-back fails.
+ubiq_writer *ubiq_writer_open(int fd, int64_t offset, size_t buffer_size);
+
+/// Appends `len` bytes: 0, or -1 with errno set (the writer must then only be freed).
+int ubiq_writer_write(ubiq_writer *w, const void *bytes, size_t len);
+
+/// Writes what is buffered, leaves the file exactly `offset + bytes written` long and `fd`
+/// without O_DIRECT: 0, or -1 with errno set. Does not fsync.
+int ubiq_writer_finish(ubiq_writer *w);
+
+/// True (1) if the writer bypasses the page cache.
+int ubiq_writer_is_direct(const ubiq_writer *w);
+
+/// Frees the writer (without writing what is buffered unless finished).
+void ubiq_writer_free(ubiq_writer *w);
+
+/// Opens `path` read-only, with O_DIRECT where the file system allows it (else plainly): a
+/// descriptor for `ubiq_read_span`, or -1 with errno set.
+int ubiq_open_direct(const char *path);
+
+/// Reads up to `len` bytes at `offset` of `fd` into `dst`. If `fd` has O_DIRECT the read goes
+/// through an aligned bounce buffer, bypassing the page cache (reading a file that is not cached
+/// through it costs ~1.6 s of CPU per GiB on this kind of machine); otherwise plain `pread`.
+/// Returns the bytes read (fewer only at the end of the file), or -1 with errno set.
+int64_t ubiq_read_span(int fd, void *dst, size_t len, int64_t offset);
 
 #endif

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqTesting
+
+/// Downloads trust fetched chunks until the whole file's hash says otherwise (one hashing pass,
+/// not two); a corrupt chunk on the server must still never reach a device's folder.
+@Suite("Corrupt server data", .serialized)
+struct CorruptionTests {
+    static let content: [UInt8] = {
+        var rng = SeededRandom.forTest("engine.corrupt")
+        return rng.bytes(3 << 20)
+    }()
+
+    /// Flips the middle byte of each file in `folder` named `*suffix`; returns how many.
+    static func flipMiddleByte(ofFilesIn folder: URL, suffix: String) throws -> Int {
+        var flipped = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(suffix) {
+            let h = try FileHandle(forUpdating: folder.appendingPathComponent(name))
+            let size = try h.seekToEnd()
+            try h.seek(toOffset: size / 2)
+            let byte = try h.read(upToCount: 1)?.first ?? 0
+            try h.seek(toOffset: size / 2)
+            try h.write(contentsOf: [byte ^ 0x5A])
+            try h.close()
+            flipped += 1
+        }
+        return flipped
+    }
+
+    @Test func aChunkCorruptOnTheServerIsNamedAndNeverPlaced() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A")
+            let big = Self.content  // above the small-file batch limit: the single-file path
+            try a.write("Documents/big.bin", bytes: big)
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let want = ContentHash.of(big), container = a.config.container
+            let uploaded = await eventually {
+                let items = (try? await client.changes(container, after: 0).items) ?? []
+                return items.contains { $0.path.string == "Documents/big.bin" && $0.current?.uploaded == true && $0.current?.hash == want }
+            }
+            #expect(uploaded)
+            // One byte flipped in the middle of every pack the server wrote.
+            let flipped = try Self.flipMiddleByte(ofFilesIn: fleet.server.directory.url.appendingPathComponent("chunks/packs"), suffix: ".pack")
+            #expect(flipped > 0)
+            // B assembles the file, sees the whole hash fail, fetches again checking every chunk and
+            // names the corrupt one; nothing is put in its folder.
+            let b = try await fleet.device("B")
+            // Asked for, it is reported with the corrupt chunk named.
+            let named = await eventually {
+                let r = await b.engine.download([try! RelativePath(validating: "Documents/big.bin")])
+                return r.first?.error?.contains("arrived corrupt") == true
+            }
+            #expect(named)
+            #expect(!b.exists("Documents/big.bin"))
+            let listed = await b.engine.listing().first { $0.path.string == "Documents/big.bin" }
+            #expect(listed?.status == .notDownloaded)
+        }
+    }
+}
+
