@@ -9,8 +9,12 @@ public enum Planner {
     ///   - pinned: items whose content an on-demand device was asked to keep.
     ///   - evicted: items whose local content was dropped on request (absent from the folder,
     ///     still listed); they are not downloaded again until asked, and their absence is not a delete.
-    public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], evicted: Set<ItemID> = []) -> [SyncOp] {
+    ///   - streaming: items whose current version another device is still uploading that may be
+    ///     downloaded as its chunks arrive (otherwise a version is downloaded once it is complete).
+    public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], evicted: Set<ItemID> = [],
+                            streaming: Set<ItemID> = []) -> [SyncOp] {
         func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
+        func fetchable(_ id: ItemID, _ r: RemoteNode) -> Bool { r.uploaded || streaming.contains(id) }
         var ops: [SyncOp] = []
         let ids = Set(t.remote.keys).union(t.local.keys).union(t.synced.keys)
         // Local items that hold something not yet on the server (new or edited): their folders must stay.
@@ -61,7 +65,7 @@ public enum Planner {
             case (nil, nil, let r?):
                 if r.kind == .folder {
                     ops.append(.createLocalFolder(id))
-                } else if r.uploaded, let v = r.version, wanted(id) {
+                } else if fetchable(id, r), let v = r.version, wanted(id) {
                     ops.append(.download(id, version: v))
                 }
             case (nil, let l?, let r?):
@@ -100,17 +104,19 @@ public enum Planner {
                     ops.append(.deleteRemote(id))
                 } else if r.kind == .folder {
                     ops.append(.createLocalFolder(id))
-                } else if r.uploaded, let v = r.version {
+                } else if fetchable(id, r), let v = r.version {
                     ops.append(.download(id, version: v))  // remote edit against local delete: the edit wins
                 }
             case (let s?, let l?, let r?):
-                ops += planBoth(id, s, l, r, blocked: newLocalAt.contains(r.path) && l.path != r.path)
+                ops += planBoth(id, s, l, r, blocked: newLocalAt.contains(r.path) && l.path != r.path, fetchable: fetchable(id, r))
             }
         }
     }
 
-    /// - Parameter blocked: a new local item sits at the server's path for this item.
-    static func planBoth(_ id: ItemID, _ s: SyncedNode, _ l: LocalNode, _ r: RemoteNode, blocked: Bool) -> [SyncOp] {
+    /// - Parameters:
+    ///   - blocked: a new local item sits at the server's path for this item.
+    ///   - fetchable: the remote version's content may be downloaded (complete, or streaming).
+    static func planBoth(_ id: ItemID, _ s: SyncedNode, _ l: LocalNode, _ r: RemoteNode, blocked: Bool, fetchable: Bool) -> [SyncOp] {
         var ops: [SyncOp] = []
         // Paths: a move on one side is applied to the other; when both moved, the server's wins.
         let lMoved = l.path != s.path, rMoved = r.path != s.path
@@ -132,21 +138,22 @@ public enum Planner {
             return ops
         }
         guard let lh = l.hash else { return ops }  // not stable yet
-        if lh == r.hash && !r.uploaded {
-            // The server lists this content but lacks some of it: send what it lacks.
+        if lh == r.hash && !r.uploaded && s.version != r.version {
+            // The server lists this content but lacks some of it: send what it lacks. (With the
+            // version already synced, this device downloaded it while another still uploads it.)
             return ops + [.upload(id, base: r.version)]
         }
         let lChanged = lh != s.hash
         let rChanged = r.version != s.version
         if let ch = s.conflictHash, lh == ch {
             // Our content is stored as a conflict version: take the current version back.
-            if r.uploaded, let v = r.version { ops.append(.download(id, version: v)) }
+            if fetchable, let v = r.version { ops.append(.download(id, version: v)) }
         } else if lChanged && !rChanged {
             ops.append(.upload(id, base: s.version))
         } else if !lChanged && rChanged {
             if r.hash == lh {
                 ops.append(.markSynced(id))
-            } else if r.uploaded, let v = r.version {
+            } else if fetchable, let v = r.version {
                 ops.append(.download(id, version: v))  // a file with local content is kept current
             }
         } else if lChanged && rChanged {

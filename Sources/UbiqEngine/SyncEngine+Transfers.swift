@@ -140,6 +140,8 @@ extension SyncEngine {
         let target = local[id]?.path ?? r.node.path
         let expected = local[id]?.entry.stamp
         let m = try await manifest(of: id, version: version)
+        // Still being uploaded by another device: chunks not on the server yet are waited for.
+        let streaming = !r.node.uploaded
         transfers[id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(m.size))
         defer { transfers[id] = nil }
 
@@ -214,15 +216,25 @@ extension SyncEngine {
                 requestBytes += size
             }
             let client = self.client
-            try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
-                var running = 0
-                for r in requests where !r.isEmpty {
-                    if running >= 3, let got = try await group.next() { for (k, v) in got { have[k] = v }; running -= 1 }
-                    // Checked by the whole file's hash (each chunk too when redoing after a mismatch).
-                    group.addTask { Array(zip(r, try await client.downloadChunks(r, verify: verifyEachChunk))) }
-                    running += 1
+            let wait = streaming ? Self.streamWait : nil
+            do {
+                try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
+                    var running = 0
+                    for r in requests where !r.isEmpty {
+                        if running >= 3, let got = try await group.next() { for (k, v) in got { have[k] = v }; running -= 1 }
+                        // Checked by the whole file's hash (each chunk too when redoing after a mismatch).
+                        group.addTask { Array(zip(r, try await client.downloadChunks(r, verify: verifyEachChunk, waitSeconds: wait))) }
+                        running += 1
+                    }
+                    for try await got in group { for (k, v) in got { have[k] = v } }
                 }
-                for try await got in group { for (k, v) in got { have[k] = v } }
+            } catch let e as ClientError where streaming && e.code == .notFound {
+                // The uploader stopped sending: what arrived stays in the partial file, and the
+                // rest is fetched once the version is complete.
+                if let writer, ubiq_writer_finish(writer) == 0 { fsync(fd) }
+                streamGaveUp.insert(version)
+                logger.info("\(target): its upload from another device paused; the download resumes when it completes")
+                return false
             }
             for w in window {
                 guard let bytes = have[w.hash] else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
@@ -281,6 +293,9 @@ extension SyncEngine {
         }
         return try await client.manifest(config.container, version: version)
     }
+
+    /// How long a fetch for a version still being uploaded waits without any chunk arriving.
+    static let streamWait = 10
 
     /// The buffer of a download's writer: big enough that direct writes are few.
     static let writerBuffer = 8 << 20

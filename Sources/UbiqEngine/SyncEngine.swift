@@ -71,6 +71,9 @@ public actor SyncEngine {
     var announcedPulled = 0
     /// The watcher's count of events not made by this engine, read just before the last scan.
     var foreignAtScan: UInt64?
+    /// Versions still being uploaded elsewhere whose streaming download gave up waiting for
+    /// chunks (the uploader stopped): they are downloaded once complete instead.
+    var streamGaveUp: Set<VersionID> = []
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -305,7 +308,19 @@ public actor SyncEngine {
                 evicted.subtract(stale)
             } catch { logger.warning("\(error)") }
         }
-        return Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned(), evicted: evicted)
+        return Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned(), evicted: evicted,
+                            streaming: streamable())
+    }
+
+    /// Big files whose current version another device is still uploading: downloaded while the
+    /// chunks arrive (the fetches wait for them), unless an attempt already gave up waiting.
+    /// Small files are not worth it: their upload finishes in one request.
+    func streamable() -> Set<ItemID> {
+        var out = Set<ItemID>()
+        for (id, r) in remote where !r.node.uploaded && r.node.kind == .file && Int64(r.node.size) > Self.batchFileLimit {
+            if let v = r.node.version, !streamGaveUp.contains(v) { out.insert(id) }
+        }
+        return out
     }
 
     func trees() -> SyncTrees {

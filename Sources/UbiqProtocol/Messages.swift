@@ -124,9 +124,15 @@ public struct ManifestsResponse: Codable, Sendable {
 /// `POST /v1/chunks/fetch`: several chunks in one response, framed as `ChunkFrames` in the
 /// order asked. Only chunks the account holds are served; their sizes may add up to
 /// `WireLimits.maxChunkBatchBody`.
+///
+/// With `waitSeconds` (at most `WireLimits.maxFetchWait`) a fetch of chunks the account does
+/// not hold yet waits for them as long as the account's uploads keep storing chunks, giving up
+/// (`not_found`) only after that long without one: how a device downloads a file that another
+/// device is still uploading. In all a fetch waits at most twice `waitSeconds`.
 public struct FetchChunksRequest: Codable, Sendable {
     public var hashes: [ContentHash]
-    public init(hashes: [ContentHash]) { self.hashes = hashes }
+    public var waitSeconds: Int?
+    public init(hashes: [ContentHash], waitSeconds: Int? = nil) { self.hashes = hashes; self.waitSeconds = waitSeconds }
 }
 
 /// The body of `POST /v1/chunks` (upload) and of a `fetch` answer: each chunk as a 4-byte
@@ -297,6 +303,8 @@ public enum WireLimits {
     public static let maxHashesPerQuery = 10_000
     /// Most chunks in one manifest.
     public static let maxManifestChunks = 1_000_000
+    /// Longest a chunk fetch waits without any chunk arriving (`FetchChunksRequest.waitSeconds`).
+    public static let maxFetchWait = 30
     /// Default and largest page of the change feed.
     public static let defaultPage = 500
     public static let maxPage = 5000

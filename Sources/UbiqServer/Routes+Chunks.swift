@@ -35,6 +35,7 @@ extension ServerServices {
             }
             try await self.chunks.put(hash, bytes)
             try await self.metadata.recordChunk(accountID: ctx.accountID, hash: hash, size: bytes.count)
+            await self.arrivals.arrived(account: ctx.accountID)
             return Response(status: .created)
         }
 
@@ -74,6 +75,7 @@ extension ServerServices {
                 }
                 try await self.chunks.putMany(fresh, hashesChecked: true)
                 try await self.metadata.recordChunks(accountID: ctx.accountID, fresh.map { ($0.0, $0.1.count) })
+                await self.arrivals.arrived(account: ctx.accountID)
             }
             return try json(MissingChunksResponse(missing: []))
         }
@@ -86,8 +88,19 @@ extension ServerServices {
             guard body.hashes.count <= WireLimits.maxChunksPerBatch else {
                 throw APIFailure(.invalidRequest, "at most \(WireLimits.maxChunksPerBatch) chunks per fetch")
             }
-            let notHeld = try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: body.hashes)
-            if let h = notHeld.first { throw APIFailure(.notFound, "no chunk \(h)") }
+            // Chunks still being uploaded (by another device of the account) may be waited for.
+            // In all a fetch waits at most twice that, well within a client's request timeout.
+            let wait = Duration.seconds(min(max(body.waitSeconds ?? 0, 0), WireLimits.maxFetchWait))
+            let deadline = ContinuousClock.now + wait * 2
+            while true {
+                let seen = await self.arrivals.current(account: ctx.accountID)
+                let notHeld = try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: body.hashes)
+                guard let h = notHeld.first else { break }
+                let left = min(wait, deadline - ContinuousClock.now)
+                guard left > .zero, await self.arrivals.wait(account: ctx.accountID, after: seen, timeout: left) else {
+                    throw APIFailure(.notFound, "no chunk \(h)")
+                }
+            }
             var out = ByteBuffer()
             for (h, bytes) in zip(body.hashes, try await self.chunks.getMany(body.hashes, limit: WireLimits.maxChunkBatchBody, verify: false)) {
                 guard let bytes else { throw APIFailure(.notFound, "no chunk \(h)") }

@@ -14,6 +14,7 @@ public struct ServerServices: Sendable {
     public let push: PushHub
     public let clock: @Sendable () -> Date
     let throttle = LoginThrottle()
+    let arrivals = ChunkArrivals()
 
     public init(metadata: any MetadataStore, chunks: any ChunkStore, push: PushHub = PushHub(), clock: @escaping @Sendable () -> Date = { Date() }) {
         self.metadata = metadata

@@ -15,6 +15,8 @@ struct SyncModel {
     var localWrites: Set<ContentHash> = []
     /// Items whose local content the user evicted (listed, absent from the folder).
     var evicted: Set<ItemID> = []
+    /// Remote versions still being uploaded by another device that may be downloaded meanwhile.
+    var streaming: Set<ItemID> = []
     /// Items an on-demand user asked to download.
     var pinned: Set<ItemID> = []
     var rng: SeededRandom
@@ -42,6 +44,16 @@ struct SyncModel {
 
     func liveRemote(at p: RelativePath, except: ItemID? = nil) -> ItemID? { t.remote.first { $0.value.path == p && $0.key != except }?.key }
     func liveLocal(at p: RelativePath, except: ItemID? = nil) -> ItemID? { t.local.first { $0.value.path == p && $0.key != except }?.key }
+
+    /// The devices still uploading finish: every remote version is complete. True if any was not.
+    @discardableResult
+    mutating func finishUploads() -> Bool {
+        var any = false
+        for (id, r) in t.remote where !r.uploaded { t.remote[id]!.uploaded = true; any = true }
+        for (id, r) in trashed where !r.uploaded { trashed[id]!.uploaded = true; any = true }
+        streaming = []
+        return any
+    }
 
     // MARK: applying planner operations
 

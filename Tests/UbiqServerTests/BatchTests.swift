@@ -62,6 +62,36 @@ struct BatchTests {
         }
     }
 
+    /// A device may fetch the chunks of a file another device of the account is still
+    /// uploading: the fetch waits for them, as long as chunks keep arriving for that account.
+    @Test func aFetchWaitsForChunksTheAccountIsStillUploading() async throws {
+        try await withServer { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (desktop, _) = try await server.device("alice", name: "desktop")
+            let (bob, _) = try await server.device("bob")
+            var rng = SeededRandom.forTest("batch.wait")
+            let chunks = (0..<40).map { _ in rng.bytes(Int.random(in: 1...9000, using: &rng)) }
+            let hashes = chunks.map { ContentHash.of($0) }
+            // The desktop asks before anything is there; the laptop sends the chunks in two halves.
+            let sent = ManagedFlag()  // set once Bob's copy is in and before the laptop's second half
+            let fetch = Task { (try await desktop.downloadChunks(hashes, waitSeconds: 20), sent.isSet) }
+            try await laptop.uploadChunks(named: Array(zip(hashes, chunks).prefix(20)))
+            // Bob uploading the same bytes satisfies nothing of Alice's.
+            try await bob.uploadChunks(named: Array(zip(hashes, chunks).suffix(20)))
+            sent.set()
+            try await laptop.uploadChunks(named: Array(zip(hashes, chunks).suffix(20)))
+            let (got, afterBob) = try await fetch.value
+            #expect(got == chunks)
+            #expect(afterBob, "the fetch returned before the laptop's second half was sent")
+            // Without waiting, or when nothing arrives within the wait, it is not_found.
+            let absent = [ContentHash.of([7, 7, 7])]
+            await expectCode(.notFound) { _ = try await desktop.downloadChunks(absent) }
+            let start = ContinuousClock.now
+            await expectCode(.notFound) { _ = try await desktop.downloadChunks(absent, waitSeconds: 1) }
+            #expect(ContinuousClock.now - start >= .seconds(1))
+        }
+    }
+
     @Test func brokenFramingOversizedAndEmptyChunksAreRefusedAndStoreNothing() async throws {
         try await withServer { server in
             let (alice, _) = try await server.device("alice")
@@ -138,4 +168,12 @@ struct BatchTests {
             await expectCode(.notFound) { _ = try await alice.manifests(notes, versions: [VersionID(uuid: UUID())]) }
         }
     }
+}
+
+/// A flag set once, readable from any task.
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
 }
