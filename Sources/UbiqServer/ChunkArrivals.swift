@@ -18,7 +18,7 @@ actor ChunkArrivals {
     }
 
     /// Returns true as soon as the account has stored a batch after `seen`, false once `timeout`
-    /// passes without one.
+    /// passes without one or the waiting request is cancelled (the server shutting down).
     func wait(account: Int64, after seen: UInt64, timeout: Duration) async -> Bool {
         if current(account: account) != seen { return true }
         let id = UUID()
@@ -26,8 +26,13 @@ actor ChunkArrivals {
             try? await Task.sleep(for: timeout)
             await self?.expire(account: account, id: id)
         }
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            waiters[account, default: [:]][id] = c
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                if Task.isCancelled { c.resume() } else { waiters[account, default: [:]][id] = c }
+            }
+        } onCancel: {
+            timer.cancel()
+            Task { await self.expire(account: account, id: id) }
         }
         timer.cancel()
         return current(account: account) != seen
