@@ -266,7 +266,13 @@ extension SyncEngine {
         // unless its local file changed meanwhile, one more flush.
         let partials = home.partialFolder(config.container).path
         var jobs: [(Wanted, Manifest)] = []
-        for (w, m) in zip(wanted, ms) where remote[w.id]?.node.version == w.version && mayCreateParents(of: w.target) { jobs.append((w, m)) }
+        var parentsOK: [RelativePath?: Bool] = [:]  // files of one folder share the answer
+        for (w, m) in zip(wanted, ms) where remote[w.id]?.node.version == w.version {
+            let parent = w.target.parent
+            let ok = parentsOK[parent] ?? mayCreateParents(of: w.target)
+            parentsOK[parent] = ok
+            if ok { jobs.append((w, m)) }
+        }
         let files = WrittenFiles(items: jobs.map { w, m in
             WrittenFiles.Item(manifest: m, partial: partials + "/\(w.id)-\(w.version).partial", modified: w.remote.modified,
                               placement: Placement(partial: partials + "/\(w.id)-\(w.version).partial", dest: self.files.url(w.target).path,

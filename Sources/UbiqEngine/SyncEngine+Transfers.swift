@@ -145,7 +145,7 @@ extension SyncEngine {
         transfers[id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(m.size))
         defer { transfers[id] = nil }
 
-        let partial = home.partialFolder(config.container).appendingPathComponent("\(id)-\(version).partial").path
+        let partial = home.partialFolder(config.container).appendingPathComponent("\(id)-\(version).partial", isDirectory: false).path
         let fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))") }
         var closed = false

@@ -89,7 +89,7 @@ public struct FolderChunkStore: ChunkStore {
         }
     }
 
-    func packURL(_ name: String) -> URL { root.appendingPathComponent("packs").appendingPathComponent("\(name).pack") }
+    func packURL(_ name: String) -> URL { root.appendingPathComponent("packs", isDirectory: true).appendingPathComponent("\(name).pack", isDirectory: false) }
 
     /// Where a packed chunk lies, if it is packed.
     func packed(_ hash: ContentHash) throws -> (pack: String, offset: Int, size: Int)? {
@@ -121,7 +121,7 @@ public struct FolderChunkStore: ChunkStore {
 
     func url(_ hash: ContentHash) -> URL {
         let (a, b) = hash.fanOut
-        return root.appendingPathComponent(a).appendingPathComponent(b).appendingPathComponent(hash.hex)
+        return root.appendingPathComponent(a, isDirectory: true).appendingPathComponent(b, isDirectory: true).appendingPathComponent(hash.hex, isDirectory: false)
     }
 
     public func put(_ hash: ContentHash, _ bytes: [UInt8]) async throws {
