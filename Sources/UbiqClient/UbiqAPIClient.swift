@@ -35,12 +35,17 @@ public struct UbiqAPIClient: Sendable {
 
     func send(_ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, contentType: String = "application/json",
               limit: Int = 256 << 20) async throws -> (status: Int, body: ByteBuffer) {
+        try await send(method, path, buffer: body.map { ByteBuffer(bytes: $0) }, contentType: contentType, limit: limit)
+    }
+
+    func send(_ method: HTTPMethod, _ path: String, buffer body: ByteBuffer?, contentType: String = "application/json",
+              limit: Int = 256 << 20) async throws -> (status: Int, body: ByteBuffer) {
         var req = HTTPClientRequest(url: baseURL + path)
         req.method = method
         if let token { req.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let body {
             req.headers.add(name: "Content-Type", value: contentType)
-            req.body = .bytes(ByteBuffer(bytes: body))
+            req.body = .bytes(body)
         }
         let response: HTTPClientResponse
         do {
@@ -131,6 +136,24 @@ public struct UbiqAPIClient: Sendable {
         _ = try await send(.POST, "/v1/chunks", body: NamedChunkFrames.encode(chunks), contentType: NamedChunkFrames.contentType)
     }
 
+    /// Uploads named chunks (`NamedChunkFrames`) whose bytes `fill` writes straight into the
+    /// request body: `fill(i, buffer)` must fill `buffer` (exactly `chunks[i].size` bytes) with
+    /// chunk `i`, e.g. by reading it from a file, so the bytes are copied once on their way out.
+    public func uploadChunks(named chunks: [(hash: ContentHash, size: Int)],
+                             fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
+        guard !chunks.isEmpty else { return }
+        var body = ByteBufferAllocator().buffer(capacity: chunks.reduce(0) { $0 + 68 + $1.size })
+        for (i, c) in chunks.enumerated() {
+            body.writeString(c.hash.hex)
+            body.writeInteger(UInt32(c.size), endianness: .big)
+            try body.writeWithUnsafeMutableBytes(minimumWritableBytes: c.size) { raw in
+                try fill(i, UnsafeMutableRawBufferPointer(rebasing: raw[0..<c.size]))
+                return c.size
+            }
+        }
+        _ = try await send(.POST, "/v1/chunks", buffer: body, contentType: NamedChunkFrames.contentType)
+    }
+
     /// Downloads several chunks in one request, in order, each verified against its hash unless
     /// the caller checks them otherwise (`verify: false`, e.g. by the whole file's hash).
     /// With `waitSeconds`, chunks still being uploaded by another device are waited for (see
@@ -139,7 +162,7 @@ public struct UbiqAPIClient: Sendable {
         guard !hashes.isEmpty else { return [] }
         let (_, buf) = try await send(.POST, "/v1/chunks/fetch", body: try [UInt8](WireCoding.encode(FetchChunksRequest(hashes: hashes, waitSeconds: waitSeconds))),
                                       limit: WireLimits.maxChunkBatchBody + 4 * WireLimits.maxChunksPerBatch)
-        guard let chunks = ChunkFrames.decode(Array(buf.readableBytesView)), chunks.count == hashes.count else {
+        guard let chunks = ChunkFrames.decode(buf.readableBytesView), chunks.count == hashes.count else {
             throw ClientError(.badResponse, "a chunk batch from \(baseURL) was malformed")
         }
         for (h, c) in zip(hashes, chunks) where verify && ContentHash.of(c) != h { throw ClientError(.hashMismatch, "chunk \(h) arrived corrupt") }

@@ -95,14 +95,21 @@ extension SyncEngine {
                     let fd = open(path, O_RDONLY | O_CLOEXEC)
                     guard fd >= 0 else { throw EngineError(.hashMismatch, "\(path) is gone; it will be sent again if it comes back") }
                     defer { close(fd) }
-                    var chunks: [(ContentHash, [UInt8])] = []
-                    for (hash, off, size) in batch {
-                        var buf = [UInt8](repeating: 0, count: size)
-                        let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, size, off_t(off)) }
-                        guard n == size else { throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again") }
-                        chunks.append((hash, buf))
+                    do {
+                        // Read from the file straight into the request body.
+                        try await client.uploadChunks(named: batch.map { ($0.0, $0.2) }) { i, buf in
+                            let (_, off, size) = batch[i]
+                            var done = 0
+                            while done < size {
+                                let n = pread(fd, buf.baseAddress! + done, size - done, off_t(off + done))
+                                if n < 0 && errno == EINTR { continue }
+                                guard n > 0 else { throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again") }
+                                done += n
+                            }
+                        }
+                    } catch let e as ClientError where e.code == .hashMismatch {
+                        throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
                     }
-                    try await Self.uploadNamed(chunks, path: path, client: client)
                     return batch.reduce(0) { $0 + $1.2 }
                 }
                 running += 1

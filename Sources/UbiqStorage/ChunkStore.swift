@@ -15,10 +15,11 @@ public protocol ChunkStore: Sendable {
     /// Stores several chunks (verified like `put` unless the caller has just hashed them
     /// itself: `hashesChecked`); durable when it returns.
     func putMany(_ chunks: [(ContentHash, [UInt8])], hashesChecked: Bool) async throws
-    /// Several chunks in order (nil for an absent one), verified like `get` if `verify` (a
-    /// caller that hands them to a client which checks every byte end to end may skip it);
-    /// throws `payload_too_large` as soon as they add up to more than `limit` bytes.
-    func getMany(_ hashes: [ContentHash], limit: Int, verify: Bool) async throws -> [[UInt8]?]
+    /// Hands each stored chunk of `hashes` to `visit` in order, with its index (absent ones are
+    /// skipped), verified like `get` if `verify` (a caller that hands them to a client which
+    /// checks every byte end to end may skip it); throws `payload_too_large` before reading on
+    /// once they add up to more than `limit` bytes. The bytes are only valid during the call.
+    func visitMany(_ hashes: [ContentHash], limit: Int, verify: Bool, _ visit: (Int, UnsafeRawBufferPointer) throws -> Void) async throws
 }
 
 extension ChunkStore {
@@ -31,21 +32,22 @@ extension ChunkStore {
         for (h, b) in chunks { try await put(h, b) }
     }
 
-    /// Several chunks in order, each verified like `get`.
-    public func getMany(_ hashes: [ContentHash], limit: Int) async throws -> [[UInt8]?] {
-        try await getMany(hashes, limit: limit, verify: true)
+    /// Several chunks in order (nil for an absent one), verified like `get` if `verify`; throws
+    /// `payload_too_large` as soon as they add up to more than `limit` bytes.
+    public func getMany(_ hashes: [ContentHash], limit: Int, verify: Bool = true) async throws -> [[UInt8]?] {
+        var out = [[UInt8]?](repeating: nil, count: hashes.count)
+        try await visitMany(hashes, limit: limit, verify: verify) { i, bytes in out[i] = Array(bytes) }
+        return out
     }
 
-    public func getMany(_ hashes: [ContentHash], limit: Int, verify: Bool) async throws -> [[UInt8]?] {
-        var out: [[UInt8]?] = []
+    public func visitMany(_ hashes: [ContentHash], limit: Int, verify: Bool, _ visit: (Int, UnsafeRawBufferPointer) throws -> Void) async throws {
         var total = 0
-        for h in hashes {
-            let bytes = try await get(h)
-            total += bytes?.count ?? 0
+        for (i, h) in hashes.enumerated() {
+            guard let bytes = try await get(h) else { continue }
+            total += bytes.count
             guard total <= limit else { throw StorageError.tooLarge(limit) }
-            out.append(bytes)
+            try bytes.withUnsafeBytes { try visit(i, $0) }
         }
-        return out
     }
 }
 
@@ -197,11 +199,10 @@ public struct FolderChunkStore: ChunkStore {
 
     /// One read of the index for all of them; requests that lie close together in one pack
     /// are read as one span, straight from disk (see `ubiq_read_span`).
-    public func getMany(_ hashes: [ContentHash], limit: Int, verify: Bool) async throws -> [[UInt8]?] {
+    public func visitMany(_ hashes: [ContentHash], limit: Int, verify: Bool, _ visit: (Int, UnsafeRawBufferPointer) throws -> Void) async throws {
         let where_ = try packedMany(hashes)
         var open: [String: Int32] = [:]
         defer { for fd in open.values { close(fd) } }
-        var out = [[UInt8]?](repeating: nil, count: hashes.count)
         var total = 0
         var i = 0
         while i < hashes.count {
@@ -210,7 +211,8 @@ public struct FolderChunkStore: ChunkStore {
                 if let got = try FileIO.readAll(url(hashes[i]).path) {
                     total += got.count
                     guard total <= limit else { throw StorageError.tooLarge(limit) }
-                    out[i] = got
+                    if verify && ContentHash.of(got) != hashes[i] { throw StorageError(.storageFailure, "stored chunk \(hashes[i]) is corrupt") }
+                    try got.withUnsafeBytes { try visit(i, $0) }
                 }
                 i += 1
                 continue
@@ -238,17 +240,18 @@ public struct FolderChunkStore: ChunkStore {
                 initialized = max(got, 0)
             }
             guard got >= 0 else { throw StorageError(.storageFailure, "cannot read pack \(p.pack): \(String(cString: strerror(errno)))") }
-            for k in i..<j {
-                let q = where_[hashes[k]]!
-                let a = q.offset - spanStart
-                guard a + q.size <= span.count else { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is missing from its pack") }
-                let bytes = Array(span[a..<a + q.size])
-                if verify && ContentHash.of(bytes) != hashes[k] { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is corrupt") }
-                out[k] = bytes
+            try span.withUnsafeBytes { raw in
+                for k in i..<j {
+                    let q = where_[hashes[k]]!
+                    let a = q.offset - spanStart
+                    guard a + q.size <= raw.count else { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is missing from its pack") }
+                    let bytes = UnsafeRawBufferPointer(rebasing: raw[a..<a + q.size])
+                    if verify && ContentHash.of(buffer: bytes) != hashes[k] { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is corrupt") }
+                    try visit(k, bytes)
+                }
             }
             i = j
         }
-        return out
     }
 
     /// Requests at most this far apart in a pack are read as one span (the gap read and dropped).
