@@ -118,6 +118,21 @@ extension SyncEngine {
         }
     }
 
+    /// Fetches the chunks of `requests` (each one framed request), three requests at a time.
+    static func fetch(_ requests: [[ContentHash]], client: UbiqAPIClient, verify: Bool, waitSeconds: Int?) async throws -> [ContentHash: [UInt8]] {
+        var have: [ContentHash: [UInt8]] = [:]
+        try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
+            var running = 0
+            for r in requests {
+                if running >= 3, let got = try await group.next() { for (k, v) in got { have[k] = v }; running -= 1 }
+                group.addTask { Array(zip(r, try await client.downloadChunks(r, verify: verify, waitSeconds: waitSeconds))) }
+                running += 1
+            }
+            for try await got in group { for (k, v) in got { have[k] = v } }
+        }
+        return have
+    }
+
     /// Sends named chunks; the server refusing one that does not match its name means the file
     /// changed while it was read.
     static func uploadNamed(_ chunks: [(ContentHash, [UInt8])], path: String, client: UbiqAPIClient) async throws {
@@ -176,83 +191,73 @@ extension SyncEngine {
             let n = buf.withUnsafeMutableBytes { pread(sameFD, $0.baseAddress, c.size, off_t(loc.offset)) }
             return n == c.size && (!verifyEachChunk || ContentHash.of(buf) == c.hash) ? buf : nil
         }
-        // Fresh bytes go through one aligned buffer, straight to disk where the file system allows.
-        var writer: OpaquePointer?
-        defer { if let writer { ubiq_writer_free(writer) } }
+        // Chunks already in the partial file from an interrupted attempt are kept.
         var index = 0
-        while index < m.chunks.count {
-            let c = m.chunks[index]
-            if resuming, let have = LocalFiles.read(path: partial, offset: offset, size: c.size), ContentHash.of(have) == c.hash {
-                whole.update(have)  // already there from an interrupted attempt
-                offset += c.size
-                index += 1
-                transfers[id]?.bytesDone = Int64(offset)
-                continue
-            }
-            if resuming {
-                resuming = false
-                ftruncate(fd, off_t(offset))
-                guard let w = ubiq_writer_open(fd, Int64(offset), Self.writerBuffer) else {
-                    throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))")
-                }
-                writer = w
-            }
-            // A window of chunks: local copies are read (from the file being replaced, else from
-            // other synced files, looked up together), the rest fetched.
-            let window = Array(m.chunks[index..<min(m.chunks.count, index + 1024)])
-            var have: [ContentHash: [UInt8]] = [:]
-            var fetch: [ContentHash] = []
+        while index < m.chunks.count, let have = LocalFiles.read(path: partial, offset: offset, size: m.chunks[index].size),
+              ContentHash.of(have) == m.chunks[index].hash {
+            whole.update(have)
+            offset += m.chunks[index].size
+            index += 1
+        }
+        transfers[id]?.bytesDone = Int64(offset)
+        ftruncate(fd, off_t(offset))
+        // Fresh bytes go through one aligned buffer, straight to disk where the file system allows.
+        guard let writer = ubiq_writer_open(fd, Int64(offset), Self.writerBuffer) else {
+            throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))")
+        }
+        defer { ubiq_writer_free(writer) }
+
+        // Windows of chunks: local copies are read (from the file being replaced, else from other
+        // synced files, looked up together), the rest fetched in framed requests of up to
+        // `batchBytes`, three at a time. The next window's requests go out while this one is written.
+        let client = self.client
+        let wait = streaming ? Self.streamWait : nil
+        func prepare(_ from: Int) -> (window: ArraySlice<ChunkRef>, local: [ContentHash: [UInt8]], fetched: Task<[ContentHash: [UInt8]], Error>) {
+            let window = m.chunks[from..<min(m.chunks.count, from + Self.windowChunks)]
+            var local: [ContentHash: [UInt8]] = [:]
             var asked = Set<ContentHash>()
             var elsewhere: [ChunkRef] = []
-            for w in window where have[w.hash] == nil && asked.insert(w.hash).inserted {
-                if let mine = fromSameFile(w) { have[w.hash] = mine } else { elsewhere.append(w) }
+            for w in window where asked.insert(w.hash).inserted {
+                if let mine = fromSameFile(w) { local[w.hash] = mine } else { elsewhere.append(w) }
             }
             let locations = elsewhere.isEmpty ? [:] : ((try? store.chunkLocations(elsewhere.map(\.hash))) ?? [:])
-            for w in elsewhere {
-                if let mine = locations[w.hash]?.lazy.compactMap({ self.readChunk(w.hash, at: $0) }).first { have[w.hash] = mine } else { fetch.append(w.hash) }
-            }
-            // What this device lacks comes in framed requests of up to `batchBytes`, three at a time.
             var requests: [[ContentHash]] = [[]]
             var requestBytes = 0
-            var sizes: [ContentHash: Int] = [:]
-            for w in window { sizes[w.hash] = w.size }
-            for h in fetch {
-                let size = sizes[h] ?? 0
-                if requestBytes + size > Self.batchBytes { requests.append([]); requestBytes = 0 }
-                requests[requests.count - 1].append(h)
-                requestBytes += size
+            for w in elsewhere {
+                if let mine = locations[w.hash]?.lazy.compactMap({ self.readChunk(w.hash, at: $0) }).first { local[w.hash] = mine; continue }
+                if requestBytes + w.size > Self.batchBytes { requests.append([]); requestBytes = 0 }
+                requests[requests.count - 1].append(w.hash)
+                requestBytes += w.size
             }
-            let client = self.client
-            let wait = streaming ? Self.streamWait : nil
+            let verify = verifyEachChunk
+            let fetched = Task { try await Self.fetch(requests.filter { !$0.isEmpty }, client: client, verify: verify, waitSeconds: wait) }
+            return (window, local, fetched)
+        }
+        var next = index < m.chunks.count ? prepare(index) : nil
+        defer { next?.fetched.cancel() }
+        while let current = next {
+            let fetched: [ContentHash: [UInt8]]
             do {
-                try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
-                    var running = 0
-                    for r in requests where !r.isEmpty {
-                        if running >= 3, let got = try await group.next() { for (k, v) in got { have[k] = v }; running -= 1 }
-                        // Checked by the whole file's hash (each chunk too when redoing after a mismatch).
-                        group.addTask { Array(zip(r, try await client.downloadChunks(r, verify: verifyEachChunk, waitSeconds: wait))) }
-                        running += 1
-                    }
-                    for try await got in group { for (k, v) in got { have[k] = v } }
-                }
+                fetched = try await current.fetched.value
             } catch let e as ClientError where streaming && e.code == .notFound {
                 // The uploader stopped sending: what arrived stays in the partial file, and the
                 // rest is fetched once the version is complete.
-                if let writer, ubiq_writer_finish(writer) == 0 { fsync(fd) }
+                if ubiq_writer_finish(writer) == 0 { fsync(fd) }
                 streamGaveUp.insert(version)
                 logger.info("\(target): its upload from another device paused; the download resumes when it completes")
                 return false
             }
-            for w in window {
-                guard let bytes = have[w.hash] else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
-                try Self.append(bytes, to: writer!, path: partial)
+            next = current.window.endIndex < m.chunks.count ? prepare(current.window.endIndex) : nil
+            for w in current.window {
+                // Checked by the whole file's hash (each chunk too when redoing after a mismatch).
+                guard let bytes = current.local[w.hash] ?? fetched[w.hash] else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
+                try Self.append(bytes, to: writer, path: partial)
                 whole.update(bytes)
                 offset += w.size
-                index += 1
             }
             transfers[id]?.bytesDone = Int64(offset)
         }
-        if let writer, ubiq_writer_finish(writer) != 0 {
+        guard ubiq_writer_finish(writer) == 0 else {
             throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))")
         }
         ftruncate(fd, off_t(offset))
@@ -300,6 +305,9 @@ extension SyncEngine {
         }
         return try await client.manifest(config.container, version: version)
     }
+
+    /// Chunks a download assembles per window.
+    static let windowChunks = 1024
 
     /// How long a fetch for a version still being uploaded waits without any chunk arriving.
     static let streamWait = 10

@@ -10,11 +10,14 @@ public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
     public let stdoutPath: String
     public let stderrPath: String
+    /// The folder holding its stdin, stdout and stderr files, removed with this object.
+    let directory: URL
 
     /// Starts `executable` with `arguments`; `stdin` (if given) is written to its standard input.
     public init(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-child-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        directory = dir
         stdoutPath = dir.appendingPathComponent("stdout").path
         stderrPath = dir.appendingPathComponent("stderr").path
         let stdinPath = dir.appendingPathComponent("stdin").path
@@ -45,9 +48,14 @@ public final class ChildProcess: @unchecked Sendable {
         defer { cArgs.forEach { free($0) }; cEnv.forEach { free($0) } }
         var child: pid_t = 0
         let rc = posix_spawn(&child, executable, &actions, &attr, &cArgs, &cEnv)
-        guard rc == 0 else { throw NSError(domain: "ChildProcess", code: Int(rc), userInfo: [NSLocalizedDescriptionKey: "spawn \(executable): \(String(cString: strerror(rc)))"]) }
+        guard rc == 0 else {
+            try? FileManager.default.removeItem(at: dir)
+            throw NSError(domain: "ChildProcess", code: Int(rc), userInfo: [NSLocalizedDescriptionKey: "spawn \(executable): \(String(cString: strerror(rc)))"])
+        }
         pid = child
     }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
 
     public var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
     public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
