@@ -93,7 +93,7 @@ public struct ChunkRef: Hashable, Sendable, Codable {
 }
 
 /// A file's content described as chunks, plus the whole-file hash.
-public struct Manifest: Hashable, Sendable, Codable {
+public struct Manifest: Hashable, Sendable, Codable {  // wire form: Manifest+Coding.swift
     public let chunks: [ChunkRef]
     public let size: Int
     public let hash: ContentHash

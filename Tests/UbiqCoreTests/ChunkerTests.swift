@@ -114,3 +114,45 @@ struct ManifestDeltaTests {
         }
     }
 }
+
+/// The manifest's wire form: the chunk list as one `HASH:SIZE,…` string, the earlier array of
+/// objects still read, and anything else refused without a crash.
+@Suite("Manifest wire form")
+struct ManifestCodingTests {
+    @Test func roundTripsEarlierFormAndHostileLists() throws {
+        var rng = SeededRandom.forTest("manifest.coding")
+        for round in 0..<300 {
+            let chunks = (0..<Int.random(in: 0...40, using: &rng)).map { _ in
+                ChunkRef(hash: ContentHash.of(rng.bytes(8)), size: Int.random(in: 1...9_999_999_999, using: &rng))
+            }
+            let m = Manifest(chunks: chunks, size: chunks.reduce(0) { $0 + $1.size }, hash: ContentHash.of(rng.bytes(8)))
+            let data = try JSONEncoder().encode(m)
+            #expect(try JSONDecoder().decode(Manifest.self, from: data) == m, "round \(round)")
+            #expect(Manifest.parseChunkList(Manifest.chunkList(chunks)) == chunks)
+            // The earlier form: an array of {"hash", "size"} objects.
+            let legacy = "{\"chunks\":[" + chunks.map { "{\"hash\":\"\($0.hash.hex)\",\"size\":\($0.size)}" }.joined(separator: ",")
+                + "],\"size\":\(m.size),\"hash\":\"\(m.hash.hex)\"}"
+            #expect(try JSONDecoder().decode(Manifest.self, from: Data(legacy.utf8)) == m)
+            // A mutated list is either refused or still a well-formed list, never a crash.
+            var bytes = Array(Manifest.chunkList(chunks).utf8)
+            if !bytes.isEmpty {
+                for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                    let i = Int.random(in: 0..<bytes.count, using: &rng)
+                    switch Int.random(in: 0..<3, using: &rng) {
+                    case 0: bytes[i] = [UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "x"), UInt8(ascii: "0"), 0xFF][Int.random(in: 0..<5, using: &rng)]
+                    case 1: bytes.remove(at: i)
+                    default: bytes.insert(UInt8(ascii: ","), at: i)
+                    }
+                    if bytes.isEmpty { break }
+                }
+                if let parsed = Manifest.parseChunkList(String(decoding: bytes, as: UTF8.self)) {
+                    #expect(parsed.allSatisfy { $0.size > 0 })
+                }
+            }
+        }
+        for bad in [",", "abc:1", String(repeating: "a", count: 64) + ":0", String(repeating: "a", count: 64) + ":", String(repeating: "a", count: 64) + ":12,",
+                    String(repeating: "a", count: 64) + ":99999999999", String(repeating: "g", count: 64) + ":5"] {
+            #expect(Manifest.parseChunkList(bad) == nil, "\(bad)")
+        }
+    }
+}
