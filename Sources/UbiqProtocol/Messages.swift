@@ -192,7 +192,12 @@ public enum NamedChunkFrames {
     /// empty or larger than `WireLimits.maxChunkBody`, or there are more than
     /// `WireLimits.maxChunksPerBatch`.
     public static func decode<C: Collection>(_ body: C) -> [(ContentHash, [UInt8])]? where C.Element == UInt8, C.Index == Int {
-        var out: [(ContentHash, [UInt8])] = []
+        ranges(body).map { $0.map { ($0.0, Array(body[$0.1])) } }
+    }
+
+    /// Like `decode`, but where each chunk lies in `body` (nothing copied).
+    public static func ranges<C: Collection>(_ body: C) -> [(ContentHash, Range<Int>)]? where C.Element == UInt8, C.Index == Int {
+        var out: [(ContentHash, Range<Int>)] = []
         var i = body.startIndex
         while i < body.endIndex {
             guard body.endIndex - i >= 68, out.count < WireLimits.maxChunksPerBatch,
@@ -201,7 +206,7 @@ public enum NamedChunkFrames {
             let n = Int(body[i]) << 24 | Int(body[i + 1]) << 16 | Int(body[i + 2]) << 8 | Int(body[i + 3])
             i += 4
             guard n > 0, n <= WireLimits.maxChunkBody, body.endIndex - i >= n else { return nil }
-            out.append((hash, Array(body[i..<i + n])))
+            out.append((hash, i..<i + n))
             i += n
         }
         return out

@@ -46,24 +46,25 @@ extension ServerServices {
             if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
                 throw APIFailure(.payloadTooLarge, "a chunk batch is at most \(WireLimits.maxChunkBatchBody) bytes")
             }
-            let buffer: ByteBuffer
-            do { buffer = try await request.body.collect(upTo: limit) } catch {
+            let body: [UInt8]
+            do { body = try await request.collectBytes(upTo: limit) } catch {
                 throw APIFailure(.payloadTooLarge, "a chunk batch is at most \(WireLimits.maxChunkBatchBody) bytes")
             }
-            let named: [(ContentHash, [UInt8])]
+            // The chunks stay slices of the body: hashed and written to the pack from where they lie.
+            let named: [(ContentHash, ArraySlice<UInt8>)]
             if request.headers[.contentType] == NamedChunkFrames.contentType {
-                guard let chunks = NamedChunkFrames.decode(buffer.readableBytesView) else {
+                guard let chunks = NamedChunkFrames.ranges(body) else {
                     throw APIFailure(.invalidRequest, "a named chunk batch is chunks of 1 byte to \(WireLimits.maxChunkBody) bytes, each after its hash and length, at most \(WireLimits.maxChunksPerBatch)")
                 }
-                for (i, (h, bytes)) in chunks.enumerated() where ContentHash.of(bytes) != h {
+                named = chunks.map { ($0.0, body[$0.1]) }
+                for (i, (h, bytes)) in named.enumerated() where ContentHash.of(bytes) != h {
                     throw APIFailure(.hashMismatch, "chunk \(i + 1) of the batch does not hash to \(h); nothing of the batch was stored")
                 }
-                named = chunks
             } else {
-                guard let chunks = ChunkFrames.decode(buffer.readableBytesView) else {
+                guard let chunks = ChunkFrames.decode(body) else {
                     throw APIFailure(.invalidRequest, "a chunk batch is length-prefixed chunks of 1 byte to \(WireLimits.maxChunkBody) bytes, at most \(WireLimits.maxChunksPerBatch)")
                 }
-                named = chunks.map { (ContentHash.of($0), $0) }
+                named = chunks.map { (ContentHash.of($0), $0[...]) }
             }
             let missing = Set(try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: named.map(\.0)))
             let fresh = named.filter { missing.contains($0.0) }

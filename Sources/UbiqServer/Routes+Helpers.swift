@@ -4,6 +4,18 @@ import UbiqCore
 import UbiqProtocol
 
 extension Request {
+    /// The body as one array, its room taken at once from the declared length (collecting into
+    /// a growing buffer copied a 16 MiB chunk batch about twice more); `payload_too_large` past `limit`.
+    func collectBytes(upTo limit: Int) async throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(min(limit, headers[.contentLength].flatMap(Int.init) ?? 0))
+        for try await part in body {
+            guard out.count + part.readableBytes <= limit else { throw APIFailure(.payloadTooLarge, "request body larger than \(limit) bytes") }
+            part.withUnsafeReadableBytes { out.append(contentsOf: $0) }
+        }
+        return out
+    }
+
     /// Reads and decodes a JSON body of at most `limit` bytes.
     func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int = WireLimits.maxJSONBody) async throws -> T {
         let buffer: ByteBuffer

@@ -13,8 +13,9 @@ public protocol ChunkStore: Sendable {
     /// True if the chunk is stored.
     func has(_ hash: ContentHash) async throws -> Bool
     /// Stores several chunks (verified like `put` unless the caller has just hashed them
-    /// itself: `hashesChecked`); durable when it returns.
-    func putMany(_ chunks: [(ContentHash, [UInt8])], hashesChecked: Bool) async throws
+    /// itself: `hashesChecked`); durable when it returns. Slices, so a request body's chunks
+    /// need not be copied out of it.
+    func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws
     /// Hands each stored chunk of `hashes` to `visit` in order, with its index (absent ones are
     /// skipped), verified like `get` if `verify` (a caller that hands them to a client which
     /// checks every byte end to end may skip it); throws `payload_too_large` before reading on
@@ -25,11 +26,11 @@ public protocol ChunkStore: Sendable {
 extension ChunkStore {
     /// Stores several chunks, each verified like `put`; durable when it returns.
     public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
-        try await putMany(chunks, hashesChecked: false)
+        try await putMany(chunks.map { ($0.0, $0.1[...]) }, hashesChecked: false)
     }
 
-    public func putMany(_ chunks: [(ContentHash, [UInt8])], hashesChecked: Bool) async throws {
-        for (h, b) in chunks { try await put(h, b) }
+    public func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws {
+        for (h, b) in chunks { try await put(h, Array(b)) }
     }
 
     /// Several chunks in order (nil for an absent one), verified like `get` if `verify`; throws
@@ -144,8 +145,8 @@ public struct FolderChunkStore: ChunkStore {
 
     /// Writes the chunks not stored yet into one new pack file, fsyncs it (and its folder), then
     /// records them in the pack index in one transaction.
-    public func putMany(_ chunks: [(ContentHash, [UInt8])], hashesChecked: Bool) async throws {
-        var fresh: [(ContentHash, [UInt8])] = []
+    public func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws {
+        var fresh: [(ContentHash, ArraySlice<UInt8>)] = []
         var seen = Set<ContentHash>()
         let stored = try packedMany(chunks.map(\.0))
         for (hash, bytes) in chunks where seen.insert(hash).inserted {
@@ -278,7 +279,7 @@ public enum FileIO {
     /// Writes the parts (`size` bytes in all) one after another to a new file at `path`, through
     /// an aligned buffer that bypasses the page cache where the file system allows (see
     /// `ubiq_writer`), and fsyncs it.
-    public static func writeDurably<S: Sequence>(_ parts: S, size: Int, to path: String) throws where S.Element == [UInt8] {
+    public static func writeDurably<S: Sequence>(_ parts: S, size: Int, to path: String) throws where S.Element == ArraySlice<UInt8> {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw errnoError("open \(path)") }
         defer { close(fd) }
