@@ -24,6 +24,31 @@ struct ValidationTests {
         (try? WireCoding.decode(APIErrorBody.self, from: Data(body)))?.error.code.rawValue
     }
 
+    /// Hash lists travel as one string of hashes back to back; the array form is still read,
+    /// and anything else is a clear 400.
+    @Test func hashListsInBothFormsAndBrokenOnesRefused() async throws {
+        var rng = SeededRandom.forTest("hashlist")
+        for _ in 0..<200 {
+            let hashes = (0..<Int.random(in: 0...50, using: &rng)).map { _ in ContentHash.of(rng.bytes(4)) }
+            #expect(HashList.parse(HashList.string(hashes)) == hashes)
+            let json = try WireCoding.encode(MissingChunksRequest(hashes: hashes))
+            #expect(try WireCoding.decode(MissingChunksRequest.self, from: json).hashes == hashes)
+        }
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            let h = [ContentHash.of([1]), ContentHash.of([2])]
+            for body in ["{\"hashes\":[\"\(h[0].hex)\",\"\(h[1].hex)\"]}", "{\"hashes\":\"\(h[0].hex)\(h[1].hex)\"}"] {
+                let (status, answer) = try await c.raw(.POST, "/v1/chunks/missing", body: Array(body.utf8))
+                #expect(status == 200)
+                #expect(try WireCoding.decode(MissingChunksResponse.self, from: Data(answer)).missing == h)
+            }
+            for bad in ["{\"hashes\":\"abc\"}", "{\"hashes\":\"\(h[0].hex)x\"}", "{\"hashes\":\"\(String(repeating: "z", count: 64))\"}", "{\"hashes\":5}"] {
+                let (status, answer) = try await c.raw(.POST, "/v1/chunks/missing", body: Array(bad.utf8))
+                #expect(status == 400 && errorCode(answer) == "invalid_request", "\(bad)")
+            }
+        }
+    }
+
     @Test func hostilePathsAreRejected() async throws {
         try await withServer { server in
             let (c, _) = try await server.device("alice")
