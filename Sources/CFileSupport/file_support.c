@@ -191,3 +191,15 @@ int64_t ubiq_read_span(int fd, void *dst, size_t len, int64_t offset) {
     }
     return read_fully(fd, dst, len, offset);
 }
+
+int64_t ubiq_read_aligned(int fd, void *dst, size_t len, int64_t offset) {
+    int64_t got = read_fully(fd, dst, len, offset);
+    if (got < 0 && errno == EINVAL) {
+        int flags = fcntl(fd, F_GETFL);
+        if (flags >= 0 && (flags & O_DIRECT)) {
+            if (fcntl(fd, F_SETFL, flags & ~O_DIRECT) != 0) return -1;
+            got = read_fully(fd, dst, len, offset);
+        }
+    }
+    return got;
+}

@@ -21,6 +21,17 @@ public final class BackgroundHash: @unchecked Sendable {
         }
     }
 
+    /// Adds several pieces (in order) in one hand-over: one wake-up of the queue for a whole
+    /// window of chunks instead of one per chunk.
+    public func update(pieces: [[UInt8]]) {
+        guard !pieces.isEmpty else { return }
+        room.wait()
+        queue.async {
+            for p in pieces { p.withUnsafeBytes { self.hash.update($0) } }
+            self.room.signal()
+        }
+    }
+
     /// The hash of everything handed over, after the queue has caught up.
     public func finalize() -> ContentHash {
         queue.sync { hash.finalize() }

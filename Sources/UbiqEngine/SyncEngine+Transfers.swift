@@ -172,7 +172,7 @@ extension SyncEngine {
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))") }
         var closed = false
         defer { if !closed { close(fd) } }
-        let whole = BackgroundHash()  // verified on another core while this one assembles
+        let whole = BackgroundHash(window: 2)  // verified on another core while this one assembles (a window at a time)
         let started = ContinuousClock.now
         var offset = 0
         var resuming = true
@@ -248,13 +248,16 @@ extension SyncEngine {
                 return false
             }
             next = current.window.endIndex < m.chunks.count ? prepare(current.window.endIndex) : nil
+            var pieces: [[UInt8]] = []
+            pieces.reserveCapacity(current.window.count)
             for w in current.window {
                 // Checked by the whole file's hash (each chunk too when redoing after a mismatch).
                 guard let bytes = current.local[w.hash] ?? fetched[w.hash] else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
                 try Self.append(bytes, to: writer, path: partial)
-                whole.update(bytes)
+                pieces.append(bytes)
                 offset += w.size
             }
+            whole.update(pieces: pieces)
             transfers[id]?.bytesDone = Int64(offset)
         }
         guard ubiq_writer_finish(writer) == 0 else {

@@ -204,6 +204,9 @@ public struct FolderChunkStore: ChunkStore {
         let where_ = try packedMany(hashes)
         var open: [String: Int32] = [:]
         defer { for fd in open.values { close(fd) } }
+        var buffer: UnsafeMutableRawPointer?
+        var bufferSize = 0
+        defer { buffer?.deallocate() }
         var total = 0
         var i = 0
         while i < hashes.count {
@@ -235,13 +238,17 @@ public struct FolderChunkStore: ChunkStore {
                 guard fd >= 0 else { throw StorageError(.storageFailure, "stored chunk \(hashes[i]) is missing its pack") }
                 open[p.pack] = fd
             }
-            var got = 0
-            let span = [UInt8](unsafeUninitializedCapacity: spanEnd - spanStart) { buf, initialized in
-                got = Int(ubiq_read_span(fd, buf.baseAddress, buf.count, Int64(spanStart)))
-                initialized = max(got, 0)
+            // The whole blocks around the span, read straight into an aligned buffer (no bounce copy).
+            let alignedStart = spanStart & ~4095, alignedEnd = (spanEnd + 4095) & ~4095
+            if alignedEnd - alignedStart > bufferSize {
+                buffer?.deallocate()
+                bufferSize = alignedEnd - alignedStart
+                buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 4096)
             }
+            let got = Int(ubiq_read_aligned(fd, buffer, alignedEnd - alignedStart, Int64(alignedStart)))
             guard got >= 0 else { throw StorageError(.storageFailure, "cannot read pack \(p.pack): \(String(cString: strerror(errno)))") }
-            try span.withUnsafeBytes { raw in
+            let raw = UnsafeRawBufferPointer(start: buffer! + (spanStart - alignedStart), count: max(0, got - (spanStart - alignedStart)))
+            do {
                 for k in i..<j {
                     let q = where_[hashes[k]]!
                     let a = q.offset - spanStart

@@ -52,4 +52,10 @@ int ubiq_open_direct(const char *path);
 /// Returns the bytes read (fewer only at the end of the file), or -1 with errno set.
 int64_t ubiq_read_span(int fd, void *dst, size_t len, int64_t offset);
 
+/// Reads `len` bytes at `offset` of `fd` into `dst` without a bounce buffer. With O_DIRECT on
+/// `fd`, `dst`, `len` and `offset` must be multiples of 4096 (`dst` aligned to it); if the file
+/// system refuses the direct read, O_DIRECT is cleared on `fd` and the read done plainly.
+/// Returns the bytes read (fewer only at the end of the file), or -1 with errno set.
+int64_t ubiq_read_aligned(int fd, void *dst, size_t len, int64_t offset);
+
 #endif
