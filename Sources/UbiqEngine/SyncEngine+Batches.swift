@@ -18,7 +18,7 @@ extension SyncEngine {
     /// Content bytes per batch (it is held in memory while it travels).
     static let batchTotal: Int64 = 32 << 20
     /// Bytes per chunk request in a batch.
-    static let batchBytes = 8 << 20
+    static let batchBytes = 16 << 20
     /// Batches in flight at once.
     static let batchesAtOnce = 3
 
