@@ -29,16 +29,30 @@ struct StreamingTests {
         return (id, v)
     }
 
+    /// A file committed (metadata only) by a bare client of B's account, its chunks not sent yet.
+    struct Pending {
+        let uploader: UbiqAPIClient
+        let container: ContainerID
+        let bytes: [UInt8]
+        let chunks: [(ContentHash, [UInt8])]
+        let id: ItemID
+        let version: VersionID
+    }
+
+    static func commitPending(_ fleet: Fleet, for b: TestDevice, path: String, size: Int, seedLabel: String) async throws -> Pending {
+        let (uploader, _) = try await fleet.server.device("alice", name: "uploader")
+        var rng = SeededRandom.forTest(seedLabel)
+        let bytes = rng.bytes(size)
+        let m = Manifest.of(bytes)
+        let (id, v) = try await commitNew(uploader, b.config.container, path: path, m)
+        return Pending(uploader: uploader, container: b.config.container, bytes: bytes, chunks: named(bytes, m), id: id, version: v)
+    }
+
     @Test func aBigFileIsDownloadedWhileStillBeingUploaded() async throws {
         try await withFleet { fleet in
             let b = try await fleet.device("B")
-            let (uploader, _) = try await fleet.server.device("alice", name: "uploader")
-            let container = b.config.container
-            var rng = SeededRandom.forTest("engine.streaming")
-            let bytes = rng.bytes(6 << 20)
-            let m = Manifest.of(bytes)
-            let chunks = Self.named(bytes, m)
-            let (id, v) = try await Self.commitNew(uploader, container, path: "Documents/movie.bin", m)
+            let p = try await Self.commitPending(fleet, for: b, path: "Documents/movie.bin", size: 6 << 20, seedLabel: "engine.streaming")
+            let (uploader, container, bytes, chunks, id, v) = (p.uploader, p.container, p.bytes, p.chunks, p.id, p.version)
             for part in stride(from: 0, to: chunks.count, by: 40) {
                 try await uploader.uploadChunks(named: Array(chunks[part..<min(chunks.count, part + 40)]))
             }
@@ -62,13 +76,8 @@ struct StreamingTests {
     @Test func aStreamThatStopsIsFinishedOnceTheUploadCompletes() async throws {
         try await withFleet { fleet in
             let b = try await fleet.device("B")
-            let (uploader, _) = try await fleet.server.device("alice", name: "uploader")
-            let container = b.config.container
-            var rng = SeededRandom.forTest("engine.streaming.stop")
-            let bytes = rng.bytes(3 << 20)
-            let m = Manifest.of(bytes)
-            let chunks = Self.named(bytes, m)
-            let (_, v) = try await Self.commitNew(uploader, container, path: "Documents/paused.bin", m)
+            let p = try await Self.commitPending(fleet, for: b, path: "Documents/paused.bin", size: 3 << 20, seedLabel: "engine.streaming.stop")
+            let (uploader, container, bytes, chunks, v) = (p.uploader, p.container, p.bytes, p.chunks, p.version)
             try await uploader.uploadChunks(named: Array(chunks.prefix(chunks.count / 2)))
             // B starts, waits for the rest, and gives up when nothing arrives; nothing is placed.
             #expect(await eventually { await b.engine.status().downloads.running == 1 })
