@@ -65,7 +65,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Linux file calls Glibc's Swift module does not expose (sync_file_range).
+        // Linux file calls Glibc's Swift module does not expose (renameat2) and the direct-I/O writer and reader.
         .target(name: "CFileSupport"),
         // ncursesw through a system-library target (stateless shims only).
         .systemLibrary(name: "CNCursesW", path: "Sources/CNCursesW", providers: [.apt(["libncurses-dev"])]),

@@ -175,7 +175,6 @@ extension SyncEngine {
         let whole = BackgroundHash(window: 2)  // verified on another core while this one assembles (a window at a time)
         let started = ContinuousClock.now
         var offset = 0
-        var resuming = true
         // Most unchanged chunks come from the file being replaced: read them from it directly.
         var sameFile: [ContentHash: (offset: Int, size: Int)] = [:]
         var sameFD: Int32 = -1
