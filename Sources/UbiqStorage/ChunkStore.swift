@@ -63,8 +63,9 @@ extension StorageError {
 /// index rows (hash → pack, offset, size in `<root>/packs.sqlite`) are committed, so a crash
 /// leaves at most an unreferenced pack, never a chunk that reads wrong. A single `put` is a loose
 /// file `<root>/ab/cd/abcd…` (two levels of fan-out), written to a temporary file, fsynced and
-/// renamed into place. Reads look in the pack index, then for a loose file, and always verify
-/// the hash. Packs turn the thousands of file creations of many small files into one.
+/// renamed into place. Reads look in the pack index, then for a loose file, and verify the hash
+/// unless told the caller's client checks it. Packs turn the thousands of file creations of many
+/// small files into one; they are written and read with `O_DIRECT` where possible.
 public struct FolderChunkStore: ChunkStore {
     public let root: URL
     let packs: DatabasePool
