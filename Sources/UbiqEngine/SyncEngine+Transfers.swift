@@ -258,6 +258,14 @@ extension SyncEngine {
             }
             whole.update(pieces: pieces)
             transfers[id]?.bytesDone = Int64(offset)
+            // A stream goes at the uploader's pace, which may be slow: when something changes
+            // in the folder meanwhile, this download steps aside (what arrived is kept) so the
+            // round ends and the change is synced; the next pass resumes it.
+            if streaming, next != nil, let w = watcher, w.foreignEvents() != foreignAtScan {
+                if ubiq_writer_finish(writer) == 0 { fsync(fd) }
+                logger.info("\(target): a local change while streaming; the download resumes after it is synced")
+                return false
+            }
         }
         guard ubiq_writer_finish(writer) == 0 else {
             throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))")

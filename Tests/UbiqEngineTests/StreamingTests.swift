@@ -89,4 +89,38 @@ struct StreamingTests {
             #expect(await eventually(timeout: .seconds(60)) { b.readBytes("Documents/paused.bin") == bytes })
         }
     }
+
+    /// A stream goes at the uploader's pace; a local change made meanwhile is not held up
+    /// behind it: the download steps aside between windows and resumes after the change is synced.
+    @Test func aLocalChangeIsNotHeldUpBehindAStream() async throws {
+        try await withFleet { fleet in
+            let b = try await fleet.device("B")
+            // Over three download windows (1,024 chunks each).
+            let p = try await Self.commitPending(fleet, for: b, path: "Documents/long.bin", size: 112 << 20, seedLabel: "engine.streaming.aside")
+            let window = 1024
+            #expect(p.chunks.count > 2 * window + 100)
+            func send(_ range: Range<Int>) async throws {  // in requests under the 16 MiB limit
+                for start in stride(from: range.lowerBound, to: range.upperBound, by: 300) {
+                    try await p.uploader.uploadChunks(named: Array(p.chunks[start..<min(range.upperBound, start + 300)]))
+                }
+            }
+            try await send(0..<window)
+            #expect(await eventually { await b.engine.status().downloads.bytesDone > 0 })
+            try b.write("Documents/note.txt", "written while the stream runs")
+            try await send(window..<2 * window)
+            // The note reaches the server while the big file is still incomplete, well before the
+            // stream would give up waiting (10 s) for chunks that are not coming yet.
+            let (uploader, container) = (p.uploader, p.container)
+            let noteUp = await eventually(timeout: .seconds(8)) {
+                let items = (try? await uploader.changes(container, after: 0).items) ?? []
+                return items.contains { $0.path.string == "Documents/note.txt" && $0.current?.uploaded == true }
+            }
+            #expect(noteUp)
+            let pending = try await uploader.versions(container, item: p.id)
+            #expect(pending.current?.uploaded == false)
+            try await send(2 * window..<p.chunks.count)
+            _ = try await uploader.complete(container, version: p.version)
+            #expect(await eventually(timeout: .seconds(90)) { b.readBytes("Documents/long.bin") == p.bytes })
+        }
+    }
 }
