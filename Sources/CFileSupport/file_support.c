@@ -157,32 +157,6 @@ static int64_t read_fully(int fd, unsigned char *p, size_t len, int64_t off) {
     return (int64_t)done;
 }
 
-int64_t ubiq_read_span(int fd, void *dst, size_t len, int64_t offset) {
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0 && (flags & O_DIRECT)) {
-        int64_t start = offset / UBIQ_BLOCK * UBIQ_BLOCK;
-        size_t span = (size_t)((offset + (int64_t)len - start + UBIQ_BLOCK - 1) / UBIQ_BLOCK * UBIQ_BLOCK);
-        unsigned char *bounce = NULL;
-        if (posix_memalign((void **)&bounce, UBIQ_BLOCK, span) != 0) { errno = ENOMEM; return -1; }
-        int64_t got = read_fully(fd, bounce, span, start);
-        if (got < 0 && errno == EINVAL) {  // the file system refuses after all: read plainly
-            free(bounce);
-            if (fcntl(fd, F_SETFL, flags & ~O_DIRECT) != 0) return -1;
-            return read_fully(fd, dst, len, offset);
-        }
-        int64_t useful = -1;
-        if (got >= 0) {
-            useful = got - (offset - start);
-            if (useful < 0) useful = 0;
-            if (useful > (int64_t)len) useful = (int64_t)len;
-            if (useful > 0) memcpy(dst, bounce + (offset - start), (size_t)useful);
-        }
-        free(bounce);
-        return useful;
-    }
-    return read_fully(fd, dst, len, offset);
-}
-
 int64_t ubiq_read_aligned(int fd, void *dst, size_t len, int64_t offset) {
     int64_t got = read_fully(fd, dst, len, offset);
     if (got < 0 && errno == EINVAL) {

@@ -166,7 +166,7 @@ extension SyncEngine {
         let client = self.client
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Named: a file that changed since it was hashed is refused by the server, not stored torn.
-            for g in groups where !g.isEmpty { group.addTask { try await Self.uploadNamed(g, path: "a file of this batch", client: client) } }
+            for g in groups where !g.isEmpty { group.addTask { try await Self.refusedMeansChanged("a file of this batch") { try await client.uploadChunks(named: g) } } }
             try await group.waitForAll()
         }
 

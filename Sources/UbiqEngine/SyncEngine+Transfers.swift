@@ -95,7 +95,7 @@ extension SyncEngine {
                     let fd = open(path, O_RDONLY | O_CLOEXEC)
                     guard fd >= 0 else { throw EngineError(.hashMismatch, "\(path) is gone; it will be sent again if it comes back") }
                     defer { close(fd) }
-                    do {
+                    try await Self.refusedMeansChanged(path) {
                         // Read from the file straight into the request body.
                         try await client.uploadChunks(named: batch.map { ($0.0, $0.2) }) { i, buf in
                             let (_, off, size) = batch[i]
@@ -107,8 +107,6 @@ extension SyncEngine {
                                 done += n
                             }
                         }
-                    } catch let e as ClientError where e.code == .hashMismatch {
-                        throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
                     }
                     return batch.reduce(0) { $0 + $1.2 }
                 }
@@ -133,11 +131,11 @@ extension SyncEngine {
         return have
     }
 
-    /// Sends named chunks; the server refusing one that does not match its name means the file
-    /// changed while it was read.
-    static func uploadNamed(_ chunks: [(ContentHash, [UInt8])], path: String, client: UbiqAPIClient) async throws {
+    /// Runs an upload of named chunks: the server refusing one that does not match its name
+    /// means the file changed while it was read, reported as such.
+    static func refusedMeansChanged(_ path: String, _ upload: () async throws -> Void) async throws {
         do {
-            try await client.uploadChunks(named: chunks)
+            try await upload()
         } catch let e as ClientError where e.code == .hashMismatch {
             throw EngineError(.hashMismatch, "\(path) changed while uploading; it will be sent again")
         }

@@ -200,7 +200,7 @@ public struct FolderChunkStore: ChunkStore {
     }
 
     /// One read of the index for all of them; requests that lie close together in one pack
-    /// are read as one span, straight from disk (see `ubiq_read_span`).
+    /// are read as one span, straight from disk (`ubiq_read_aligned` into an aligned buffer).
     public func visitMany(_ hashes: [ContentHash], limit: Int, verify: Bool, _ visit: (Int, UnsafeRawBufferPointer) throws -> Void) async throws {
         let where_ = try packedMany(hashes)
         var open: [String: Int32] = [:]

@@ -38,14 +38,8 @@ int ubiq_writer_is_direct(const ubiq_writer *w);
 void ubiq_writer_free(ubiq_writer *w);
 
 /// Opens `path` read-only, with O_DIRECT where the file system allows it (else plainly): a
-/// descriptor for `ubiq_read_span`, or -1 with errno set.
+/// descriptor for `ubiq_read_aligned`, or -1 with errno set.
 int ubiq_open_direct(const char *path);
-
-/// Reads up to `len` bytes at `offset` of `fd` into `dst`. If `fd` has O_DIRECT the read goes
-/// through an aligned bounce buffer, bypassing the page cache (reading a file that is not cached
-/// through it costs ~1.6 s of CPU per GiB on this kind of machine); otherwise plain `pread`.
-/// Returns the bytes read (fewer only at the end of the file), or -1 with errno set.
-int64_t ubiq_read_span(int fd, void *dst, size_t len, int64_t offset);
 
 /// Reads `len` bytes at `offset` of `fd` into `dst` without a bounce buffer. With O_DIRECT on
 /// `fd`, `dst`, `len` and `offset` must be multiples of 4096 (`dst` aligned to it); if the file
