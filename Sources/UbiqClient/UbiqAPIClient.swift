@@ -144,7 +144,7 @@ public struct UbiqAPIClient: Sendable {
         guard !chunks.isEmpty else { return }
         var body = ByteBufferAllocator().buffer(capacity: chunks.reduce(0) { $0 + 68 + $1.size })
         for (i, c) in chunks.enumerated() {
-            body.writeString(c.hash.hex)
+            c.hash.withHex { _ = body.writeBytes($0) }
             body.writeInteger(UInt32(c.size), endianness: .big)
             try body.writeWithUnsafeMutableBytes(minimumWritableBytes: c.size) { raw in
                 try fill(i, UnsafeMutableRawBufferPointer(rebasing: raw[0..<c.size]))

@@ -1,24 +1,84 @@
 import Crypto
 import Foundation
 
-/// A SHA-256 digest in lower-case hex: the name of a chunk and the identity of a file's content.
+/// A SHA-256 digest: the name of a chunk and the identity of a file's content. Written as 64
+/// lower-case hex characters; held as its 32 bytes, so copying one costs no reference counting
+/// and comparing or hashing one touches four words instead of a 64-byte string.
 public struct ContentHash: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// The digest as four big-endian words: compared in order they sort like the hex text.
+    private let w0, w1, w2, w3: UInt64
+
     /// 64 lower-case hex characters.
-    public let hex: String
+    public var hex: String {
+        String(unsafeUninitializedCapacity: 64) { out in
+            writeHex(to: UnsafeMutableRawBufferPointer(out))
+            return 64
+        }
+    }
+
+    /// Calls `body` with the 64 hex characters (nothing allocated).
+    public func withHex<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        return try withUnsafeMutableBytes(of: &text) { raw in
+            writeHex(to: raw)
+            return try body(UnsafeRawBufferPointer(raw))
+        }
+    }
+
+    /// Appends the 64 hex characters to `out`.
+    public func appendHex(to out: inout [UInt8]) { withHex { out.append(contentsOf: $0) } }
+
+    private func writeHex(to out: UnsafeMutableRawBufferPointer) {
+        func put(_ w: UInt64, at start: Int) {
+            let digits: StaticString = "0123456789abcdef"
+            for i in 0..<16 { out[start + i] = digits.utf8Start[Int((w >> UInt64(60 - 4 * i)) & 0xF)] }
+        }
+        put(w0, at: 0); put(w1, at: 16); put(w2, at: 32); put(w3, at: 48)
+    }
 
     /// Accepts exactly 64 hex characters (either case); throws `invalid_hash` otherwise.
     public init(validating s: String) throws {
-        guard s.utf8.count == 64, s.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) }) else {
+        var str = s
+        guard let h = str.withUTF8({ ContentHash(hexBytes: UnsafeRawBufferPointer($0)) }) else {
             throw CoreError(.invalidHash, "not a SHA-256 hex digest: '\(s.prefix(80))'")
         }
-        hex = s.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x46 }) ? s.lowercased() : s
+        self = h
+    }
+
+    /// Parses exactly 64 hex characters (either case); nil for anything else.
+    public init?(hexBytes u: UnsafeRawBufferPointer) {
+        guard u.count == 64 else { return nil }
+        func word(_ k: Int) -> UInt64? {
+            var w: UInt64 = 0
+            for i in 16 * k..<16 * k + 16 {
+                let c = u[i]
+                switch c {
+                case 0x30...0x39: w = w << 4 | UInt64(c - 0x30)
+                case 0x61...0x66: w = w << 4 | UInt64(c - 0x61 + 10)
+                case 0x41...0x46: w = w << 4 | UInt64(c - 0x41 + 10)
+                default: return nil
+                }
+            }
+            return w
+        }
+        guard let a = word(0), let b = word(1), let c = word(2), let d = word(3) else { return nil }
+        (w0, w1, w2, w3) = (a, b, c, d)
+    }
+
+    /// Parses `bytes` as exactly 64 hex characters; nil for anything else.
+    public init?<C: Collection>(hexIn bytes: C) where C.Element == UInt8 {
+        guard let h = bytes.withContiguousStorageIfAvailable({ ContentHash(hexBytes: UnsafeRawBufferPointer($0)) }) ?? Array(bytes).withUnsafeBytes({ ContentHash(hexBytes: $0) })
+        else { return nil }
+        self = h
     }
 
     init(digest: SHA256.Digest) {
-        var out = [UInt8](); out.reserveCapacity(64)
-        let digits = Array("0123456789abcdef".utf8)
-        for b in digest { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0xF)]) }
-        hex = String(decoding: out, as: UTF8.self)
+        (w0, w1, w2, w3) = digest.withUnsafeBytes { raw in
+            (UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
+             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+        }
     }
 
     /// The hash of `bytes`.
@@ -34,12 +94,12 @@ public struct ContentHash: Hashable, Comparable, Sendable, Codable, CustomString
 
     /// Fan-out prefix used by chunk folders (`ab/cd/`).
     public var fanOut: (String, String) {
-        let u = Array(hex.utf8)
-        return (String(decoding: u[0..<2], as: UTF8.self), String(decoding: u[2..<4], as: UTF8.self))
+        let text = hex
+        return (String(text.prefix(2)), String(text.dropFirst(2).prefix(2)))
     }
 
     public var description: String { hex }
-    public static func < (a: Self, b: Self) -> Bool { a.hex < b.hex }
+    public static func < (a: Self, b: Self) -> Bool { (a.w0, a.w1, a.w2, a.w3) < (b.w0, b.w1, b.w2, b.w3) }
     public init(from decoder: Decoder) throws {
         try self.init(validating: try decoder.singleValueContainer().decode(String.self))
     }

@@ -34,7 +34,7 @@ extension Manifest {
         out.reserveCapacity(chunks.count * 72)
         for (i, c) in chunks.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: c.hash.hex.utf8)
+            c.hash.appendHex(to: &out)
             out.append(UInt8(ascii: ":"))
             out.append(contentsOf: String(c.size).utf8)
         }
@@ -52,7 +52,7 @@ extension Manifest {
             var i = 0
             while i < u.count {
                 guard u.count - i >= 66, u[i + 64] == UInt8(ascii: ":"),
-                      let hash = try? ContentHash(validating: String(decoding: UnsafeBufferPointer(rebasing: u[i..<i + 64]), as: UTF8.self)) else { return nil }
+                      let hash = ContentHash(hexBytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: u[i..<i + 64]))) else { return nil }
                 i += 65
                 var size = 0, digits = 0
                 while i < u.count, u[i] != UInt8(ascii: ",") {

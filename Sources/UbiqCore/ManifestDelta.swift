@@ -43,7 +43,7 @@ public struct ManifestDelta: Hashable, Sendable, Codable {
     public static func digest(_ chunks: [ChunkRef]) -> ContentHash {
         var h = StreamingHash()
         for c in chunks {
-            h.update(Array(c.hash.hex.utf8))
+            c.hash.withHex { h.update($0) }
             withUnsafeBytes(of: UInt64(c.size).littleEndian) { h.update(Array($0)) }
         }
         return h.finalize()

@@ -16,13 +16,18 @@ public enum Planner {
         func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
         func fetchable(_ id: ItemID, _ r: RemoteNode) -> Bool { r.uploaded || streaming.contains(id) }
         var ops: [SyncOp] = []
-        let ids = Set(t.remote.keys).union(t.local.keys).union(t.synced.keys)
+        var ids = Array(t.remote.keys)
+        ids.reserveCapacity(t.remote.count + t.local.count)
+        for id in t.local.keys where t.remote[id] == nil { ids.append(id) }
+        for id in t.synced.keys where t.remote[id] == nil && t.local[id] == nil { ids.append(id) }
+        ids.sort()
         // Local items that hold something not yet on the server (new or edited): their folders must stay.
         let unsafeLocalPaths = t.local.compactMap { id, l -> RelativePath? in
             guard let s = t.synced[id] else { return l.path }
             return (l.kind == .file && l.hash != nil && l.hash != s.hash && l.hash != s.conflictHash) ? l.path : nil
         }
         var remoteAt: [RelativePath: ItemID] = [:]
+        remoteAt.reserveCapacity(t.remote.count)
         for (id, r) in t.remote { remoteAt[r.path] = id }
         // New local items (never synced) by path: a server move onto one of them cannot be
         // applied locally, so the local position wins instead.
@@ -38,9 +43,10 @@ public enum Planner {
             }
             return true
         }
-        for id in ids.sorted() {
+        for id in ids {
             let before = ops.count
             planItem(id)
+            if ops.count == before { continue }
             // Local steps that put something at a server path wait until its folders are in place.
             let kept = ops[before...].filter { op in
                 switch op {

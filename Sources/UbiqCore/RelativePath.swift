@@ -19,29 +19,36 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     public init(validating raw: String) throws {
         guard !raw.isEmpty else { throw CoreError(.invalidPath, "path is empty") }
         // ASCII is already NFC: skip Foundation's normalisation, by far the costliest step.
-        let normalized = raw.utf8.allSatisfy({ $0 < 0x80 }) ? raw : raw.precomposedStringWithCanonicalMapping
+        var normalized = raw.utf8.allSatisfy({ $0 < 0x80 }) ? raw : raw.precomposedStringWithCanonicalMapping
         guard normalized.utf8.count <= Self.maxPathBytes else {
             throw CoreError(.invalidPath, "path is longer than \(Self.maxPathBytes) bytes")
         }
-        guard !normalized.hasPrefix("/") else {
-            throw CoreError(.invalidPath, "path must be relative: \(Self.quoted(raw))")
-        }
-        for scalar in normalized.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) {
-                throw CoreError(.invalidPath, "path contains a control character: \(Self.quoted(raw))")
-            }
-        }
-        for segment in normalized.split(separator: "/", omittingEmptySubsequences: false) {
-            switch segment {
-            case "": throw CoreError(.invalidPath, "path has an empty segment: \(Self.quoted(raw))")
-            case ".", "..": throw CoreError(.invalidPath, "path may not contain '.' or '..': \(Self.quoted(raw))")
-            default:
-                if segment.utf8.count > Self.maxNameBytes {
-                    throw CoreError(.invalidPath, "a name is longer than \(Self.maxNameBytes) bytes")
-                }
-            }
-        }
+        // One pass over the bytes (the engine validates every path it loads at start-up).
+        let problem = normalized.withUTF8 { Self.problem(in: $0) }
+        if let problem { throw CoreError(.invalidPath, "\(problem): \(Self.quoted(raw))") }
         self.string = normalized
+    }
+
+    /// What is wrong with a path's (valid, NFC) UTF-8 bytes, or nil.
+    private static func problem(in u: UnsafeBufferPointer<UInt8>) -> String? {
+        if u.first == 0x2F { return "path must be relative" }
+        var start = 0
+        for i in 0...u.count {
+            if i < u.count {
+                let c = u[i]
+                // C0 controls and DEL; C1 controls (U+0080–U+009F) are 0xC2 0x80–0x9F in UTF-8.
+                if c < 0x20 || c == 0x7F || (c == 0xC2 && i + 1 < u.count && u[i + 1] >= 0x80 && u[i + 1] <= 0x9F) {
+                    return "path contains a control character"
+                }
+                if c != 0x2F { continue }
+            }
+            let n = i - start
+            if n == 0 { return "path has an empty segment" }
+            if u[start] == 0x2E && (n == 1 || (n == 2 && u[start + 1] == 0x2E)) { return "path may not contain '.' or '..'" }
+            if n > maxNameBytes { return "a name is longer than \(maxNameBytes) bytes" }
+            start = i + 1
+        }
+        return nil
     }
 
     /// Validates raw bytes as UTF-8 first (hostile input from the disk or the network).
@@ -88,7 +95,19 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
         return RelativePath(unchecked: new.string + string.dropFirst(old.string.count))
     }
     /// True when this item or any ancestor folder's name ends in `.nosync` (it never leaves the device).
-    public var isExcluded: Bool { components.contains { $0.hasSuffix(".nosync") } }
+    public var isExcluded: Bool {
+        // A name ends in `.nosync` where the marker is followed by `/` or the end (no arrays built:
+        // the scan asks this of every path).
+        let marker = Array(".nosync".utf8)
+        var s = string
+        return s.withUTF8 { u in
+            guard u.count >= marker.count else { return false }
+            for end in marker.count...u.count where end == u.count || u[end] == 0x2F {
+                if memcmp(u.baseAddress! + end - marker.count, marker, marker.count) == 0 { return true }
+            }
+            return false
+        }
+    }
     /// True when the path lies in the `Documents/` folder (the `documents` scope).
     public var isInDocuments: Bool { string == "Documents" || string.hasPrefix("Documents/") }
 

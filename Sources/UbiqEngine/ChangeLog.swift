@@ -41,23 +41,36 @@ final class ChangeLog {
     }
 }
 
-/// A dictionary keyed by item ID that records every key it writes in a ``ChangeLog``.
+/// A dictionary keyed by item ID that records every key it writes in a ``ChangeLog`` (and, for
+/// maps something is derived from, in its own set of keys written since that was last read).
 struct TrackedMap<Value>: Sequence {
     private(set) var storage: [ItemID: Value]
     let log: ChangeLog
+    /// Keys written since ``takeWritten()``; nil when nobody derives anything from this map.
+    private var written: Set<ItemID>?
 
-    init(_ values: [ItemID: Value] = [:], log: ChangeLog) { self.storage = values; self.log = log }
+    init(_ values: [ItemID: Value] = [:], log: ChangeLog, tracksWrites: Bool = false) {
+        self.storage = values; self.log = log
+        if tracksWrites { written = [] }
+    }
 
     subscript(id: ItemID) -> Value? {
         get { storage[id] }
-        set { storage[id] = newValue; log.note(id) }
+        set { storage[id] = newValue; log.note(id); written?.insert(id) }
     }
 
     /// Replaces the whole map, noting only the keys whose value differs.
     mutating func replace(with new: [ItemID: Value], same: (Value, Value) -> Bool) {
-        for (id, v) in new where storage[id].map({ !same($0, v) }) ?? true { log.note(id) }
-        for id in storage.keys where new[id] == nil { log.note(id) }
+        for (id, v) in new where storage[id].map({ !same($0, v) }) ?? true { log.note(id); written?.insert(id) }
+        for id in storage.keys where new[id] == nil { log.note(id); written?.insert(id) }
         storage = new
+    }
+
+    /// The keys written since the last call (empty if the map does not track writes).
+    mutating func takeWritten() -> Set<ItemID> {
+        guard let w = written, !w.isEmpty else { return [] }
+        written = []
+        return w
     }
 
     var keys: Dictionary<ItemID, Value>.Keys { storage.keys }

@@ -90,6 +90,7 @@ final class EngineStore: Sendable {
         try wrap {
             try pool.read { db in
                 var out: [ItemID: SyncedEntry] = [:]
+                out.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM synced") ?? 0)
                 // Columns by position: looking them up by name costs more than the rest of the row.
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT item, path, kind, version, hash, conflict_hash, inode, size, mtime_ns, ctime_ns, stamp_hash FROM synced
@@ -115,6 +116,7 @@ final class EngineStore: Sendable {
         try wrap {
             try pool.read { db in
                 var out: [ItemID: RemoteEntry] = [:]
+                out.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM remote") ?? 0)
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created FROM remote
                     """)

@@ -49,6 +49,19 @@ struct LocalFiles: Sendable {
         return (out, excluded)
     }
 
+    /// Starts `scan()` on another thread and returns a function that waits for its result by
+    /// blocking (not suspending: a caller on the engine's queue keeps the queue, so nothing
+    /// else can change the engine's state while it waits).
+    func startScan() -> () -> (items: [RelativePath: LocalEntry], excluded: [RelativePath: LocalEntry]) {
+        final class Box: @unchecked Sendable { var value: (items: [RelativePath: LocalEntry], excluded: [RelativePath: LocalEntry])? }
+        let box = Box(), group = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { box.value = self.scan() }
+        return {
+            group.wait()  // the group's wait orders the worker's write before this read
+            return box.value!
+        }
+    }
+
     private func walk(dir: String, prefix: RelativePath?, into out: inout [RelativePath: LocalEntry], excluded: inout [RelativePath: LocalEntry]) {
         guard let d = opendir(dir) else { return }
         defer { closedir(d) }

@@ -39,7 +39,10 @@ extension SyncEngine {
                 changes.append((item.id, e))
             }
             try store.applyRemote(changes, cursor: page.cursor)
-            for (id, e) in changes { remote[id] = e }
+            for (id, var e) in changes {
+                if let p = e?.node.path { e?.node.path = sharedPath(id, p) }
+                remote[id] = e
+            }
             cursor = page.cursor
             if !page.hasMore { break }
         }

@@ -43,6 +43,15 @@ public actor SyncEngine {
 
     // Settling: files modified (not yet closed) recently.
     var writing: [RelativePath: ContinuousClock.Instant] = [:]
+    /// The pending delayed pass request (when it is due; whether it is for local changes).
+    var delayedPass: (due: ContinuousClock.Instant, local: Bool)?
+    /// A scan is running (scans take turns, see `scanLocal`), and who waits for one.
+    var scanning = false
+    var scanWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The task running passes (cancelled by `stop`).
+    var passTask: Task<Void, Never>?
+    /// Passes started so far (each begins with a server round trip).
+    private(set) var passesStarted = 0
 
     // Connection, passes, transfers.
     var online = false
@@ -74,6 +83,9 @@ public actor SyncEngine {
     /// Versions still being uploaded elsewhere whose streaming download gave up waiting for
     /// chunks (the uploader stopped): they are downloaded once complete instead.
     var streamGaveUp: Set<VersionID> = []
+    /// The planner's copy of the trees (see `trees()`).
+    var planTrees = SyncTrees()
+    var treesBuilt = false
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -102,10 +114,14 @@ public actor SyncEngine {
         DispatchQueue.concurrentPerform(iterations: 2) { i in
             if i == 0 { loaded.set(synced: Result { try store.loadSynced() }) } else { loaded.set(remote: Result { try store.loadRemote() }) }
         }
-        self.synced = TrackedMap(try loaded.synced!.get(), log: changeLog)
-        self.remote = TrackedMap(try loaded.remote!.get(), log: changeLog)
-        self.local = TrackedMap(log: changeLog)
-        self.localHashes = TrackedMap(log: changeLog)
+        // An item's synced and remote paths are usually equal: one string serves both (see `sharedPath`).
+        var syncedEntries = try loaded.synced!.get()
+        let remoteEntries = try loaded.remote!.get()
+        for (id, r) in remoteEntries where syncedEntries[id]?.node.path == r.node.path { syncedEntries[id]?.node.path = r.node.path }
+        self.synced = TrackedMap(syncedEntries, log: changeLog, tracksWrites: true)
+        self.remote = TrackedMap(remoteEntries, log: changeLog, tracksWrites: true)
+        self.local = TrackedMap(log: changeLog, tracksWrites: true)
+        self.localHashes = TrackedMap(log: changeLog, tracksWrites: true)
         self.transfers = TrackedMap(log: changeLog)
         self.itemErrors = TrackedMap(log: changeLog)
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
@@ -131,29 +147,41 @@ public actor SyncEngine {
         requestPass()
     }
 
-    /// Stops watching and listening, and waits for a pass in progress to finish its current step;
-    /// no pass runs afterwards.
+    /// Stops watching and listening, cancels the network step of a pass in progress (a request
+    /// stuck behind a slow server would otherwise hold the stop for its whole timeout) and waits
+    /// for the pass to end; no pass runs afterwards. Local file steps run to their end: the
+    /// engine is safe to stop at any point, as after a crash.
     public func stop() async {
         stopped = true
         watcher?.stop()
         watcher = nil
         for t in backgroundTasks { t.cancel() }
         backgroundTasks.removeAll()
+        passTask?.cancel()
         if passRunning { await withCheckedContinuation { c in waiters.append(c) } }
     }
 
     func noteEvents(_ events: [WatchEvent]) {
         let now = ContinuousClock.now
-        var immediate = false
+        var immediate = false, soon = false
         for e in events {
             switch e.kind {
-            case .changed: if let p = e.path { writing[p] = now }
+            case .changed:
+                if let p = e.path {
+                    // Only the first change of a file being written asks for a pass: the pass finds it
+                    // unsettled and keeps re-checking until it settles (a big file being written
+                    // would otherwise start a pass, with its server round trip, every few ms).
+                    if let t = writing[p], now - t < settleTime {} else { soon = true }
+                    writing[p] = now
+                } else {
+                    soon = true
+                }
             case .closedWrite: if let p = e.path { writing[p] = nil }; immediate = true
             case .overflow: manifests.removeAll(); immediate = true
             }
         }
         logger.trace("\(events.count) file event(s)\(immediate ? ", a file closed" : "")")
-        if immediate { requestPass() } else { requestPass(after: .milliseconds(15)) }
+        if immediate { requestPass() } else if soon { requestPass(after: .milliseconds(15)) }
     }
 
     func pushLoop() async {
@@ -215,12 +243,25 @@ public actor SyncEngine {
     func requestPass(after delay: Duration? = nil, remoteOnly: Bool) {
         guard !stopped else { return }
         if let delay {
-            Task { try? await Task.sleep(for: delay); self.requestPass(remoteOnly: remoteOnly) }
+            // One timer at a time: a request due no earlier than the pending one joins it.
+            let due = ContinuousClock.now + delay
+            if let pending = delayedPass, pending.due <= due {
+                if !remoteOnly { delayedPass?.local = true }
+                return
+            }
+            delayedPass = (due, !remoteOnly || (delayedPass?.local ?? false))
+            Task { try? await Task.sleep(until: due); self.delayedPassDue(due) }
             return
         }
         if !remoteOnly { localDirty = true }
         passRequested = true
-        if !passRunning { Task { await self.runPasses() } }
+        if passTask == nil { passTask = Task { await self.runPasses() } }
+    }
+
+    func delayedPassDue(_ due: ContinuousClock.Instant) {
+        guard let p = delayedPass, p.due == due else { return }  // replaced by an earlier one
+        delayedPass = nil
+        requestPass(remoteOnly: !p.local)
     }
 
     func runPasses() async {
@@ -231,6 +272,7 @@ public actor SyncEngine {
             await pass()
         }
         passRunning = false
+        passTask = nil
         let w = waiters
         waiters.removeAll()
         for c in w { c.resume() }
@@ -239,6 +281,7 @@ public actor SyncEngine {
     /// One full pass: pull the server's changes, scan the folder, plan and execute until quiet.
     func pass() async {
         dispatchPrecondition(condition: .onQueue(queue))
+        passesStarted += 1
         guard await pullForPass() else { return }
         if !remoteDirty && !localDirty && lastPassQuiet { return }
         lastPassQuiet = false
@@ -295,9 +338,6 @@ public actor SyncEngine {
         }
     }
 
-    /// Items whose content this device keeps even when downloading on demand.
-    func pinned() -> Set<ItemID> { pinnedIDs.union(local.keys) }
-
     /// Plans a batch from the current trees, first dropping eviction marks that no longer apply
     /// (the item has local content again, or is gone from the server).
     func plan() -> [SyncOp] {
@@ -308,7 +348,7 @@ public actor SyncEngine {
                 evicted.subtract(stale)
             } catch { logger.warning("\(error)") }
         }
-        return Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinned(), evicted: evicted,
+        return Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinnedIDs, evicted: evicted,
                             streaming: streamable())
     }
 
@@ -323,12 +363,29 @@ public actor SyncEngine {
         return out
     }
 
+    /// The three trees as the planner sees them: built once, then brought up to date with only
+    /// the items written since (a pass over 10,000 unchanged items no longer copies 30,000 nodes).
+    /// Callers must not keep the result, or the next update copies it whole.
     func trees() -> SyncTrees {
-        var t = SyncTrees()
-        for (id, r) in remote { t.remote[id] = r.node }
-        for (id, s) in synced { t.synced[id] = s.node }
-        for (id, l) in local { t.local[id] = LocalNode(path: l.path, kind: l.entry.kind, hash: l.entry.kind == .file ? localHashes[id] : nil) }
-        return t
+        if !treesBuilt {
+            var t = SyncTrees()
+            t.remote.reserveCapacity(remote.count); t.synced.reserveCapacity(synced.count); t.local.reserveCapacity(local.count)
+            for (id, r) in remote { t.remote[id] = r.node }
+            for (id, s) in synced { t.synced[id] = s.node }
+            for (id, l) in local { t.local[id] = localNode(id, l) }
+            _ = remote.takeWritten(); _ = synced.takeWritten(); _ = local.takeWritten(); _ = localHashes.takeWritten()
+            planTrees = t
+            treesBuilt = true
+            return t
+        }
+        for id in remote.takeWritten() { planTrees.remote[id] = remote[id]?.node }
+        for id in synced.takeWritten() { planTrees.synced[id] = synced[id]?.node }
+        for id in local.takeWritten().union(localHashes.takeWritten()) { planTrees.local[id] = local[id].map { localNode(id, $0) } }
+        return planTrees
+    }
+
+    private func localNode(_ id: ItemID, _ l: (path: RelativePath, entry: LocalEntry)) -> LocalNode {
+        LocalNode(path: l.path, kind: l.entry.kind, hash: l.entry.kind == .file ? localHashes[id] : nil)
     }
 
     /// Runs one pass now and waits for it (and any pass it triggers) to finish.

@@ -9,7 +9,7 @@ public enum HashList {
     public static func string(_ hashes: [ContentHash]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(hashes.count * 64)
-        for h in hashes { out.append(contentsOf: h.hex.utf8) }
+        for h in hashes { h.appendHex(to: &out) }
         return String(decoding: out, as: UTF8.self)
     }
 
@@ -21,7 +21,7 @@ public enum HashList {
             var out: [ContentHash] = []
             out.reserveCapacity(u.count / 64)
             for i in stride(from: 0, to: u.count, by: 64) {
-                guard let h = try? ContentHash(validating: String(decoding: UnsafeBufferPointer(rebasing: u[i..<i + 64]), as: UTF8.self)) else { return nil }
+                guard let h = ContentHash(hexBytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: u[i..<i + 64]))) else { return nil }
                 out.append(h)
             }
             return out

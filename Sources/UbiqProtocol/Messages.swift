@@ -181,7 +181,7 @@ public enum NamedChunkFrames {
         out.reserveCapacity(chunks.reduce(0) { $0 + 68 + $1.1.count })
         for (h, c) in chunks {
             let n = UInt32(c.count)
-            out.append(contentsOf: h.hex.utf8)
+            h.appendHex(to: &out)
             out.append(contentsOf: [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)])
             out.append(contentsOf: c)
         }
@@ -201,7 +201,7 @@ public enum NamedChunkFrames {
         var i = body.startIndex
         while i < body.endIndex {
             guard body.endIndex - i >= 68, out.count < WireLimits.maxChunksPerBatch,
-                  let hash = try? ContentHash(validating: String(decoding: body[i..<i + 64], as: UTF8.self)) else { return nil }
+                  let hash = ContentHash(hexIn: body[i..<i + 64]) else { return nil }
             i += 64
             let n = Int(body[i]) << 24 | Int(body[i + 1]) << 16 | Int(body[i + 2]) << 8 | Int(body[i + 3])
             i += 4

@@ -88,7 +88,8 @@ extension SQLiteMetadataStore {
         }
     }
 
-    func commitFile(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date) throws -> CommitResult {
+    func commitFile(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date,
+                    liveFolders: LiveFolders? = nil) throws -> CommitResult {
         guard let manifest = input.manifest else { throw StorageError(.invalidRequest, "a file commit needs a manifest") }
         try Self.validate(manifest)
         var item = try db.itemRow(container: c, uuid: input.itemID)
@@ -117,13 +118,23 @@ extension SQLiteMetadataStore {
         let itemID: Int64
         switch decision {
         case .create:
+            // A new file (the common case of a batch): its records are what was just written, so
+            // they are built here instead of read back, and the journal needs no clean-up.
             try db.cachedStatement(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'file', ?)").execute(
                            arguments: [c, input.itemID.description, input.path.string, now.timeIntervalSince1970])
-            itemID = db.lastInsertedRowID
-            let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
-            try db.cachedStatement(sql: "UPDATE items SET current_version = ? WHERE id = ?").execute(arguments: [v, itemID])
-            try db.reviveAncestors(container: c, of: input.path)
-            outcome = .created
+            let id = db.lastInsertedRowID
+            let v = try insertVersion(db, ctx, container: c, item: id, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
+            try db.reviveAncestors(container: c, of: input.path, known: liveFolders)
+            try db.cachedStatement(sql: "INSERT INTO changes (container_id, item_id) VALUES (?, ?)").execute(arguments: [c, id])
+            let seq = db.lastInsertedRowID
+            try db.cachedStatement(sql: "UPDATE items SET current_version = ?, seq = ? WHERE id = ?").execute(arguments: [v, seq, id])
+            // Dates as the database holds them (seconds since 1970 in a double), as a read would give.
+            func stored(_ d: Date) -> Date { Date(timeIntervalSince1970: d.timeIntervalSince1970) }
+            let version = VersionRecord(id: input.versionID, state: .current, size: manifest.size, hash: manifest.hash, modified: stored(input.modified),
+                                        committed: stored(now), device: ctx.deviceID, deviceName: ctx.deviceName, uploaded: uploaded)
+            let record = ItemRecord(id: input.itemID, path: input.path, kind: .file, current: version, conflictCount: 0, deletedAt: nil,
+                                    changeSeq: seq, created: version.modified)
+            return CommitResult(outcome: .created, item: record, version: version, missing: missing.map(\.hash), cursor: seq)
         case .advance, .revive:
             guard let r = item else { throw StorageError(.internalError, "decision without item") }
             itemID = r["id"]

@@ -14,11 +14,12 @@ extension SQLiteMetadataStore: ItemStore {
         try await write { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: true) else { throw StorageError(.internalError, "no container") }
             var results: [Result<CommitResult, StorageError>] = []
+            let liveFolders = LiveFolders()
             for input in inputs {
                 var outcome: Result<CommitResult, StorageError>!
                 try db.inSavepoint {
                     do {
-                        outcome = .success(try self.commitOne(db, ctx, container: c, input, now: now))
+                        outcome = .success(try self.commitOne(db, ctx, container: c, input, now: now, liveFolders: liveFolders))
                         return .commit
                     } catch let e as StorageError {
                         outcome = .failure(e)
@@ -31,7 +32,8 @@ extension SQLiteMetadataStore: ItemStore {
         }
     }
 
-    func commitOne(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date) throws -> CommitResult {
+    func commitOne(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date,
+                   liveFolders: LiveFolders? = nil) throws -> CommitResult {
         // A retried commit (same version ID) is answered with what the first attempt did.
         if let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, input.versionID.description]) {
             let item = try db.itemRecord(rowID: vr["item_id"])
@@ -40,7 +42,7 @@ extension SQLiteMetadataStore: ItemStore {
         }
         switch input.kind {
         case .folder: return try commitFolder(db, ctx, container: c, input)
-        case .file: return try commitFile(db, ctx, container: c, input, now: now)
+        case .file: return try commitFile(db, ctx, container: c, input, now: now, liveFolders: liveFolders)
         }
     }
 

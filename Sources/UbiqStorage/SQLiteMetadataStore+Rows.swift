@@ -121,16 +121,19 @@ extension Database {
 
     /// Clears the deleted mark of every deleted folder item that is an ancestor of `path`
     /// and whose path is free, so a revived item never sits in a deleted folder.
-    func reviveAncestors(container: Int64, of path: RelativePath) throws {
+    /// - Parameter known: folders already seen live (with all their ancestors) in this
+    ///   transaction, where nothing can make them not live again (a commit batch).
+    func reviveAncestors(container: Int64, of path: RelativePath, known: LiveFolders? = nil) throws {
         // Usually every ancestor is live: one query says so.
         var ancestors: [String] = []
         var a = path.parent
         while let x = a { ancestors.append(x.string); a = x.parent }
         if ancestors.isEmpty { return }
+        if let known, known.paths.contains(ancestors[0]) { return }
         let marks = Array(repeating: "?", count: ancestors.count).joined(separator: ", ")
         let live = try Int.fetchOne(self.cachedStatement(sql: "SELECT COUNT(*) FROM items WHERE container_id = ? AND deleted_at IS NULL AND path IN (\(marks))"),
                                     arguments: StatementArguments([container] + ancestors)) ?? 0
-        if live == ancestors.count { return }
+        if live == ancestors.count { known?.paths.insert(ancestors[0]); return }
         var p = path.parent
         while let ancestor = p {
             if try liveItemRow(container: container, path: ancestor) == nil,
@@ -142,4 +145,10 @@ extension Database {
             p = ancestor.parent
         }
     }
+}
+
+/// Folders known to be live (with all their ancestors) during one commit batch: the batch only
+/// creates and revives, so later files in the same folders skip the check.
+final class LiveFolders {
+    var paths: Set<String> = []
 }

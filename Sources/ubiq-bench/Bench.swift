@@ -7,7 +7,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ubiq-bench",
         abstract: "Ubiquity benchmarks (build with -c release).",
-        subcommands: [ChunkerBench.self, CommitBench.self, SyncBench.self, BulkBench.self, EngineMemoryBench.self, LiveBench.self, TUIBench.self, WireBench.self],
+        subcommands: [ChunkerBench.self, CommitBench.self, SyncBench.self, BulkBench.self, EngineMemoryBench.self, LiveBench.self, TUIBench.self, WireBench.self, PlannerBench.self],
         defaultSubcommand: nil
     )
 }

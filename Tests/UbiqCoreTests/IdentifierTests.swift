@@ -51,4 +51,20 @@ struct IdentifierTests {
             }
         }
     }
+
+    /// Content hashes are exactly 64 hex digits, kept in lower case; anything else is refused.
+    @Test func contentHashTextIsCheckedExactly() {
+        var rng = SeededRandom.forTest("hash-text")
+        let hexDigits = Array("0123456789abcdefABCDEF"), other = Array("gG xz-é日\u{0}/")
+        for _ in 0..<5_000 {
+            let n = [63, 64, 64, 64, 65, 0].randomElement(using: &rng)!
+            var chars = (0..<n).map { _ in hexDigits.randomElement(using: &rng)! }
+            if n > 0 && Int.random(in: 0..<3, using: &rng) == 0 { chars[Int.random(in: 0..<n, using: &rng)] = other.randomElement(using: &rng)! }
+            let text = String(chars)
+            let good = chars.count == 64 && chars.allSatisfy(\.isHexDigit)
+            let h = try? ContentHash(validating: text)
+            #expect((h != nil) == good, "\(text.debugDescription), seed \(rng.seed)")
+            if let h { #expect(h.hex == text.lowercased(), "seed \(rng.seed)") }
+        }
+    }
 }

@@ -52,4 +52,32 @@ struct PathTests {
         #expect(!(try RelativePath(validating: "Documentsx/y")).isInDocuments)
         #expect(!(try RelativePath(validating: "a/b.nosyncx")).isExcluded)
     }
+
+    /// The one-pass byte validation and `isExcluded` agree with a plain segment-by-segment
+    /// reading of the rules on random strings made of the characters that matter.
+    @Test func byteValidationAgreesWithTheRules() {
+        var rng = SeededRandom.forTest("path-rules")
+        let alphabet: [String] = ["a", "b", "/", "/", ".", ".", "..", ".nosync", "é", "日", "\u{1}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}",
+                                  "e\u{301}", " ", String(repeating: "n", count: 250)]
+        func reference(_ raw: String) -> String? {
+            let s = raw.precomposedStringWithCanonicalMapping
+            guard !raw.isEmpty, s.utf8.count <= RelativePath.maxPathBytes, !s.hasPrefix("/") else { return nil }
+            guard !s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) else { return nil }
+            for seg in s.split(separator: "/", omittingEmptySubsequences: false) {
+                if seg.isEmpty || seg == "." || seg == ".." || seg.utf8.count > RelativePath.maxNameBytes { return nil }
+            }
+            return s
+        }
+        var accepted = 0
+        for _ in 0..<20_000 {
+            let raw = (0..<Int.random(in: 1...8, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }.joined()
+            let got = try? RelativePath(validating: raw)
+            #expect(got?.string == reference(raw), "\(raw.debugDescription), seed \(rng.seed)")
+            if let got {
+                accepted += 1
+                #expect(got.isExcluded == got.components.contains { $0.hasSuffix(".nosync") }, "\(raw.debugDescription), seed \(rng.seed)")
+            }
+        }
+        #expect(accepted > 1000, "the generator should make good paths too (seed \(rng.seed))")
+    }
 }

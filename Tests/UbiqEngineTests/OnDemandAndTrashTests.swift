@@ -60,6 +60,32 @@ struct OnDemandAndTrashTests {
         }
     }
 
+    /// Evictions made while a pass is scanning stick: no scan started earlier may put back a file
+    /// the eviction removed (a scan that yields to other work mid-walk would).
+    @Test func evictionsMadeDuringPassesStick() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), c = try await fleet.device("C")
+            // Enough files that a scan takes a few milliseconds.
+            for i in 0..<1500 { try a.write("Documents/many/d\(i % 30)/f\(i).txt", "file \(i)") }
+            #expect(await eventually(timeout: .seconds(60)) {
+                guard c.exists("Documents/many/d29/f1499.txt") else { return false }
+                return await c.engine.isIdle()
+            })
+            for k in 0..<20 {
+                let p = "Documents/many/d\(k % 30)/f\(k).txt"
+                try c.write("Documents/note-\(k).txt", "a local change, so the pass scans")
+                async let pass: Void = c.engine.syncNow()
+                async let evicted = c.engine.evict(paths(p))
+                let (_, r) = await (pass, evicted)
+                #expect(r.allSatisfy { $0.error == nil || $0.error!.contains("changed just now") }, "\(r)")
+                guard r.allSatisfy({ $0.error == nil }) else { continue }
+                await c.engine.syncNow()
+                #expect(!c.exists(p), "round \(k): the evicted file came back")
+                #expect(await item(c, p)?.status == .notDownloaded, "round \(k)")
+            }
+        }
+    }
+
     @Test func evictionIsRefusedForUnsyncedChangesAndSurvivesOnAnAllDevice() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UbiqClient
 import UbiqCore
-import UbiqEngine
+@testable import UbiqEngine
 import UbiqProtocol
 import UbiqTesting
 
@@ -39,6 +39,7 @@ struct RobustnessTests {
             FileManager.default.createFile(atPath: url.path, contents: nil)
             // The writer runs on its own thread: a busy test process must not pause it for longer
             // than the settle time (a writer that pauses that long has written a stable prefix).
+            let passesBefore = await a.engine.passesStarted
             let expected: String = try await withCheckedThrowingContinuation { c in
                 Thread {
                     do {
@@ -55,6 +56,10 @@ struct RobustnessTests {
                     } catch { c.resume(throwing: error) }
                 }.start()
             }
+            // A file being written asks for one pass, which keeps re-checking it every 200 ms until
+            // it settles; 30 writes must not start a pass (and a server round trip) each.
+            let passesWhileWriting = await a.engine.passesStarted - passesBefore
+            #expect(passesWhileWriting <= 15, "\(passesWhileWriting) passes while one file was written")
             #expect(await eventually { b.read("Documents/log.txt") == expected })
             let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
             let item = try #require(try await client.changes(a.config.container, after: 0).items.first { $0.path.string == "Documents/log.txt" })
@@ -63,6 +68,35 @@ struct RobustnessTests {
             let all = [versions.current].compactMap { $0 } + versions.others + versions.conflicts
             #expect(all.allSatisfy { $0.hash == ContentHash.of(Array(expected.utf8)) || $0.size == 0 }, "versions: \(all.map(\.size))")
         }
+    }
+
+    /// Stopping does not wait out a request the server never answers (a server stuck behind a
+    /// stalled disk held `stop()` for the client's whole 60 s timeout).
+    @Test func stopDoesNotWaitForAServerThatNeverAnswers() async throws {
+        // A listening socket nobody serves: connections open, requests get no answer.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        #expect(bound)
+        let port = Int(UInt16(bigEndian: addr.sin_port))
+        let dir = try TempDirectory("ubiq-blackhole")
+        defer { dir.remove() }
+        let config = DeviceConfig(server: "http://127.0.0.1:\(port)", user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "A",
+                                  container: DeviceConfig.defaultContainer, download: .all, token: "token")
+        let engine = try SyncEngine(home: DeviceHome.rooted(at: dir.url), config: config, settleTime: .milliseconds(200))
+        await engine.start()
+        #expect(await eventually { await engine.passesStarted >= 1 }, "no pass started")
+        let t0 = ContinuousClock.now
+        await engine.stop()
+        let took = ContinuousClock.now - t0
+        #expect(took < .seconds(10), "stop took \(took)")
     }
 
     @Test func offlineChangesQueueAndGoUpOnReconnect() async throws {

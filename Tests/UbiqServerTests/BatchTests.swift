@@ -161,6 +161,13 @@ struct BatchTests {
                 if !page.hasMore { break }
             }
             #expect(aliceItems.filter { $0.kind == .file }.count == 200)
+            // A new file's answer is built, not read back: it must be what the server now holds —
+            // what a retry reads back and what the change feed says.
+            for (first, retry) in zip(results.prefix(5), again) {
+                #expect(first.response?.item == retry.response?.item && first.response?.version == retry.response?.version)
+            }
+            let fed = Dictionary(uniqueKeysWithValues: aliceItems.map { ($0.id, $0) })
+            for r in results.prefix(200) { #expect(r.response.map { fed[$0.item.id] == $0.item } == true) }
             let versions = requests.prefix(200).map(\.versionID)
             let ms = try await alice.manifests(notes, versions: versions)
             #expect(ms.map(\.hash) == contents.map { ContentHash.of($0) })
