@@ -94,6 +94,7 @@ let package = Package(
             name: "ubiq-bench",
             dependencies: [
                 "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqTUI",
+                "UbiqTesting",  // the loopback proxy that counts wire bytes
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -6,6 +6,7 @@ import UbiqClient
 import UbiqCore
 import UbiqEngine
 import UbiqServer
+import UbiqTesting
 
 /// End-to-end sync between two devices (A and B, each its own engine and home) through a real
 /// server on loopback, with a byte-counting proxy in front of the server for each device.
@@ -19,7 +20,7 @@ struct SyncBench: AsyncParsableCommand {
         let server = try await BenchServer.start(label: "syncbench")
         let port = server.port
 
-        let proxyA = CountingProxy(target: port), proxyB = CountingProxy(target: port)
+        let proxyA = LoopbackProxy(target: port), proxyB = LoopbackProxy(target: port)
         try proxyA.start(); try proxyB.start()
         let a = try await server.device("A", container: "bench.sync", port: proxyA.port)
         let b = try await server.device("B", container: "bench.sync", port: proxyB.port)

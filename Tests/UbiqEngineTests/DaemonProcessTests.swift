@@ -17,6 +17,9 @@ extension ProcessBoundTests {
             var port: Int
             var daemons: [String: ChildProcess] = [:]
             let data: String
+            /// The devices reach the server through it (its port survives a server restart, which
+            /// keeps the port), so a test can hold their bandwidth low.
+            var proxy: LoopbackProxy!
 
             init() throws {
                 dir = try TempDirectory("ubiq-daemons")
@@ -24,6 +27,8 @@ extension ProcessBoundTests {
                 let (s, _, e) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data], stdin: "pw\n")
                 guard s == 0 else { throw CoreError(.internalError, "user add failed: \(e)") }
                 (server, port) = try Self.startServer(data: data, port: 0)
+                proxy = LoopbackProxy(target: port)
+                try proxy.start()
             }
 
             static func startServer(data: String, port: Int) throws -> (ChildProcess, Int) {
@@ -41,7 +46,7 @@ extension ProcessBoundTests {
             var url: String { "http://127.0.0.1:\(port)" }
 
             func login(_ name: String) throws {
-                let (s, out, e) = try ChildProcess.runUbiq(["login", url, "--user", "alice", "--password-stdin", "--device", name, "--home", home(name)], stdin: "pw\n")
+                let (s, out, e) = try ChildProcess.runUbiq(["login", proxy.url, "--user", "alice", "--password-stdin", "--device", name, "--home", home(name)], stdin: "pw\n")
                 guard s == 0 else { throw CoreError(.internalError, "login failed: \(e)") }
                 #expect(out.contains("signed in"))
             }
@@ -66,6 +71,7 @@ extension ProcessBoundTests {
                 for (_, d) in daemons { d.signal(SIGTERM); d.wait(timeout: 10) }
                 server.signal(SIGTERM)
                 server.wait(timeout: 10)
+                proxy.stop()
                 dir.remove()
             }
         }
@@ -85,7 +91,7 @@ extension ProcessBoundTests {
 
         /// Waits until the server lists `big.bin` while its content is not all there yet.
         func uploadInProgress(_ obs: UbiqAPIClient) async -> Bool {
-            await eventually(timeout: .seconds(120), poll: .milliseconds(2)) {
+            await eventually(timeout: .seconds(120), poll: .milliseconds(10)) {
                 (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == false
             }
         }
@@ -93,40 +99,48 @@ extension ProcessBoundTests {
         @Test func daemonKilledMidUploadAndMidDownloadLosesNothing() async throws {
             let s = try Setup()
             defer { s.teardown() }
-            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "daemon.kill", size: 320 << 20)  // big enough to be seen in flight now that transfers are fast
+            // The devices' bandwidth is held to 4 MiB/s each way, so both transfers of this 24 MiB
+            // file are in flight for seconds whatever the machine's speed (a big file on a fast
+            // machine was the old way; it loaded a slow disk enough to stall whole test runs).
+            s.proxy.limit(up: 4 << 20, down: 4 << 20)
+            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "daemon.kill", size: 24 << 20)
             // Kill A while the server lists the file but its content is not all there yet.
             let midUpload = await uploadInProgress(obs)
             #expect(midUpload, "never saw the upload in progress")
             s.kill("A")
-            // B is stopped while A finishes the upload, then started with the test watching, so
-            // its download (fast: 8 MiB requests) cannot finish before anyone looks.
+            // B (perhaps streaming the download meanwhile) is stopped while A finishes the upload.
             s.kill("B")
+            s.proxy.limit(up: nil, down: 4 << 20)
             try s.startDaemon("A")
             #expect(await eventually(timeout: .seconds(180)) {
                 (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == true
             }, "A never finished the upload after its restart")
-            // Kill B while its partial download is on disk. B's download is fast (8 MiB requests),
-            // so a thread of its own watches the partial folder and kills B the moment bytes land,
-            // without waiting for a turn on the test's (busy) task pool.
-            // The watcher starts with B, not after B says it is syncing (by then it may be done).
+            // Kill B while its download is writing the partial file: a thread of its own watches
+            // the partial folder from B's start and kills B the moment a partial file grows
+            // (one left by the streaming above counts from the size it had then).
+            let partials = s.folder("B").deletingLastPathComponent().appendingPathComponent(".iCloud.default.partial")
+            @Sendable func partialSizes() -> [String: Int] {
+                var out: [String: Int] = [:]
+                for n in (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? [] {
+                    var st = stat()
+                    if stat(partials.appendingPathComponent(n).path, &st) == 0 { out[n] = Int(st.st_size) }
+                }
+                return out
+            }
+            let before = partialSizes()
             let daemonB = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", s.home("B")])
             s.daemons["B"] = daemonB
-            let partials = s.folder("B").deletingLastPathComponent().appendingPathComponent(".iCloud.default.partial")
             let pidB = daemonB.pid
             let midDownload: Bool = await withCheckedContinuation { c in
                 Thread {
                     let deadline = Date().addingTimeInterval(180)
                     while Date() < deadline {
-                        let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
-                        for n in names {
-                            var st = stat()
-                            if stat(partials.appendingPathComponent(n).path, &st) == 0 && st.st_size > 0 {
-                                kill(pidB, SIGKILL)
-                                c.resume(returning: true)
-                                return
-                            }
+                        if partialSizes().contains(where: { $0.value > (before[$0.key] ?? 0) }) {
+                            kill(pidB, SIGKILL)
+                            c.resume(returning: true)
+                            return
                         }
-                        usleep(500)
+                        usleep(1000)
                     }
                     c.resume(returning: false)
                 }.start()
@@ -136,6 +150,7 @@ extension ProcessBoundTests {
             // The target is never a torn file.
             let target = s.folder("B").appendingPathComponent("Documents/big.bin")
             if let partial = try? Data(contentsOf: target) { #expect(partial.count == big.count) }
+            s.proxy.limit(up: nil, down: nil)
             try s.startDaemon("B")
             #expect(await eventually(timeout: .seconds(240)) { (try? Data(contentsOf: target))?.count == big.count })
             #expect(ContentHash.of([UInt8]((try? Data(contentsOf: target)) ?? Data())) == ContentHash.of(big))
@@ -155,10 +170,12 @@ extension ProcessBoundTests {
         @Test func serverKilledMidTransferThenRestarted() async throws {
             let s = try Setup()
             defer { s.teardown() }
-            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "server.kill", size: 80 << 20)
+            s.proxy.limit(up: 4 << 20, down: nil)  // the upload is in flight for seconds
+            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "server.kill", size: 16 << 20)
             let mid = await uploadInProgress(obs)
             #expect(mid)
             try s.restartServer()
+            s.proxy.limit(up: nil, down: nil)
             // Meanwhile, more changes on both sides.
             try Data("small".utf8).write(to: s.folder("B").appendingPathComponent("Documents/from-b.txt"))
             let target = s.folder("B").appendingPathComponent("Documents/big.bin")

@@ -20,6 +20,8 @@ enum RawSocket {
         guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
         var tv = timeval(tv_sec: 0, tv_usec: 300_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var sendLimit = timeval(tv_sec: 5, tv_usec: 0)  // a server that stops reading never holds the test's thread
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendLimit, socklen_t(MemoryLayout<timeval>.size))
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var buf = [UInt8](repeating: 0, count: 4096)
         _ = recv(fd, &buf, buf.count, 0)
