@@ -65,6 +65,7 @@ extension SyncEngine {
             return false
         } catch {
             // The batch as a whole failed (e.g. one file changed meanwhile): each goes alone next time.
+            batchesFailed += 1
             logger.warning("batch of \(ops.count): \(error); running them one at a time")
             var progressed = false
             for op in ops where await run(op) { progressed = true }
@@ -235,31 +236,24 @@ extension SyncEngine {
         for w in wanted { transfers[w.id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(w.remote.node.size)) }
         defer { for w in wanted { transfers[w.id] = nil } }
         let t0 = ContinuousClock.now
-        let ms = try await client.manifests(config.container, versions: wanted.map(\.version))
+        // Manifests: a small file's is known without asking (see `smallFileManifest`), the rest
+        // come in one request.
+        var known = wanted.map { Self.smallFileManifest($0.remote.node) }
+        let guessed = known.indices.filter { known[$0] != nil }
+        try await fetchManifests(into: &known, for: wanted.map(\.version), at: known.indices.filter { known[$0] == nil })
         let t1 = ContinuousClock.now
 
         // 1. Chunks: from this device's files when it holds them (checked), else fetched.
-        var have: [ContentHash: [UInt8]] = [:]
-        var need: [ChunkRef] = []
-        var seen = Set<ContentHash>()
-        for m in ms { for c in m.chunks where seen.insert(c.hash).inserted { need.append(c) } }
-        let locations = (try? store.chunkLocations(need.map(\.hash))) ?? [:]
-        var fetch: [[ContentHash]] = [[]]
-        var fetchBytes = 0
-        for c in need {
-            if let bytes = locations[c.hash]?.lazy.compactMap({ self.readChunk(c.hash, at: $0) }).first {
-                have[c.hash] = bytes
-                continue
-            }
-            if fetchBytes + c.size > Self.batchBytes || fetch[fetch.count - 1].count >= WireLimits.maxChunksPerBatch { fetch.append([]); fetchBytes = 0 }
-            fetch[fetch.count - 1].append(c.hash)
-            fetchBytes += c.size
+        var have: [ContentHash: [UInt8]]
+        do {
+            have = try await gatherChunks(known.map { $0! })
+        } catch let e as ClientError where e.code == .notFound && !guessed.isEmpty {
+            // Some small file was split by another chunker: its real manifest names its chunks.
+            logger.debug("a small file's content is not one chunk on the server; asking for its manifest")
+            try await fetchManifests(into: &known, for: wanted.map(\.version), at: guessed)
+            have = try await gatherChunks(known.map { $0! })
         }
-        let client = self.client
-        try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
-            for f in fetch where !f.isEmpty { group.addTask { Array(zip(f, try await client.downloadChunks(f))) } }
-            for try await got in group { for (h, b) in got { have[h] = b } }
-        }
+        let ms = known.map { $0! }
 
         let t2 = ContinuousClock.now
         // 2–3. Off the control queue: partial files (verified), one flush, each renamed into place
@@ -313,6 +307,50 @@ extension SyncEngine {
         try store.recordBatch(remote: [], synced: syncedRows, index: index)
         logger.debug("download batch: manifests \(t1 - t0), chunks \(t2 - t1), written, flushed and placed \(t3 - t2), recorded \(ContinuousClock.now - t3)")
         return placed.count
+    }
+
+    /// The manifest of a file of at most the chunker's minimum size, known without asking the
+    /// server: one chunk named by the file's own hash (none when empty). Whatever chunker the
+    /// uploader used, a chunk of that name holds exactly the file's bytes (and fetched chunks are
+    /// verified), so fetching by it is never wrong; when the server has no such chunk, the
+    /// download asks for the real manifest.
+    static func smallFileManifest(_ r: RemoteNode) -> Manifest? {
+        guard r.kind == .file, let hash = r.hash, r.size >= 0, r.size <= Chunker.standard.minSize else { return nil }
+        return Manifest(chunks: r.size == 0 ? [] : [ChunkRef(hash: hash, size: r.size)], size: r.size, hash: hash)
+    }
+
+    /// Asks the server for the manifests of `versions` at `indices` (one request) into `known`.
+    func fetchManifests(into known: inout [Manifest?], for versions: [VersionID], at indices: [Int]) async throws {
+        guard !indices.isEmpty else { return }
+        let got = try await client.manifests(config.container, versions: indices.map { versions[$0] })
+        for (i, m) in zip(indices, got) { known[i] = m }
+    }
+
+    /// The chunks of `ms`: read from this device's files where it holds them (checked), the rest
+    /// fetched in framed requests, several at once.
+    func gatherChunks(_ ms: [Manifest]) async throws -> [ContentHash: [UInt8]] {
+        var have: [ContentHash: [UInt8]] = [:]
+        var need: [ChunkRef] = []
+        var seen = Set<ContentHash>()
+        for m in ms { for c in m.chunks where seen.insert(c.hash).inserted { need.append(c) } }
+        let locations = (try? store.chunkLocations(need.map(\.hash))) ?? [:]
+        var fetch: [[ContentHash]] = [[]]
+        var fetchBytes = 0
+        for c in need {
+            if let bytes = locations[c.hash]?.lazy.compactMap({ self.readChunk(c.hash, at: $0) }).first {
+                have[c.hash] = bytes
+                continue
+            }
+            if fetchBytes + c.size > Self.batchBytes || fetch[fetch.count - 1].count >= WireLimits.maxChunksPerBatch { fetch.append([]); fetchBytes = 0 }
+            fetch[fetch.count - 1].append(c.hash)
+            fetchBytes += c.size
+        }
+        let client = self.client
+        try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
+            for f in fetch where !f.isEmpty { group.addTask { Array(zip(f, try await client.downloadChunks(f))) } }
+            for try await got in group { for (h, b) in got { have[h] = b } }
+        }
+        return have
     }
 
     /// A chunk read from a synced file at a recorded place, if it still hashes right.

@@ -52,6 +52,8 @@ public actor SyncEngine {
     var passTask: Task<Void, Never>?
     /// Passes started so far (each begins with a server round trip).
     private(set) var passesStarted = 0
+    /// Transfer batches that failed as a whole (their files then went one at a time).
+    var batchesFailed = 0
 
     // Connection, passes, transfers.
     var online = false

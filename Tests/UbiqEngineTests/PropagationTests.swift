@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UbiqClient
 import UbiqCore
-import UbiqEngine
+@testable import UbiqEngine
 import UbiqProtocol
 import UbiqTesting
 
@@ -31,6 +31,36 @@ struct PropagationTests {
             try FileManager.default.removeItem(at: a.url("Documents/Archive/renamed.txt"))
             #expect(await eventually { !b.exists("Documents/Archive/renamed.txt") })
             #expect(try await client.trash(a.config.container).items.contains { $0.path.string == "Documents/Archive/renamed.txt" })
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+        }
+    }
+
+    /// Small files travel without asking for their manifests: a file of at most the chunker's
+    /// minimum is one chunk named by its own hash. A client that chunked small files its own way
+    /// still gets them across: the guessed chunk is not on the server, so B asks for manifests.
+    @Test func smallFilesChunkedByAnotherClientStillArrive() async throws {
+        try await withFleet { fleet in
+            let (other, _) = try await fleet.server.device("alice", name: "another-client")
+            let container = try ContainerID(validating: "TEAM.com.example.notes")
+            var rng = SeededRandom.forTest("engine.small.foreign")
+            let fine = Chunker(minSize: 512, avgSize: 1024, maxSize: 2048)
+            var files: [String: [UInt8]] = [:]
+            // Committed before B starts, so B gets them in one download batch.
+            for i in 0..<8 {
+                let bytes = i == 0 ? [] : rng.bytes(i == 1 ? 8 << 10 : Int.random(in: 1...(8 << 10), using: &rng))
+                let m = i < 4 ? Manifest.of(bytes, chunker: fine) : Manifest.of(bytes)
+                if i == 1 { #expect(m.chunks.count > 1) }
+                try await other.uploadChunks(named: StreamingTests.named(bytes, m))
+                let (_, v) = try await StreamingTests.commitNew(other, container, path: "Documents/small-\(i).bin", m)
+                #expect(try await other.complete(container, version: v).current?.uploaded == true)
+                files["Documents/small-\(i).bin"] = bytes
+            }
+            let b = try await fleet.device("B")
+            #expect(await eventually { files.allSatisfy { b.readBytes($0.key) == $0.value } })
+            #expect(await b.engine.batchesFailed == 0, "the batch asks for manifests instead of failing")
+            // And the usual case, from a device using the standard chunker.
+            let a = try await fleet.device("A")
+            for i in 0..<8 { try a.write("Documents/from-a-\(i).txt", bytes: rng.bytes(Int.random(in: 0...(8 << 10), using: &rng))) }
             #expect(await converge(a, b), "\(describeDiff(a, b))")
         }
     }
