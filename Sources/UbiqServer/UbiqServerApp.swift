@@ -1,14 +1,19 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import UbiqCore
 
 /// Builds and runs the HTTP + WebSocket server.
 public enum UbiqServerApp {
     /// The application: API routes plus the push channel, answering errors as JSON.
-    /// `onRunning` receives the bound port (useful with port 0).
+    /// `onRunning` receives the bound port (useful with port 0). A connection that sends nothing
+    /// is closed after `firstByteTimeout`, or at once when the server stops (see
+    /// `SilentConnectionGuarded`).
     public static func make(services: ServerServices, host: String, port: Int, logger: Logger,
+                            firstByteTimeout: Duration = .seconds(30),
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: UbiqRequestContext.self)
         router.middlewares.add(ErrorMiddleware())
@@ -20,9 +25,15 @@ public enum UbiqServerApp {
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         wsRouter.middlewares.add(ErrorMiddleware())
         services.addPushRoutes(to: wsRouter)
+        let webSocketResponder = wsRouter.buildResponder()
+        let timeout = TimeAmount.nanoseconds(Int64(firstByteTimeout.components.seconds) * 1_000_000_000 + firstByteTimeout.components.attoseconds / 1_000_000_000)
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: wsRouter),
+            server: HTTPServerBuilder { responder in
+                SilentConnectionGuarded(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                                           configuration: .init()),
+                                        firstByteTimeout: timeout)
+            },
             configuration: .init(address: .hostname(host, port: port), serverName: "ubiq"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger

@@ -8,16 +8,34 @@ typealias NIOHTTPMethod = HTTPMethod
 
 /// Sends raw bytes to a loopback port, reads whatever comes back for a moment, and closes.
 enum RawSocket {
-    static func sendAndClose(port: Int, _ bytes: [UInt8]) throws {
+    /// A connected socket to the loopback `port` (the caller closes it).
+    static func connected(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
+        guard rc == 0 else { close(fd); throw POSIXError(.ECONNREFUSED) }
+        return fd
+    }
+
+    /// Waits (at most `seconds`) for the other end to close `fd`; true if it did.
+    static func closedByPeer(_ fd: Int32, within seconds: Int) -> Bool {
+        var tv = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buf, buf.count, 0)
+            if n == 0 || (n < 0 && errno == ECONNRESET) { return true }
+            if n < 0 { return false }  // timed out
+        }
+    }
+
+    static func sendAndClose(port: Int, _ bytes: [UInt8]) throws {
+        let fd = try connected(port: port)
+        defer { close(fd) }
         var tv = timeval(tv_sec: 0, tv_usec: 300_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var sendLimit = timeval(tv_sec: 5, tv_usec: 0)  // a server that stops reading never holds the test's thread

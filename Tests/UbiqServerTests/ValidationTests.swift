@@ -100,6 +100,34 @@ struct ValidationTests {
         }
     }
 
+    /// A connection that never sends a byte is closed after the first-byte timeout, and never
+    /// holds up a server that is asked to stop (its HTTP handling has not started, so it would
+    /// otherwise wait for the client to give up: 60 s for a pooled HTTP client connection).
+    @Test func aSilentConnectionIsClosedAndNeverHoldsUpAStop() async throws {
+        let server = try await TestServer.start(firstByteTimeout: .seconds(1))
+        let first = try RawSocket.connected(port: server.port)
+        defer { close(first) }
+        #expect(RawSocket.closedByPeer(first, within: 20), "closed after the first-byte timeout")
+        // Still serving.
+        try await server.user("alice")
+        let (c, _) = try await server.device("alice")
+        #expect(try await c.account().user == "alice")
+        // A silent connection while the server stops.
+        let silent = try RawSocket.connected(port: server.port)
+        defer { close(silent) }
+        let stopped = Flag()
+        Task { await server.stop(); stopped.set() }
+        #expect(RawSocket.closedByPeer(silent, within: 20), "closed when the server stops")
+        #expect(await eventually(timeout: .seconds(20)) { stopped.isSet }, "the stop was held up")
+    }
+
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.lock(); value = true; lock.unlock() }
+        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    }
+
     @Test func garbageOnTheSocketNeverTakesTheServerDown() async throws {
         try await withServer { server in
             var rng = SeededRandom.forTest("socket.garbage")
