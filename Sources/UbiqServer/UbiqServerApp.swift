@@ -9,11 +9,11 @@ import UbiqCore
 /// Builds and runs the HTTP + WebSocket server.
 public enum UbiqServerApp {
     /// The application: API routes plus the push channel, answering errors as JSON.
-    /// `onRunning` receives the bound port (useful with port 0). A connection that sends nothing
-    /// is closed after `firstByteTimeout`, or at once when the server stops (see
-    /// `SilentConnectionGuarded`).
+    /// `onRunning` receives the bound port (useful with port 0). A connection whose first
+    /// request head has not arrived within `headTimeout` is closed, and at once when the server
+    /// stops (see `SilentConnectionGuarded`).
     public static func make(services: ServerServices, host: String, port: Int, logger: Logger,
-                            firstByteTimeout: Duration = .seconds(30),
+                            headTimeout: Duration = .seconds(30),
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: UbiqRequestContext.self)
         router.middlewares.add(ErrorMiddleware())
@@ -26,13 +26,13 @@ public enum UbiqServerApp {
         wsRouter.middlewares.add(ErrorMiddleware())
         services.addPushRoutes(to: wsRouter)
         let webSocketResponder = wsRouter.buildResponder()
-        let timeout = TimeAmount.nanoseconds(Int64(firstByteTimeout.components.seconds) * 1_000_000_000 + firstByteTimeout.components.attoseconds / 1_000_000_000)
+        let timeout = TimeAmount.nanoseconds(Int64(headTimeout.components.seconds) * 1_000_000_000 + headTimeout.components.attoseconds / 1_000_000_000)
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 SilentConnectionGuarded(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                                            configuration: .init()),
-                                        firstByteTimeout: timeout)
+                                        headTimeout: timeout)
             },
             configuration: .init(address: .hostname(host, port: port), serverName: "ubiq"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },

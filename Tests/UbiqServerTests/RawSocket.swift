@@ -33,6 +33,15 @@ enum RawSocket {
         }
     }
 
+    /// What has arrived on `fd` (waiting at most `seconds` for the first bytes), as text.
+    static func received(_ fd: Int32, within seconds: Int) -> String {
+        var tv = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var buf = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &buf, buf.count, 0)
+        return n > 0 ? String(decoding: buf[..<n], as: UTF8.self) : ""
+    }
+
     static func sendAndClose(port: Int, _ bytes: [UInt8]) throws {
         let fd = try connected(port: port)
         defer { close(fd) }
