@@ -222,7 +222,7 @@ extension SyncEngine {
 
     // MARK: download
 
-    /// Manifests in one request, chunks in framed requests (those this device holds are read
+    /// Manifests in one request (none for files of at most 8 KiB: see `smallFileManifest`), chunks in framed requests (those this device holds are read
     /// locally), every file written to a partial file, one flush, then each renamed into place if
     /// its local file is still as planned, one more flush, and one transaction.
     func downloadBatch(_ ops: [SyncOp]) async throws -> Int {
