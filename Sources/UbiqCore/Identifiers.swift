@@ -70,7 +70,8 @@ extension UUIDIdentifier {
     }
     public init(from decoder: Decoder) throws {
         let s = try decoder.singleValueContainer().decode(String.self)
-        guard let u = UUID(uuidString: s) else {
+        // Foundation parses with `sscanf`: ~1 % of all CPU when 10,000 files travel.
+        guard let u = Self.parseUUID(s) ?? UUID(uuidString: s) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a UUID: \(s.prefix(64))"))
         }
         self.init(uuid: u)

@@ -29,6 +29,31 @@ struct IdentifierTests {
         #expect(fast == slow, "seed \(rng.seed)")
     }
 
+    /// IDs read from text (and from JSON) without Foundation's parser accept exactly what it
+    /// accepts, with the same value: seeded strings near the canonical form.
+    @Test func parsingAgreesWithFoundation() throws {
+        var rng = SeededRandom.forTest("identifiers.parse")
+        let alphabet = Array("0123456789abcdefABCDEF-g ")
+        let decoder = JSONDecoder()
+        for _ in 0..<20_000 {
+            let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            var chars = Array(bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }.uuidString)
+            if Bool.random(using: &rng) { chars = chars.map { Bool.random(using: &rng) ? Character($0.lowercased()) : $0 } }
+            for _ in 0..<Int.random(in: 0...2, using: &rng) {
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: chars[Int.random(in: 0..<chars.count, using: &rng)] = alphabet.randomElement(using: &rng)!
+                case 1: chars.remove(at: Int.random(in: 0..<chars.count, using: &rng))
+                default: chars.insert(alphabet.randomElement(using: &rng)!, at: Int.random(in: 0...chars.count, using: &rng))
+                }
+            }
+            let text = String(chars)
+            let expected = UUID(uuidString: text).map { ItemID(uuid: $0) }
+            #expect(ItemID(string: text) == expected, "'\(text)', seed \(rng.seed)")
+            let fromJSON = try? decoder.decode([ItemID].self, from: Data("[\"\(text)\"]".utf8)).first
+            #expect(fromJSON == expected, "'\(text)', seed \(rng.seed)")
+        }
+    }
+
     @Test func asciiAndUnicodePathsNormalise() throws {
         #expect(try RelativePath(validating: "Documents/plain.txt").string == "Documents/plain.txt")
         // A decomposed é (e + U+0301) is stored precomposed; an ASCII path is kept as given.
