@@ -5,6 +5,9 @@ import UbiqCore
 import UbiqEngine
 import UbiqProtocol
 import UbiqTesting
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension ProcessBoundTests {
     /// The real binary: `ubiq server`, `ubiq login`, `ubiq daemon`, `ubiq sync`, `ubiq status`,
@@ -78,22 +81,29 @@ extension ProcessBoundTests {
 
         static let container = try! ContainerID(validating: "iCloud.default")
 
-        /// Two signed-in daemons A and B; A gets a random file of `size` bytes at `Documents/big.bin`.
-        func twoDaemonsWithABigFile(_ s: Setup, seedLabel: String, size: Int) async throws -> ([UInt8], UbiqAPIClient) {
-            try s.login("A"); try s.login("B")
-            try s.startDaemon("A"); try s.startDaemon("B")
-            var rng = SeededRandom.forTest(seedLabel)
-            let big = rng.bytes(size)
-            let obs = try await s.client()
-            try Data(big).write(to: s.folder("A").appendingPathComponent("Documents/big.bin"))
-            return (big, obs)
+        /// Starts a thread that SIGKILLs `pid` the moment `condition` holds (checked every
+        /// millisecond, for at most `timeout` seconds); true if it did. It needs no turn on the
+        /// test's task pool, which a busy test run may not give before a transfer has ended.
+        func kill(_ pid: pid_t, timeout: TimeInterval = 180, when condition: @escaping @Sendable () -> Bool) async -> Bool {
+            await withCheckedContinuation { c in
+                Thread {
+                    let deadline = Date().addingTimeInterval(timeout)
+                    while Date() < deadline {
+                        if condition() {
+                            Glibc.kill(pid, SIGKILL)
+                            c.resume(returning: true)
+                            return
+                        }
+                        usleep(1000)
+                    }
+                    c.resume(returning: false)
+                }.start()
+            }
         }
 
-        /// Waits until the server lists `big.bin` while its content is not all there yet.
-        func uploadInProgress(_ obs: UbiqAPIClient) async -> Bool {
-            await eventually(timeout: .seconds(120), poll: .milliseconds(10)) {
-                (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == false
-            }
+        /// The server's record of `big.bin`, if it lists it.
+        func bigFile(_ obs: UbiqAPIClient) async -> ItemRecord? {
+            (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }
         }
 
         @Test func daemonKilledMidUploadAndMidDownloadLosesNothing() async throws {
@@ -103,18 +113,26 @@ extension ProcessBoundTests {
             // file are in flight for seconds whatever the machine's speed (a big file on a fast
             // machine was the old way; it loaded a slow disk enough to stall whole test runs).
             s.proxy.limit(up: 4 << 20, down: 4 << 20)
-            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "daemon.kill", size: 24 << 20)
-            // Kill A while the server lists the file but its content is not all there yet.
-            let midUpload = await uploadInProgress(obs)
+            try s.login("A"); try s.login("B")
+            try s.startDaemon("A"); try s.startDaemon("B")
+            let obs = try await s.client()
+            var rng = SeededRandom.forTest("daemon.kill")
+            let big = rng.bytes(24 << 20)
+            s.proxy.reset()
+            try Data(big).write(to: s.folder("A").appendingPathComponent("Documents/big.bin"))
+            // Kill A once 4 MiB of content went up: the server lists the file (metadata first),
+            // its content not all there.
+            let proxy = s.proxy!
+            let midUpload = await kill(s.daemons["A"]!.pid) { proxy.bytes.up > 4 << 20 }
             #expect(midUpload, "never saw the upload in progress")
             s.kill("A")
+            #expect(await bigFile(obs)?.current?.uploaded == false, "listed, not uploaded")
             // B (perhaps streaming the download meanwhile) is stopped while A finishes the upload.
             s.kill("B")
             s.proxy.limit(up: nil, down: 4 << 20)
             try s.startDaemon("A")
-            #expect(await eventually(timeout: .seconds(180)) {
-                (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }?.current?.uploaded == true
-            }, "A never finished the upload after its restart")
+            #expect(await eventually(timeout: .seconds(180)) { await bigFile(obs)?.current?.uploaded == true },
+                    "A never finished the upload after its restart")
             // Kill B while its download is writing the partial file: a thread of its own watches
             // the partial folder from B's start and kills B the moment a partial file grows
             // (one left by the streaming above counts from the size it had then).
@@ -130,21 +148,7 @@ extension ProcessBoundTests {
             let before = partialSizes()
             let daemonB = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", s.home("B")])
             s.daemons["B"] = daemonB
-            let pidB = daemonB.pid
-            let midDownload: Bool = await withCheckedContinuation { c in
-                Thread {
-                    let deadline = Date().addingTimeInterval(180)
-                    while Date() < deadline {
-                        if partialSizes().contains(where: { $0.value > (before[$0.key] ?? 0) }) {
-                            kill(pidB, SIGKILL)
-                            c.resume(returning: true)
-                            return
-                        }
-                        usleep(1000)
-                    }
-                    c.resume(returning: false)
-                }.start()
-            }
+            let midDownload = await kill(daemonB.pid) { partialSizes().contains { $0.value > (before[$0.key] ?? 0) } }
             #expect(midDownload, "never saw the download in progress")
             s.kill("B")
             // The target is never a torn file.
@@ -171,9 +175,15 @@ extension ProcessBoundTests {
             let s = try Setup()
             defer { s.teardown() }
             s.proxy.limit(up: 4 << 20, down: nil)  // the upload is in flight for seconds
-            let (big, obs) = try await twoDaemonsWithABigFile(s, seedLabel: "server.kill", size: 16 << 20)
-            let mid = await uploadInProgress(obs)
-            #expect(mid)
+            try s.login("A"); try s.login("B")
+            try s.startDaemon("A"); try s.startDaemon("B")
+            var rng = SeededRandom.forTest("server.kill")
+            let big = rng.bytes(16 << 20)
+            s.proxy.reset()
+            try Data(big).write(to: s.folder("A").appendingPathComponent("Documents/big.bin"))
+            let proxy = s.proxy!
+            let mid = await kill(s.server.pid) { proxy.bytes.up > 4 << 20 }
+            #expect(mid, "never saw the upload in progress")
             try s.restartServer()
             s.proxy.limit(up: nil, down: nil)
             // Meanwhile, more changes on both sides.
