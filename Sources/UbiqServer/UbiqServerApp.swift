@@ -26,7 +26,7 @@ public enum UbiqServerApp {
         wsRouter.middlewares.add(ErrorMiddleware())
         services.addPushRoutes(to: wsRouter)
         let webSocketResponder = wsRouter.buildResponder()
-        let timeout = TimeAmount.nanoseconds(Int64(headTimeout.components.seconds) * 1_000_000_000 + headTimeout.components.attoseconds / 1_000_000_000)
+        let timeout = TimeAmount(headTimeout)
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in

@@ -95,36 +95,35 @@ struct BulkBench: AsyncParsableCommand {
         await server.stop()
     }
 
-    /// Regular files under `folder`, counted with readdir (FileManager's enumerator costs so
-    /// much CPU that polling it would slow the devices being measured).
-    func count(in folder: URL) -> Int {
-        func walk(_ path: String) -> Int {
-            guard let d = opendir(path) else { return 0 }
-            defer { closedir(d) }
-            var n = 0
-            while let e = readdir(d) {
-                let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name == "." || name == ".." { continue }
-                if e.pointee.d_type == UInt8(DT_DIR) { n += walk(path + "/" + name) } else if name.hasSuffix(".bin") { n += 1 }
-            }
-            return n
-        }
-        return walk(folder.path)
-    }
-
-    /// The latest change time (seconds since 1970) of the regular files under `folder`.
-    func lastChange(in folder: URL) -> Double? {
-        var latest: Double?
+    /// Calls `body` with the path of every `.bin` file under `folder`, found with readdir
+    /// (FileManager's enumerator costs so much CPU that polling it would slow the devices being
+    /// measured).
+    func forEachFile(under folder: URL, _ body: (String) -> Void) {
         func walk(_ path: String) {
             guard let d = opendir(path) else { return }
             defer { closedir(d) }
             while let e = readdir(d) {
                 let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
                 if name == "." || name == ".." { continue }
-                if e.pointee.d_type == UInt8(DT_DIR) { walk(path + "/" + name) } else if let t = Self.changeTime(path + "/" + name) { latest = max(latest ?? t, t) }
+                if e.pointee.d_type == UInt8(DT_DIR) { walk(path + "/" + name) } else if name.hasSuffix(".bin") { body(path + "/" + name) }
             }
         }
         walk(folder.path)
+    }
+
+    /// How many `.bin` files are under `folder`.
+    func count(in folder: URL) -> Int {
+        var n = 0
+        forEachFile(under: folder) { _ in n += 1 }
+        return n
+    }
+
+    /// The latest change time (seconds since 1970) of the `.bin` files under `folder`.
+    func lastChange(in folder: URL) -> Double? {
+        var latest: Double?
+        forEachFile(under: folder) { path in
+            if let t = Self.changeTime(path) { latest = max(latest ?? t, t) }
+        }
         return latest
     }
 

@@ -85,20 +85,14 @@ extension ProcessBoundTests {
         /// millisecond, for at most `timeout` seconds); true if it did. It needs no turn on the
         /// test's task pool, which a busy test run may not give before a transfer has ended.
         func kill(_ pid: pid_t, timeout: TimeInterval = 180, when condition: @escaping @Sendable () -> Bool) async -> Bool {
-            await withCheckedContinuation { c in
-                Thread {
-                    let deadline = Date().addingTimeInterval(timeout)
-                    while Date() < deadline {
-                        if condition() {
-                            Glibc.kill(pid, SIGKILL)
-                            c.resume(returning: true)
-                            return
-                        }
-                        usleep(1000)
-                    }
-                    c.resume(returning: false)
-                }.start()
-            }
+            (try? await offThePool {
+                let deadline = Date().addingTimeInterval(timeout)
+                while Date() < deadline {
+                    if condition() { Glibc.kill(pid, SIGKILL); return true }
+                    usleep(1000)
+                }
+                return false
+            }) ?? false
         }
 
         /// The server's record of `big.bin`, if it lists it.

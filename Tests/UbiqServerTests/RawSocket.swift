@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import UbiqTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,14 +11,7 @@ typealias NIOHTTPMethod = HTTPMethod
 enum RawSocket {
     /// A connected socket to the loopback `port` (the caller closes it).
     static func connected(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { close(fd); throw POSIXError(.ECONNREFUSED) }
+        guard let fd = LoopbackProxy.connected(port: port) else { throw POSIXError(.ECONNREFUSED) }
         return fd
     }
 

@@ -132,17 +132,10 @@ struct ValidationTests {
         // A silent connection while the server stops.
         let late = try RawSocket.connected(port: port)
         defer { close(late) }
-        let stopped = Flag()
+        let stopped = ManagedFlag()
         Task { await server.stop(); stopped.set() }
         #expect(try await offThePool { RawSocket.closedByPeer(late, within: 20) }, "closed when the server stops")
         #expect(await eventually(timeout: .seconds(20)) { stopped.isSet }, "the stop was held up")
-    }
-
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.lock(); value = true; lock.unlock() }
-        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
     }
 
     @Test func garbageOnTheSocketNeverTakesTheServerDown() async throws {

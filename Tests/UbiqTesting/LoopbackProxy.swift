@@ -56,11 +56,7 @@ public final class LoopbackProxy: @unchecked Sendable {
             while true {
                 let c = accept(l, nil, nil)
                 if c < 0 { return }
-                let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                var t = Self.loopback(target)
-                guard withUnsafePointer(to: &t, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }) == 0 else {
-                    close(c); close(s); continue
-                }
+                guard let s = Self.connected(port: target) else { close(c); continue }
                 for fd in [c, s] { var one: Int32 = 1; setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
                 lock.lock()
                 if stopped { lock.unlock(); close(c); close(s); return }
@@ -125,6 +121,18 @@ public final class LoopbackProxy: @unchecked Sendable {
         let free = start.addingTimeInterval(Double(n) / Double(r))
         if upstream { nextFree.up = free } else { nextFree.down = free }
         return free.timeIntervalSince(now)
+    }
+
+    /// A TCP socket connected to the loopback `port`, or nil (the caller closes it).
+    public static func connected(port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var addr = loopback(port)
+        guard withUnsafePointer(to: &addr, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }) == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
     }
 
     static func loopback(_ port: Int) -> sockaddr_in {
