@@ -26,6 +26,8 @@ public struct UbiqAPIClient: Sendable {
     public static let sharedHTTP: HTTPClient = {
         var config = HTTPClient.Configuration()
         config.connectionPool.retryConnectionEstablishment = false
+        // Idle connections are closed by us well before the server's idle timeout (120 s).
+        config.connectionPool.idleTimeout = .seconds(60)
         config.timeout.connect = .seconds(5)
         config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 8
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)

@@ -11,9 +11,13 @@ public enum UbiqServerApp {
     /// The application: API routes plus the push channel, answering errors as JSON.
     /// `onRunning` receives the bound port (useful with port 0). A connection whose first
     /// request head has not arrived within `headTimeout` is closed, and at once when the server
-    /// stops (see `SilentConnectionGuarded`).
+    /// stops (see `SilentConnectionGuarded`). A kept-alive connection that sends nothing for
+    /// `idleTimeout` between requests (or in the middle of one's body) is closed too; the
+    /// default is twice the time our own clients keep an idle connection, so they always close
+    /// first and never send a request on a connection being closed. The push channel, once
+    /// upgraded to a WebSocket, is never closed for being idle.
     public static func make(services: ServerServices, host: String, port: Int, logger: Logger,
-                            headTimeout: Duration = .seconds(30),
+                            headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: UbiqRequestContext.self)
         router.middlewares.add(ErrorMiddleware())
@@ -31,7 +35,7 @@ public enum UbiqServerApp {
             router: router,
             server: HTTPServerBuilder { responder in
                 SilentConnectionGuarded(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                                           configuration: .init()),
+                                                                           configuration: .init(http1: .init(idleTimeout: TimeAmount(idleTimeout)))),
                                         headTimeout: timeout)
             },
             configuration: .init(address: .hostname(host, port: port), serverName: "ubiq"),

@@ -36,6 +36,13 @@ enum RawSocket {
         return n > 0 ? String(decoding: buf[..<n], as: UTF8.self) : ""
     }
 
+    /// Sends `text` on `fd` (giving up after 5 s if the server stops reading).
+    static func sendText(_ fd: Int32, _ text: String) {
+        var sendLimit = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendLimit, socklen_t(MemoryLayout<timeval>.size))
+        _ = send(fd, text, text.utf8.count, Int32(MSG_NOSIGNAL))
+    }
+
     static func sendAndClose(port: Int, _ bytes: [UInt8]) throws {
         let fd = try connected(port: port)
         defer { close(fd) }

@@ -138,6 +138,42 @@ struct ValidationTests {
         #expect(await eventually(timeout: .seconds(20)) { stopped.isSet }, "the stop was held up")
     }
 
+    /// A kept-alive connection is answered as long as it keeps asking, and closed once it has
+    /// been idle for the idle timeout; so is one that stalls in the middle of a request's body.
+    /// The push channel, upgraded to a WebSocket, stays open however long it is quiet.
+    @Test func idleConnectionsAreClosedButThePushChannelIsNot() async throws {
+        let server = try await TestServer.start(idleTimeout: .seconds(2))
+        try await server.user("alice")
+        let (c, _) = try await server.device("alice")
+        let token = try #require(c.token)
+        let port = server.port
+        let (answers, switched, idleClosed, stalledClosed, pushClosed) = try await offThePool {
+            let idle = try RawSocket.connected(port: port), stalled = try RawSocket.connected(port: port), push = try RawSocket.connected(port: port)
+            defer { close(idle); close(stalled); close(push) }
+            RawSocket.sendText(stalled, "POST /v1/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"user\":")
+            RawSocket.sendText(push, "GET /v1/push HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            let switched = RawSocket.received(push, within: 20)
+            // Five requests 0.5 s apart: together longer than the timeout, each well within it.
+            var answers = 0
+            for i in 0..<5 {
+                if i > 0 { usleep(500_000) }
+                RawSocket.sendText(idle, "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+                if RawSocket.received(idle, within: 20).hasPrefix("HTTP/1.1 200") { answers += 1 }
+            }
+            let idleClosed = RawSocket.closedByPeer(idle, within: 20), stalledClosed = RawSocket.closedByPeer(stalled, within: 20)
+            // By now the push channel has been quiet for over twice the timeout.
+            return (answers, switched, idleClosed, stalledClosed, RawSocket.closedByPeer(push, within: 3))
+        }
+        #expect(answers == 5, "a connection that keeps asking is kept")
+        #expect(switched.hasPrefix("HTTP/1.1 101"), "\(switched)")
+        #expect(idleClosed, "an idle kept-alive connection is closed after the idle timeout")
+        #expect(stalledClosed, "a request whose body stalls is closed after the idle timeout")
+        #expect(!pushClosed, "the push channel is never closed for being quiet")
+        #expect(try await c.account().user == "alice")
+        await server.stop()
+    }
+
     @Test func garbageOnTheSocketNeverTakesTheServerDown() async throws {
         try await withServer { server in
             var rng = SeededRandom.forTest("socket.garbage")

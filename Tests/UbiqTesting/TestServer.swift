@@ -23,12 +23,12 @@ public final class TestServer: Sendable {
     /// test running meanwhile). Binding is retried: on a random port with another port, on a
     /// wanted one after a short wait (a connection of the stopped server may still hold it).
     public static func start(directory: TempDirectory? = nil, port wanted: Int = 0,
-                             headTimeout: Duration = .seconds(30)) async throws -> TestServer {
+                             headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120)) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
         var lastError: Error = CoreError(.internalError, "test server did not start")
         for attempt in 0..<40 {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
-            do { return try await startOnce(directory: dir, port: port, headTimeout: headTimeout) } catch {
+            do { return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout) } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
             }
@@ -36,13 +36,13 @@ public final class TestServer: Sendable {
         throw lastError
     }
 
-    static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration) async throws -> TestServer {
+    static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration) async throws -> TestServer {
         let services = try ServerServices.embedded(at: dir.url)
         var logger = Logger(label: "test.server")
         logger.logLevel = .warning
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
         let app = UbiqServerApp.make(services: services, host: "127.0.0.1", port: wanted, logger: logger,
-                                     headTimeout: headTimeout) { port in
+                                     headTimeout: headTimeout, idleTimeout: idleTimeout) { port in
             portCont.yield(port)
             portCont.finish()
         }
