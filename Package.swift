@@ -17,6 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // Pure: IDs, paths, versions, conflict rule, chunker, hashes, HLC, key-value values and limits.
@@ -43,6 +46,7 @@ let package = Package(
                 "UbiqCore", "UbiqProtocol", "UbiqStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -53,6 +57,7 @@ let package = Package(
                 "UbiqCore", "UbiqProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -85,6 +90,7 @@ let package = Package(
             name: "UbiqCLI",
             dependencies: [
                 "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqClient", "UbiqTUI", "UbiqProtocol",
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -107,6 +113,9 @@ let package = Package(
                 "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"),  // certificates for the TLS tests
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/UbiqTesting"
         ),

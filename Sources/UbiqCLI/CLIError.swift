@@ -6,4 +6,9 @@ public struct CLIError: Error, CustomStringConvertible {
     public let message: String
     public init(_ code: ErrorCode, _ message: String) { self.code = code; self.message = message }
     public var description: String { message }
+
+    /// Runs `body`; any error becomes an `invalidValue` CLIError worded by `message`.
+    static func map<T>(_ message: (Error) -> String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw CLIError(.invalidValue, message(error)) }
+    }
 }

@@ -19,6 +19,8 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .long, help: "This device's name (default: the host name).") var device: String?
     @Option(name: .long, help: "Container ID (default: iCloud.default).") var container: String?
     @Option(name: .long, help: "all (keep every file's content) or on-demand.") var download: String = "all"
+    @Option(name: .long, help: "For an https:// server with a certificate of its own: trust the certificates in this PEM file (its authority's, or its self-signed one) instead of the system's authorities.")
+    var caCert: String?
     @OptionGroup var home: HomeOption
 
     func validate() throws {
@@ -49,17 +51,31 @@ struct LoginCommand: AsyncParsableCommand {
         }
         let deviceName = device ?? ProcessInfo.processInfo.hostName
         let base = url.hasSuffix("/") ? String(url.dropLast()) : url
-        let (_, r) = try await mapClient { try await UbiqAPIClient(baseURL: base).login(user: user, password: password, deviceName: deviceName, deviceID: previous?.deviceID) }
+        // Trust: the file given, else what this home already trusted for this server.
+        var trusted = previous?.server == base ? previous?.serverCertificates : nil
+        if let caCert {
+            guard let data = FileManager.default.contents(atPath: caCert) else { throw CLIError(.notFound, "cannot read \(caCert)") }
+            let pem = String(decoding: data, as: UTF8.self)
+            do { _ = try ServerTrust.certificates(pem: pem) } catch let e as ClientError { throw CLIError(.invalidValue, "\(caCert): \(e.message)") }
+            trusted = pem
+        }
+        if base.hasPrefix("https://"), trusted == nil, ServerTrust.isIPAddress(URL(string: base)?.host ?? "") {
+            throw CLIError(.invalidValue, ServerTrust.ipNeedsOwnCertificate)
+        }
+        let (_, r) = try await mapClient {
+            try await UbiqAPIClient(baseURL: base, trusting: trusted).login(user: user, password: password, deviceName: deviceName, deviceID: previous?.deviceID)
+        }
         if let p = previous, switching {
             // Another account (or container): the old one's data leaves this device first.
             do { try await SignOut.run(h, p, force: false) } catch {
-                try? await UbiqAPIClient(baseURL: base, token: r.token).revoke()
+                try? await UbiqAPIClient(baseURL: base, token: r.token, trusting: trusted).revoke()
                 throw error
             }
             print("signed out of \(p.server) (\(p.user))")
         }
-        let config = DeviceConfig(server: base, user: r.user, deviceID: r.deviceID, deviceName: r.deviceName, container: containerID,
+        var config = DeviceConfig(server: base, user: r.user, deviceID: r.deviceID, deviceName: r.deviceName, container: containerID,
                                   download: DeviceConfig.DownloadPolicy(rawValue: download)!, token: r.token)
+        config.serverCertificates = trusted
         try config.save(h)
         try FileManager.default.createDirectory(at: h.containerFolder(containerID).appendingPathComponent("Documents"), withIntermediateDirectories: true)
         print("signed in to \(base) as \(r.user) (device \(r.deviceName)); folder \(h.containerFolder(containerID).path)")
@@ -120,7 +136,7 @@ enum SignOut {
             try WireCoding.encode(entries).write(to: file)
             print("\(settings.count) setting(s) not on the server saved to \(file.path)")
         }
-        try? await UbiqAPIClient(baseURL: config.server, token: config.token).revoke()
+        try? await UbiqAPIClient(baseURL: config.server, token: config.token, trusting: config.serverCertificates).revoke()
         try FileManager.default.removeItem(at: h.configFile)
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.stateDatabase(config.container).path + suffix))

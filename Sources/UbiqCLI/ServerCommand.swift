@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import HummingbirdTLS
 import Logging
 import UbiqCore
 import UbiqServer
@@ -26,7 +27,7 @@ struct DataOption: ParsableArguments {
     }
 }
 
-/// `ubiq server [--data DIR] [--listen HOST:PORT]`
+/// `ubiq server [--data DIR] [--listen HOST:PORT] [--tls-cert F --tls-key F]`
 struct ServerRun: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the server in the foreground (the default).")
 
@@ -38,21 +39,35 @@ struct ServerRun: AsyncParsableCommand {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(name: .long, help: "Serve HTTPS with this certificate (PEM: the server's certificate, then any intermediates). Needs --tls-key.")
+    var tlsCert: String?
+
+    @Option(name: .long, help: "The private key of --tls-cert (PEM).")
+    var tlsKey: String?
+
     func validate() throws {
         do { _ = try ServerConfiguration.parseListen(listen) } catch let e as CoreError { throw ValidationError(e.message) }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
     }
 
     func run() async throws {
         let (host, port) = try ServerConfiguration.parseListen(listen)
+        var tls: TLSConfiguration?
+        if let tlsCert, let tlsKey {
+            do { tls = try ServerTLS.load(certFile: tlsCert, keyFile: tlsKey) } catch let e as CoreError { throw CLIError(e.code, e.message) }
+        }
         let dir = data.directory()
         let services = try ServerServices.embedded(at: dir)
         var logger = Logger(label: "ubiq.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let app = UbiqServerApp.make(services: services, host: host, port: port, logger: logger) { bound in
-            let shownHost = host.contains(":") ? "[\(host)]" : host
-            print("ubiq server listening on http://\(shownHost):\(bound) (data: \(dir.path))")
-            fflush(nil)
+        let scheme = tls == nil ? "http" : "https"
+        let app = try CLIError.map({ "cannot use the TLS certificate and key: \($0)" }) {
+            try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, tls: tls) { bound in
+                let shownHost = host.contains(":") ? "[\(host)]" : host
+                print("ubiq server listening on \(scheme)://\(shownHost):\(bound) (data: \(dir.path))")
+                fflush(nil)
+            }
         }
         do {
             try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])

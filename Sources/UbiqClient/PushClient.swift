@@ -17,7 +17,11 @@ extension UbiqAPIClient {
         config.autoPing = .enabled(timePeriod: .seconds(20))
         let decoder = WireCoding.decoder()
         do {
-            try await WebSocketClient.connect(url: wsURL, configuration: config, logger: logger) { inbound, _, _ in
+            let host = URL(string: baseURL)?.host ?? ""
+            let tls = try baseURL.hasPrefix("https://") ? ServerTrust.pushTLS(host: host, trusting: trusted) : nil
+            // A TLS server name cannot be an IP address (and is not checked then: see `pushTLS`).
+            if ServerTrust.isIPAddress(host) { config.sniHostname = "ubiquity-server.invalid" }
+            try await WebSocketClient.connect(url: wsURL, configuration: config, tlsConfiguration: tls, logger: logger) { inbound, _, _ in
                 for try await message in inbound.messages(maxSize: 1 << 16) {
                     guard case .text(let text) = message, let m = try? decoder.decode(PushMessage.self, from: Data(text.utf8)) else { continue }
                     await onMessage(m)
@@ -26,7 +30,7 @@ extension UbiqAPIClient {
         } catch is CancellationError {
             return
         } catch {
-            throw ClientError(.serverUnreachable, "push channel to \(baseURL) failed: \(error)")
+            throw ClientError(.serverUnreachable, "push channel to \(baseURL) failed: \(Self.reason(error))")
         }
     }
 }

@@ -10,30 +10,50 @@ import UbiqProtocol
 public struct UbiqAPIClient: Sendable {
     public let baseURL: String
     public var token: String?
+    /// The certificates an `https://` server may present (PEM); nil: the system's authorities.
+    public let trusted: String?
     let http: HTTPClient
     let timeout: TimeAmount
 
-    /// - Parameter baseURL: e.g. `http://127.0.0.1:8737` (a trailing `/` is ignored).
-    public init(baseURL: String, token: String? = nil, http: HTTPClient = UbiqAPIClient.sharedHTTP, timeout: TimeAmount = .seconds(60)) {
+    /// - Parameters:
+    ///   - baseURL: e.g. `http://127.0.0.1:8737` or `https://sync.example.org` (a trailing `/` is ignored).
+    ///   - trusting: PEM certificates to trust instead of the system's authorities (see `ServerTrust`).
+    public init(baseURL: String, token: String? = nil, trusting: String? = nil, http: HTTPClient? = nil, timeout: TimeAmount = .seconds(60)) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.token = token
-        self.http = http
+        self.trusted = trusting
+        self.http = http ?? ServerTrust.httpClient(trusting: trusting)
         self.timeout = timeout
     }
 
     /// One HTTP client per process. A refused connection fails at once (the engine has its own
     /// backoff and reports `offline`) instead of being retried until the request deadline.
-    public static let sharedHTTP: HTTPClient = {
+    public static let sharedHTTP = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration())
+
+    /// The settings every client of ours shares (`ServerTrust` adds its certificates).
+    static func httpConfiguration() -> HTTPClient.Configuration {
         var config = HTTPClient.Configuration()
         config.connectionPool.retryConnectionEstablishment = false
         // Idle connections are closed by us well before the server's idle timeout (120 s).
         config.connectionPool.idleTimeout = .seconds(60)
         config.timeout.connect = .seconds(5)
         config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 8
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
-    }()
+        return config
+    }
 
     // MARK: transport
+
+    /// Why a connection failed, in a user's words.
+    static func reason(_ error: Error) -> String {
+        let text = "\(error)"
+        if text.contains("refused") { return "connection refused" }
+        if text.contains("imeout") || text.contains("imedOut") { return "timed out" }
+        if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate") || text.contains("Certificate") || text.contains("hostname") {
+            return "its TLS certificate is not trusted (\(text)); if the server uses its own certificate, log in with --ca-cert FILE"
+        }
+        if text.contains("handshake") || text.contains("SSL") || text.contains("TLS") { return "the TLS handshake failed (\(text)); is it an https:// server?" }
+        return text
+    }
 
     func send(_ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, contentType: String = "application/json",
               limit: Int = 256 << 20) async throws -> (status: Int, body: ByteBuffer) {
@@ -53,9 +73,7 @@ public struct UbiqAPIClient: Sendable {
         do {
             response = try await http.execute(req, timeout: timeout)
         } catch {
-            let text = "\(error)"
-            let reason = text.contains("refused") ? "connection refused" : text.contains("imeout") || text.contains("imedOut") ? "timed out" : text
-            throw ClientError(.serverUnreachable, "cannot reach \(baseURL): \(reason)")
+            throw ClientError(.serverUnreachable, "cannot reach \(baseURL): \(Self.reason(error))")
         }
         let buffer: ByteBuffer
         do { buffer = try await response.body.collect(upTo: limit) } catch {

@@ -59,6 +59,9 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     public var container: ContainerID
     public var download: DownloadPolicy
     public var token: String
+    /// Certificates (PEM) an `https://` server may present instead of the system's
+    /// authorities' (`ubiq login --ca-cert FILE`); nil trusts the system's.
+    public var serverCertificates: String?
 
     public init(server: String, user: String, deviceID: DeviceID, deviceName: String, container: ContainerID, download: DownloadPolicy, token: String) {
         self.server = server; self.user = user; self.deviceID = deviceID; self.deviceName = deviceName

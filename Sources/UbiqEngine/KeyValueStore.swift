@@ -51,7 +51,7 @@ public actor KeyValueStore {
         let store = storeID ?? config.container
         self.storeID = store
         self.device = config.deviceID
-        self.client = UbiqAPIClient(baseURL: config.server, token: config.token)
+        self.client = UbiqAPIClient(baseURL: config.server, token: config.token, trusting: config.serverCertificates)
         self.physicalMillis = physicalMillis
         self.logger = logger
         try FileManager.default.createDirectory(at: home.stateDirectory, withIntermediateDirectories: true)

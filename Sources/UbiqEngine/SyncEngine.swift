@@ -98,7 +98,7 @@ public actor SyncEngine {
         self.config = config
         self.logger = logger
         self.settleTime = settleTime
-        self.client = UbiqAPIClient(baseURL: config.server, token: config.token)
+        self.client = UbiqAPIClient(baseURL: config.server, token: config.token, trusting: config.serverCertificates)
         let folder = home.containerFolder(config.container)
         do {
             try FileManager.default.createDirectory(at: home.stateDirectory, withIntermediateDirectories: true)

@@ -14,7 +14,7 @@ public final class EmbeddedServer: Sendable {
     /// Starts serving and returns once the port is bound.
     public static func start(services: ServerServices, host: String = "127.0.0.1", port: Int = 0, logger: Logger) async throws -> EmbeddedServer {
         let (ports, cont) = AsyncStream<Int>.makeStream()
-        let app = UbiqServerApp.make(services: services, host: host, port: port, logger: logger) { cont.yield($0); cont.finish() }
+        let app = try UbiqServerApp.make(services: services, host: host, port: port, logger: logger) { cont.yield($0); cont.finish() }
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         let task = Task { try await group.run() }
         var bound = 0

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -15,10 +16,11 @@ public enum UbiqServerApp {
     /// `idleTimeout` between requests (or in the middle of one's body) is closed too; the
     /// default is twice the time our own clients keep an idle connection, so they always close
     /// first and never send a request on a connection being closed. The push channel, once
-    /// upgraded to a WebSocket, is never closed for being idle.
+    /// upgraded to a WebSocket, is never closed for being idle. With `tls` it serves HTTPS
+    /// (and the push channel over `wss://`) only.
     public static func make(services: ServerServices, host: String, port: Int, logger: Logger,
-                            headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
-                            onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+                            headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), tls: TLSConfiguration? = nil,
+                            onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let router = Router(context: UbiqRequestContext.self)
         router.middlewares.add(ErrorMiddleware())
         router.get("/v1/health") { _, _ in "ok" }
@@ -31,13 +33,15 @@ public enum UbiqServerApp {
         services.addPushRoutes(to: wsRouter)
         let webSocketResponder = wsRouter.buildResponder()
         let timeout = TimeAmount(headTimeout)
+        let plain = HTTPServerBuilder { responder in
+            SilentConnectionGuarded(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                                       configuration: .init(http1: .init(idleTimeout: TimeAmount(idleTimeout)))),
+                                    headTimeout: timeout)
+        }
+        // TLS first on the connection, so the guard reads the decrypted request head.
         return Application(
             router: router,
-            server: HTTPServerBuilder { responder in
-                SilentConnectionGuarded(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                                           configuration: .init(http1: .init(idleTimeout: TimeAmount(idleTimeout)))),
-                                        headTimeout: timeout)
-            },
+            server: try tls.map { try .tls(plain, tlsConfiguration: $0) } ?? plain,
             configuration: .init(address: .hostname(host, port: port), serverName: "ubiq"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger

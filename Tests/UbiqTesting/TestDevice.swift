@@ -19,9 +19,10 @@ public final class TestDevice: @unchecked Sendable {
                             download: DeviceConfig.DownloadPolicy = .all, start: Bool = true) async throws -> TestDevice {
         let dir = try TempDirectory("ubiq-device-\(name)")
         let home = DeviceHome.rooted(at: dir.url)
-        let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL).login(user: user, password: password, deviceName: name)
-        let config = DeviceConfig(server: server.baseURL, user: user, deviceID: r.deviceID, deviceName: name, container: container,
+        let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL, trusting: server.trusted).login(user: user, password: password, deviceName: name)
+        var config = DeviceConfig(server: server.baseURL, user: user, deviceID: r.deviceID, deviceName: name, container: container,
                                   download: download, token: r.token)
+        config.serverCertificates = server.trusted
         try config.save(home)
         var logger = Logger(label: "device.\(name)")
         logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error

@@ -13,22 +13,25 @@ public final class TestServer: Sendable {
     public let directory: TempDirectory
     public let services: ServerServices
     public let port: Int
+    /// For a server started with TLS: the certificate its clients must trust (PEM).
+    public let trusted: String?
     let group: ServiceGroup
     let task: Task<Void, Error>
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "\(trusted == nil ? "http" : "https")://127.0.0.1:\(port)" }
 
     /// Starts a server on `wanted`, or on a random port below the kernel's ephemeral range
     /// (so a port freed by `stop` for a restart is not handed to some client connection of a
     /// test running meanwhile). Binding is retried: on a random port with another port, on a
     /// wanted one after a short wait (a connection of the stopped server may still hold it).
     public static func start(directory: TempDirectory? = nil, port wanted: Int = 0,
-                             headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120)) async throws -> TestServer {
+                             headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
+                             tls: TestCertificates? = nil) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
         var lastError: Error = CoreError(.internalError, "test server did not start")
         for attempt in 0..<40 {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
-            do { return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout) } catch {
+            do { return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, tls: tls) } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
             }
@@ -36,13 +39,15 @@ public final class TestServer: Sendable {
         throw lastError
     }
 
-    static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration) async throws -> TestServer {
+    static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration,
+                          tls: TestCertificates?) async throws -> TestServer {
         let services = try ServerServices.embedded(at: dir.url)
         var logger = Logger(label: "test.server")
         logger.logLevel = .warning
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
-        let app = UbiqServerApp.make(services: services, host: "127.0.0.1", port: wanted, logger: logger,
-                                     headTimeout: headTimeout, idleTimeout: idleTimeout) { port in
+        let tlsConfiguration = try tls.map { try ServerTLS.configuration(certificatePEM: $0.serverPEM, keyPEM: $0.serverKeyPEM) }
+        let app = try UbiqServerApp.make(services: services, host: "127.0.0.1", port: wanted, logger: logger,
+                                         headTimeout: headTimeout, idleTimeout: idleTimeout, tls: tlsConfiguration) { port in
             portCont.yield(port)
             portCont.finish()
         }
@@ -54,13 +59,14 @@ public final class TestServer: Sendable {
         var port = 0
         for await p in portStream { port = p }
         guard port > 0 else { throw CoreError(.internalError, "test server did not start") }
-        return TestServer(directory: dir, services: services, port: port, group: group, task: task)
+        return TestServer(directory: dir, services: services, port: port, trusted: tls?.authorityPEM, group: group, task: task)
     }
 
-    init(directory: TempDirectory, services: ServerServices, port: Int, group: ServiceGroup, task: Task<Void, Error>) {
+    init(directory: TempDirectory, services: ServerServices, port: Int, trusted: String?, group: ServiceGroup, task: Task<Void, Error>) {
         self.directory = directory
         self.services = services
         self.port = port
+        self.trusted = trusted
         self.group = group
         self.task = task
     }
@@ -79,7 +85,7 @@ public final class TestServer: Sendable {
 
     /// A signed-in client for a device of `user`.
     public func device(_ user: String, password: String = "secret-pw", name: String = "laptop") async throws -> (UbiqAPIClient, DeviceID) {
-        let (c, r) = try await UbiqAPIClient(baseURL: baseURL).login(user: user, password: password, deviceName: name)
+        let (c, r) = try await UbiqAPIClient(baseURL: baseURL, trusting: trusted).login(user: user, password: password, deviceName: name)
         return (c, r.deviceID)
     }
 }

@@ -1,0 +1,41 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// A certificate authority of its own and a server certificate it signed for `127.0.0.1` and
+/// `localhost`, made fresh for a test (valid from an hour ago for a day), as PEM.
+public struct TestCertificates: Sendable {
+    /// The authority's certificate: what a client must trust.
+    public let authorityPEM: String
+    /// The server's certificate and its private key.
+    public let serverPEM: String
+    public let serverKeyPEM: String
+
+    public static func make(now: Date = Date()) throws -> TestCertificates {
+        let caKey = P256.Signing.PrivateKey(), serverKey = P256.Signing.PrivateKey()
+        let caName = try DistinguishedName { CommonName("Ubiquity test authority") }
+        let serverName = try DistinguishedName { CommonName("localhost") }
+        let ca = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey),
+            notValidBefore: now - 3600, notValidAfter: now + 86_400, issuer: caName, subject: caName,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true))
+            },
+            issuerPrivateKey: .init(caKey))
+        let server = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(serverKey.publicKey),
+            notValidBefore: now - 3600, notValidAfter: now + 86_400, issuer: caName, subject: serverName,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames([.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
+            },
+            issuerPrivateKey: .init(caKey))
+        return TestCertificates(authorityPEM: try ca.serializeAsPEM().pemString, serverPEM: try server.serializeAsPEM().pemString,
+                                serverKeyPEM: serverKey.pemRepresentation)
+    }
+}
