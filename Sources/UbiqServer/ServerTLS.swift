@@ -24,6 +24,10 @@ public enum ServerTLS {
         do { key = try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem) } catch {
             throw CoreError(.invalidValue, "\(names.key) is not a PEM private key (\(error))")
         }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        // A closing connection waits this long for the client's own TLS close; clients that
+        // just drop the connection would otherwise hold a server's stop for 5 s each.
+        tls.shutdownTimeout = .seconds(1)
+        return tls
     }
 }

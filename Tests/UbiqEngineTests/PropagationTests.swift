@@ -38,6 +38,25 @@ struct PropagationTests {
     /// Small files travel without asking for their manifests: a file of at most the chunker's
     /// minimum is one chunk named by its own hash. A client that chunked small files its own way
     /// still gets them across: the guessed chunk is not on the server, so B asks for manifests.
+    /// Daemons of a server that speaks HTTPS only: changes travel both ways, pushed over `wss://`
+    /// (B learns of A's file from the push, well before the 30 s periodic pass).
+    @Test func devicesSyncThroughAServerOverTLS() async throws {
+        try await withFleet(tls: try TestCertificates.make()) { fleet in
+            #expect(fleet.server.baseURL.hasPrefix("https://"))
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let bothOnline = await eventually {
+                let sa = await a.engine.status(), sb = await b.engine.status()
+                return sa.state == .online && sb.state == .online
+            }
+            #expect(bothOnline)
+            try a.write("Documents/over-tls.txt", "hello over TLS")
+            #expect(await eventually(timeout: .seconds(20)) { b.read("Documents/over-tls.txt") == "hello over TLS" }, "\(describeDiff(a, b))")
+            var rng = SeededRandom.forTest("tls.reply")
+            try b.write("Documents/Reply/back.bin", bytes: rng.bytes(300_000))
+            #expect(await converge(a, b, timeout: .seconds(20)), "\(describeDiff(a, b))")
+        }
+    }
+
     @Test func smallFilesChunkedByAnotherClientStillArrive() async throws {
         try await withFleet { fleet in
             let (other, _) = try await fleet.server.device("alice", name: "another-client")

@@ -12,8 +12,9 @@ final class Fleet: @unchecked Sendable {
 
     private init(server: TestServer) { self.server = server }
 
-    static func start() async throws -> Fleet {
-        let server = try await TestServer.start()
+    /// `tls`: the server speaks HTTPS only, and the devices trust its authority.
+    static func start(tls: TestCertificates? = nil) async throws -> Fleet {
+        let server = try await TestServer.start(tls: tls)
         try await server.user("alice")
         try await server.user("bob")
         return Fleet(server: server)
@@ -35,8 +36,8 @@ final class Fleet: @unchecked Sendable {
     }
 }
 
-func withFleet(_ body: (Fleet) async throws -> Void) async throws {
-    let fleet = try await Fleet.start()
+func withFleet(tls: TestCertificates? = nil, _ body: (Fleet) async throws -> Void) async throws {
+    let fleet = try await Fleet.start(tls: tls)
     do { try await body(fleet) } catch { await fleet.stop(); throw error }
     await fleet.stop()
 }

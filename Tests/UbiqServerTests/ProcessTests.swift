@@ -67,6 +67,56 @@ struct ProcessTests {
         #expect(server.wait(timeout: 30) == 0)
     }
 
+    /// `ubiq server --tls-cert/--tls-key` as a person runs it, with a certificate authority of
+    /// their own: `ubiq login --ca-cert` trusts it, and `ubiq sync` then syncs over HTTPS and
+    /// `wss://`; without it, or with bad files, one clear line and nothing saved.
+    @Test func aServerWithItsOwnCertificateSyncsOverTLS() async throws {
+        let dir = try TempDirectory("ubiq-tls")
+        defer { dir.remove() }
+        let certs = try TestCertificates.make()
+        func file(_ name: String, _ text: String) throws -> String {
+            let p = dir.url.appendingPathComponent(name).path
+            try Data(text.utf8).write(to: URL(fileURLWithPath: p))
+            return p
+        }
+        let cert = try file("server.pem", certs.serverPEM), key = try file("server.key", certs.serverKeyPEM)
+        let ca = try file("ca.pem", certs.authorityPEM), junk = try file("junk.pem", "not a certificate")
+        let data = dir.url.appendingPathComponent("data").path, home = dir.url.appendingPathComponent("home").path
+        var (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data], stdin: "pw-alice\n")
+        #expect(status == 0, "\(err)")
+        // Bad server options.
+        (status, _, _) = try ChildProcess.runUbiq(["server", "--data", data, "--tls-cert", cert])
+        #expect(status == 2, "--tls-cert without --tls-key is bad usage")
+        (status, _, err) = try ChildProcess.runUbiq(["server", "--data", data, "--listen", "127.0.0.1:0", "--tls-cert", junk, "--tls-key", key])
+        #expect(status == 1 && err.contains("not a PEM certificate") && err.split(separator: "\n").count == 1, "\(err)")
+        (status, _, err) = try ChildProcess.runUbiq(["server", "--data", data, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", dir.url.path + "/none"])
+        #expect(status == 1 && err.contains("cannot read the TLS key"), "\(err)")
+
+        let server = try ChildProcess(ChildProcess.ubiqBinary(), ["server", "--data", data, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key])
+        defer { server.signal(SIGTERM); server.wait() }
+        let out = try #require(server.waitForOutput(timeout: 60) { $0.contains("listening on") }, "\(server.stderr)")
+        let r = try #require(out.range(of: "https://127.0.0.1:"), "\(out)")
+        let url = "https://127.0.0.1:" + out[r.upperBound...].prefix { $0.isNumber }
+        // Not trusted yet: refused, clearly, and the home stays signed out.
+        (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "alice", "--password-stdin", "--home", home], stdin: "pw-alice\n")
+        #expect(status == 1 && err.contains("--ca-cert") && err.split(separator: "\n").count == 1, "\(err)")
+        (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "alice", "--password-stdin", "--home", home, "--ca-cert", junk], stdin: "pw-alice\n")
+        #expect(status == 1 && err.contains("junk.pem"), "\(err)")
+        var shown = ""
+        (status, shown, err) = try ChildProcess.runUbiq(["status", "--json", "--home", home])
+        #expect(shown.contains("signedOut"), "\(shown) \(err)")
+        // Trusted: login, a file synced up with `ubiq sync`.
+        (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "alice", "--password-stdin", "--home", home, "--ca-cert", ca, "--device", "laptop"], stdin: "pw-alice\n")
+        #expect(status == 0, "\(err)")
+        let docs = URL(fileURLWithPath: home).appendingPathComponent("Ubiquity/iCloud.default/Documents")
+        try Data("sent over TLS".utf8).write(to: docs.appendingPathComponent("tls.txt"))
+        (status, _, err) = try ChildProcess.runUbiq(["sync", "--home", home])
+        #expect(status == 0, "\(err)")
+        let (c, _) = try await UbiqAPIClient(baseURL: url, trusting: certs.authorityPEM).login(user: "alice", password: "pw-alice", deviceName: "check")
+        let items = try await c.changes(try ContainerID(validating: "iCloud.default"), after: 0).items
+        #expect(items.contains { $0.path.string == "Documents/tls.txt" && $0.current?.size == 13 }, "\(items.map { $0.path.string })")
+    }
+
     @Test func commandLineErrorsAreOneClearLine() throws {
         let dir = try TempDirectory("ubiq-cli")
         defer { dir.remove() }
