@@ -5,7 +5,8 @@ import NIOSSL
 /// Which certificates an `https://` server may present. By default the system's trusted
 /// certificate authorities; a device that logged in with `--ca-cert FILE` trusts the
 /// certificates of that file instead (a server with its own CA or a self-signed certificate).
-/// The host name is always checked against the certificate.
+/// The host name (or IP address) is checked against the certificate, except on the push channel
+/// to an IP address (see `pushTLS`).
 public enum ServerTrust {
     /// The certificates of a PEM text; throws a clear error if it holds none or is malformed.
     public static func certificates(pem: String) throws -> [NIOSSLCertificate] {
