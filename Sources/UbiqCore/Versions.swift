@@ -62,6 +62,12 @@ public enum ConflictRule {
     }
 }
 
+/// How long a deleted item stays in the trash, restorable (product §2.8: at least 30 days);
+/// then it is purged and the space only it used is given back to the account.
+public enum TrashPolicy {
+    public static let keepAge: TimeInterval = 30 * 24 * 3600
+}
+
 /// Which history versions to keep (product §3.3: at least the last 20, or 30 days).
 public enum HistoryPolicy {
     public static let keepCount = 20

@@ -24,7 +24,7 @@ public struct ServerServices: Sendable {
     }
 
     /// Opens the embedded store in `directory` (`metadata.sqlite` and `chunks/`), creating it if needed.
-    public static func embedded(at directory: URL) throws -> ServerServices {
+    public static func embedded(at directory: URL, clock: @escaping @Sendable () -> Date = { Date() }) throws -> ServerServices {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
@@ -35,7 +35,7 @@ public struct ServerServices: Sendable {
         }
         let meta = try SQLiteMetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
         let chunks = try FolderChunkStore(root: directory.appendingPathComponent("chunks"))
-        return ServerServices(metadata: meta, chunks: chunks)
+        return ServerServices(metadata: meta, chunks: chunks, clock: clock)
     }
 
     /// Resolves the bearer token of a request.

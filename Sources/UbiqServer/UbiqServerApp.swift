@@ -43,6 +43,7 @@ public enum UbiqServerApp {
             router: router,
             server: try tls.map { try .tls(plain, tlsConfiguration: $0) } ?? plain,
             configuration: .init(address: .hostname(host, port: port), serverName: "ubiq"),
+            services: [TrashPurger(services: services, logger: logger)],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger
         )

@@ -83,8 +83,13 @@ extension SQLiteMetadataStore {
             byUUID[u] = r["id"]
             return (u, Date(timeIntervalSince1970: r["committed"]))
         }
-        for v in HistoryPolicy.prunable(history, now: now) {
-            if let row = byUUID[v] { try db.cachedStatement(sql: "DELETE FROM versions WHERE id = ?").execute(arguments: [row]) }
+        let pruned = HistoryPolicy.prunable(history, now: now).compactMap { byUUID[$0] }
+        guard !pruned.isEmpty else { return }
+        let hashes = try chunkHashes(db, versions: pruned)
+        for row in pruned { try db.cachedStatement(sql: "DELETE FROM versions WHERE id = ?").execute(arguments: [row]) }
+        if let account = try Int64.fetchOne(db.cachedStatement(sql: "SELECT c.account_id FROM items i JOIN containers c ON c.id = i.container_id WHERE i.id = ?"),
+                                            arguments: [item]) {
+            try releaseUnused(db, account: account, hashes: hashes)
         }
     }
 

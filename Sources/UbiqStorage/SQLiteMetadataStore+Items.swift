@@ -131,6 +131,9 @@ extension SQLiteMetadataStore: ItemStore {
             guard let c else { throw StorageError(.notFound, "no item \(item)") }
             let id: Int64 = r["id"]
             guard (r["deleted_at"] as Double?) != nil else { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
+            guard (r["trash_group"] as String?) != nil else {
+                throw StorageError(.notFound, "\(r["path"] as String) was purged from the trash (items stay there \(Int(TrashPolicy.keepAge / 86_400)) days)")
+            }
             let old = try RelativePath(validating: r["path"])
             var target = old
             var n = 1

@@ -115,6 +115,10 @@ extension SQLiteMetadataStore {
                 CREATE INDEX kv_entries_seq ON kv_entries(account_id, store, seq);
                 """)
         }
+        // Which versions still use a chunk (so a chunk no version uses is released from its account).
+        m.registerMigration("v2-chunk-references") { db in
+            try db.execute(sql: "CREATE INDEX version_chunks_hash ON version_chunks(hash)")
+        }
         return m
     }
 }

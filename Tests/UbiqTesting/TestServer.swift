@@ -26,12 +26,12 @@ public final class TestServer: Sendable {
     /// wanted one after a short wait (a connection of the stopped server may still hold it).
     public static func start(directory: TempDirectory? = nil, port wanted: Int = 0,
                              headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
-                             tls: TestCertificates? = nil) async throws -> TestServer {
+                             tls: TestCertificates? = nil, clock: @escaping @Sendable () -> Date = { Date() }) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
         var lastError: Error = CoreError(.internalError, "test server did not start")
         for attempt in 0..<40 {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
-            do { return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, tls: tls) } catch {
+            do { return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, tls: tls, clock: clock) } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
             }
@@ -40,8 +40,8 @@ public final class TestServer: Sendable {
     }
 
     static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration,
-                          tls: TestCertificates?) async throws -> TestServer {
-        let services = try ServerServices.embedded(at: dir.url)
+                          tls: TestCertificates?, clock: @escaping @Sendable () -> Date) async throws -> TestServer {
+        let services = try ServerServices.embedded(at: dir.url, clock: clock)
         var logger = Logger(label: "test.server")
         logger.logLevel = .warning
         let (portStream, portCont) = AsyncStream<Int>.makeStream()

@@ -1,0 +1,31 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import UbiqCore
+
+extension ServerServices {
+    /// Purges what has been in the trash longer than `TrashPolicy.keepAge` (by the services'
+    /// clock), giving the space back to its accounts.
+    public func purgeTrash() async throws -> (items: Int, bytes: Int64) {
+        try await metadata.purgeTrash(deletedBefore: clock().addingTimeInterval(-TrashPolicy.keepAge))
+    }
+}
+
+/// Runs `purgeTrash` when the server starts and then every `interval`, until it stops.
+struct TrashPurger: Service {
+    let services: ServerServices
+    let logger: Logger
+    var interval: Duration = .seconds(3600)
+
+    func run() async {
+        repeat {
+            do {
+                let (items, bytes) = try await services.purgeTrash()
+                if items > 0 { logger.info("purged \(items) item(s) older than 30 days from the trash; \(ByteSize.format(bytes)) given back") }
+            } catch {
+                logger.error("purging the trash failed (tried again later): \(error)")
+            }
+            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } } catch { return }
+        } while !Task.isCancelled
+    }
+}

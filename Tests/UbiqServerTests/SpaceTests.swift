@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+/// A clock the test moves forward by hand.
+final class HandClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Date()
+    var now: Date { lock.withLock { current } }
+    func advance(days: Double) { lock.withLock { current += days * 86_400 } }
+}
+
+/// Space given back: an account's usage follows what it keeps — history pruned and the trash
+/// purged release the chunks only they used, and nothing another version still uses.
+@Suite("Space given back")
+struct SpaceTests {
+    @Test func prunedHistoryGivesBackTheSpaceOnlyItUsed() async throws {
+        let clock = HandClock()
+        let server = try await TestServer.start(clock: { clock.now })
+        try await server.user("alice")
+        let (c, _) = try await server.device("alice")
+        var rng = SeededRandom.forTest("space.history")
+        let contents = (0..<26).map { _ in rng.bytes(3000) }  // one chunk each, named by its hash
+        _ = try await commitFile(c, "keep.bin", bytes: contents[0])  // the first version's content, kept by another file
+        var r = try await commitFile(c, "h.bin", bytes: contents[0])
+        for i in 1..<26 {
+            clock.advance(days: 2)
+            r = try await commitFile(c, "h.bin", bytes: contents[i], item: r.item.id, base: r.version!.id)
+        }
+        // 26 versions over 50 days: the 5 oldest history versions are beyond the newest 20 and
+        // older than 30 days, so they were pruned as the commits went.
+        let list = try await c.versions(notes, item: r.item.id)
+        #expect(list.others.count == 20 && list.current?.size == 3000)
+        // Held: keep.bin (= version 0's content) and versions 5...25; versions 1...4 given back.
+        #expect(try await c.account().used == 22 * 3000)
+        let missing = try await c.missingChunks([ContentHash.of(contents[1]), ContentHash.of(contents[0]), ContentHash.of(contents[5])])
+        #expect(missing == [ContentHash.of(contents[1])], "a released chunk is missing again; shared and kept ones are not")
+        // The same content committed again is simply uploaded again, and reads back.
+        let again = try await commitFile(c, "again.bin", bytes: contents[1])
+        #expect(try await c.account().used == 23 * 3000)
+        #expect(try await download(c, version: again.version!.id) == String(decoding: contents[1], as: UTF8.self))
+        await server.stop()
+    }
+
+    @Test func theTrashIsPurgedAfterThirtyDaysGivingItsSpaceBack() async throws {
+        let clock = HandClock()
+        var server = try await TestServer.start(clock: { clock.now })
+        try await server.user("alice")
+        var (c, _) = try await server.device("alice")
+        var rng = SeededRandom.forTest("space.trash")
+        let oldBytes = rng.bytes(5000), youngBytes = rng.bytes(7000), keptBytes = rng.bytes(2000)
+        let old = try await commitFile(c, "Documents/old.bin", bytes: oldBytes)
+        let young = try await commitFile(c, "Documents/young.bin", bytes: youngBytes)
+        _ = try await commitFile(c, "Documents/kept.bin", bytes: keptBytes)
+        _ = try await c.delete(notes, item: old.item.id)
+        clock.advance(days: 20)
+        _ = try await c.delete(notes, item: young.item.id)
+        #expect(try await c.account().used == 14_000)
+        // Day 20: nothing has been in the trash for 30 days.
+        #expect(try await server.services.purgeTrash().items == 0)
+        #expect(try await c.trash(notes).items.count == 2)
+        // Day 35: old.bin has; young.bin has not.
+        clock.advance(days: 15)
+        let purged = try await server.services.purgeTrash()
+        #expect(purged.items == 1 && purged.bytes == 5000)
+        #expect(try await c.trash(notes).items.map(\.path.string) == ["Documents/young.bin"])
+        #expect(try await c.account().used == 9000)
+        let e = await #expect(throws: ClientError.self) { _ = try await c.restore(notes, item: old.item.id) }
+        #expect(e?.code == .notFound && e?.message.contains("purged") == true, "\(e?.message ?? "")")
+        // A device that missed everything still learns from the change feed that it was deleted.
+        let feed = try await c.changes(notes, after: 0).items
+        #expect(feed.contains { $0.id == old.item.id && $0.deletedAt != nil && $0.current == nil })
+        // The server purges by itself: started again 31 days later, young.bin goes too.
+        await server.stop(keepData: true)
+        clock.advance(days: 31)
+        server = try await TestServer.start(directory: server.directory, clock: { clock.now })
+        c = UbiqAPIClient(baseURL: server.baseURL, token: c.token)
+        let client = c
+        #expect(await eventually(timeout: .seconds(20)) { (try? await client.trash(notes).items.isEmpty) == true })
+        #expect(try await c.account().used == 2000)
+        await server.stop()
+    }
+}
