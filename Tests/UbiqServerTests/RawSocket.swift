@@ -36,21 +36,22 @@ enum RawSocket {
         return n > 0 ? String(decoding: buf[..<n], as: UTF8.self) : ""
     }
 
-    /// Sends `text` on `fd` (giving up after 5 s if the server stops reading).
-    static func sendText(_ fd: Int32, _ text: String) {
+    /// Sends `bytes` on `fd`, giving up after 5 s (a server that stops reading never holds the
+    /// test's thread).
+    static func sendBytes(_ fd: Int32, _ bytes: [UInt8]) {
         var sendLimit = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendLimit, socklen_t(MemoryLayout<timeval>.size))
-        _ = send(fd, text, text.utf8.count, Int32(MSG_NOSIGNAL))
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
+
+    static func sendText(_ fd: Int32, _ text: String) { sendBytes(fd, Array(text.utf8)) }
 
     static func sendAndClose(port: Int, _ bytes: [UInt8]) throws {
         let fd = try connected(port: port)
         defer { close(fd) }
         var tv = timeval(tv_sec: 0, tv_usec: 300_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var sendLimit = timeval(tv_sec: 5, tv_usec: 0)  // a server that stops reading never holds the test's thread
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendLimit, socklen_t(MemoryLayout<timeval>.size))
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        sendBytes(fd, bytes)
         var buf = [UInt8](repeating: 0, count: 4096)
         _ = recv(fd, &buf, buf.count, 0)
     }

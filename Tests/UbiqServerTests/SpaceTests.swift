@@ -17,11 +17,16 @@ final class HandClock: @unchecked Sendable {
 /// purged release the chunks only they used, and nothing another version still uses.
 @Suite("Space given back")
 struct SpaceTests {
-    @Test func prunedHistoryGivesBackTheSpaceOnlyItUsed() async throws {
-        let clock = HandClock()
+    /// A server on a hand-moved clock, and a device of `alice`.
+    func start(_ clock: HandClock) async throws -> (TestServer, UbiqAPIClient) {
         let server = try await TestServer.start(clock: { clock.now })
         try await server.user("alice")
-        let (c, _) = try await server.device("alice")
+        return (server, try await server.device("alice").0)
+    }
+
+    @Test func prunedHistoryGivesBackTheSpaceOnlyItUsed() async throws {
+        let clock = HandClock()
+        let (server, c) = try await start(clock)
         var rng = SeededRandom.forTest("space.history")
         let contents = (0..<26).map { _ in rng.bytes(3000) }  // one chunk each, named by its hash
         _ = try await commitFile(c, "keep.bin", bytes: contents[0])  // the first version's content, kept by another file
@@ -47,9 +52,7 @@ struct SpaceTests {
 
     @Test func theTrashIsPurgedAfterThirtyDaysGivingItsSpaceBack() async throws {
         let clock = HandClock()
-        var server = try await TestServer.start(clock: { clock.now })
-        try await server.user("alice")
-        var (c, _) = try await server.device("alice")
+        var (server, c) = try await start(clock)
         var rng = SeededRandom.forTest("space.trash")
         let oldBytes = rng.bytes(5000), youngBytes = rng.bytes(7000), keptBytes = rng.bytes(2000)
         let old = try await commitFile(c, "Documents/old.bin", bytes: oldBytes)

@@ -111,7 +111,7 @@ struct ValidationTests {
         let (silentClosed, trickleClosed) = try await offThePool {
             let silent = try RawSocket.connected(port: port), trickle = try RawSocket.connected(port: port)
             defer { close(silent); close(trickle) }
-            _ = send(trickle, "GET /v1/hea", 11, Int32(MSG_NOSIGNAL))
+            RawSocket.sendText(trickle, "GET /v1/hea")
             return (RawSocket.closedByPeer(silent, within: 20), RawSocket.closedByPeer(trickle, within: 20))
         }
         #expect(silentClosed, "a silent connection is closed after the head timeout")
@@ -120,8 +120,7 @@ struct ValidationTests {
         let answer = try await offThePool {
             let asked = try RawSocket.connected(port: port)
             defer { close(asked) }
-            let head = "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
-            _ = send(asked, head, head.utf8.count, Int32(MSG_NOSIGNAL))
+            RawSocket.sendText(asked, "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
             usleep(1_500_000)
             return RawSocket.received(asked, within: 20)
         }
