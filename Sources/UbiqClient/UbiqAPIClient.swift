@@ -174,18 +174,17 @@ public struct UbiqAPIClient: Sendable {
         _ = try await send(.POST, "/v1/chunks", buffer: body, contentType: NamedChunkFrames.contentType)
     }
 
-    /// Downloads several chunks in one request, in order, each verified against its hash unless
-    /// the caller checks them otherwise (`verify: false`, e.g. by the whole file's hash).
+    /// Downloads several chunks in one request, in order, each verified against its hash.
     /// With `waitSeconds`, chunks still being uploaded by another device are waited for (see
     /// `FetchChunksRequest`).
-    public func downloadChunks(_ hashes: [ContentHash], verify: Bool = true, waitSeconds: Int? = nil) async throws -> [[UInt8]] {
+    public func downloadChunks(_ hashes: [ContentHash], waitSeconds: Int? = nil) async throws -> [[UInt8]] {
         guard !hashes.isEmpty else { return [] }
         let (_, buf) = try await send(.POST, "/v1/chunks/fetch", body: try [UInt8](WireCoding.encode(FetchChunksRequest(hashes: hashes, waitSeconds: waitSeconds))),
                                       limit: WireLimits.maxChunkBatchBody + 4 * WireLimits.maxChunksPerBatch)
         guard let chunks = ChunkFrames.decode(buf.readableBytesView), chunks.count == hashes.count else {
             throw ClientError(.badResponse, "a chunk batch from \(baseURL) was malformed")
         }
-        for (h, c) in zip(hashes, chunks) where verify && ContentHash.of(c) != h { throw ClientError(.hashMismatch, "chunk \(h) arrived corrupt") }
+        for (h, c) in zip(hashes, chunks) where ContentHash.of(c) != h { throw ClientError(.hashMismatch, "chunk \(h) arrived corrupt") }
         return chunks
     }
 

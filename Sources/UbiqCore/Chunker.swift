@@ -92,7 +92,8 @@ public struct ChunkRef: Hashable, Sendable, Codable {
     }
 }
 
-/// A file's content described as chunks, plus the whole-file hash.
+/// A file's content described as chunks, plus its content hash (derived from the chunk list:
+/// `Manifest+Hash.swift`).
 public struct Manifest: Hashable, Sendable, Codable {  // wire form: Manifest+Coding.swift
     public let chunks: [ChunkRef]
     public let size: Int
@@ -107,8 +108,7 @@ public struct Manifest: Hashable, Sendable, Codable {  // wire form: Manifest+Co
     public static func of(_ bytes: [UInt8], chunker: Chunker = .standard) -> Manifest {
         bytes.withUnsafeBytes { raw in
             let ranges = chunker.chunkRanges(of: raw)
-            let refs = ranges.map { ChunkRef(hash: .of(buffer: UnsafeRawBufferPointer(rebasing: raw[$0])), size: $0.count) }
-            return Manifest(chunks: refs, size: bytes.count, hash: .of(buffer: raw))
+            return Manifest(chunks: ranges.map { ChunkRef(hash: .of(buffer: UnsafeRawBufferPointer(rebasing: raw[$0])), size: $0.count) })
         }
     }
 }

@@ -39,15 +39,9 @@ public struct ManifestDelta: Hashable, Sendable, Codable {
         self.base = base; self.pieces = pieces; self.size = size; self.hash = hash; self.digest = digest
     }
 
-    /// The digest of a chunk list: SHA-256 over each chunk's hash and size.
-    public static func digest(_ chunks: [ChunkRef]) -> ContentHash {
-        var h = StreamingHash()
-        for c in chunks {
-            c.hash.withHex { h.update($0) }
-            withUnsafeBytes(of: UInt64(c.size).littleEndian) { h.update(Array($0)) }
-        }
-        return h.finalize()
-    }
+    /// The digest of a chunk list: SHA-256 over each chunk's hash and size (the same as a
+    /// manifest's content hash).
+    public static func digest(_ chunks: [ChunkRef]) -> ContentHash { Manifest.contentHash(of: chunks) }
 
     /// Describes `new` against `baseChunks`, reusing runs of base chunks wherever they match.
     public static func make(base: VersionID, baseChunks: [ChunkRef], new: Manifest) -> ManifestDelta {

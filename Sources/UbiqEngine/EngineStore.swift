@@ -77,6 +77,25 @@ final class EngineStore: Sendable {
         m.registerMigration("v3-created") { db in
             try db.execute(sql: "ALTER TABLE remote ADD COLUMN created REAL")
         }
+        // Content hashes became the hash of the chunk list (`Manifest.contentHash`) instead of
+        // SHA-256 of the whole file. Each synced file's hash is re-derived from its chunk index
+        // (and the same old hash replaced wherever it stands for that file's content); every
+        // local hash is dropped so the next scan hashes files again; the change feed is read
+        // from the start again, so the Remote tree gets the server's re-derived hashes.
+        m.registerMigration("v4-content-hash") { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT item, hash FROM synced WHERE hash IS NOT NULL")
+            let chunks = try db.makeStatement(sql: "SELECT hash, size FROM chunk_index WHERE item = ? ORDER BY offset")
+            for r in rows {
+                let item: String = r["item"], old: String = r["hash"]
+                let refs = try Row.fetchAll(chunks, arguments: [item]).map { ChunkRef(hash: try ContentHash(validating: $0["hash"]), size: $0["size"]) }
+                guard !refs.isEmpty else { continue }
+                let new = Manifest.contentHash(of: refs).hex
+                try db.execute(sql: "UPDATE synced SET hash = ? WHERE item = ? AND hash = ?", arguments: [new, item, old])
+                try db.execute(sql: "UPDATE synced SET conflict_hash = ? WHERE item = ? AND conflict_hash = ?", arguments: [new, item, old])
+                try db.execute(sql: "UPDATE remote SET hash = ? WHERE item = ? AND hash = ?", arguments: [new, item, old])
+            }
+            try db.execute(sql: "UPDATE synced SET stamp_hash = NULL; DELETE FROM meta WHERE key = 'cursor'")
+        }
         return m
     }
 

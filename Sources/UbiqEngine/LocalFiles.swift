@@ -83,9 +83,9 @@ struct LocalFiles: Sendable {
     }
 
     /// Chunks and hashes a file by streaming it; nil if it changed while being read (not stable).
-    /// This thread reads and finds the cuts; the whole-file hash and the chunk hashes run on two
-    /// other queues over the same (never copied) segments, so a two-core machine hashes a file
-    /// in about half the time of one thread doing all three.
+    /// This thread reads and finds the cuts; the chunk hashes run on two other queues over the
+    /// (never copied) segments, so a two-core machine hashes a file on both cores. The file's
+    /// hash comes from the chunk list (`Manifest.contentHash`): one SHA-256 pass over the bytes.
     static func manifest(path: String, chunker: Chunker = .standard) throws -> (Manifest, FileStamp)? {
         guard let (_, before) = stamp(path) else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -93,7 +93,7 @@ struct LocalFiles: Sendable {
         defer { close(fd) }
         let segmentSize = 4 << 20
         if before.size < Int64(segmentSize) { return try smallManifest(fd: fd, path: path, before: before, chunker: chunker) }
-        let whole = BackgroundHash(), chunkHashes = BackgroundChunkHashes()
+        let chunkHashes = BackgroundChunkHashes()
         var carry: [UInt8] = []  // the uncut tail of the previous segment (< maxSize bytes)
         var eof = false
         var total = 0
@@ -112,7 +112,6 @@ struct LocalFiles: Sendable {
                 initialized = filled
             }
             let end = segment.count
-            if end > fresh { whole.update(segment, range: fresh..<end) }
             // Cut while a full window lies ahead (or the file has ended): cuts never depend on
             // where a segment happens to end.
             var ranges: [Range<Int>] = []
@@ -128,9 +127,9 @@ struct LocalFiles: Sendable {
             chunkHashes.add(segment, ranges: ranges)
             carry = Array(segment[start..<end])
         } while !eof || !carry.isEmpty
-        let hash = whole.finalize(), chunks = chunkHashes.finish()
+        let chunks = chunkHashes.finish()
         guard let (_, after) = stamp(path), after == before, Int64(total) == after.size else { return nil }
-        return (Manifest(chunks: chunks, size: total, hash: hash), after)
+        return (Manifest(chunks: chunks), after)
     }
 
     /// A small file's manifest on this thread alone (starting two queues costs more than it saves).
@@ -149,7 +148,7 @@ struct LocalFiles: Sendable {
             chunker.chunkRanges(of: bytes).map { ChunkRef(hash: ContentHash.of(buffer: UnsafeRawBufferPointer(rebasing: raw[$0])), size: $0.count) }
         }
         guard let (_, after) = stamp(path), after == before else { return nil }
-        return (Manifest(chunks: chunks, size: bytes.count, hash: ContentHash.of(bytes)), after)
+        return (Manifest(chunks: chunks), after)
     }
 
     /// Reads `size` bytes at `offset` of a file.

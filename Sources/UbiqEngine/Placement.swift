@@ -106,7 +106,8 @@ struct WrittenFiles: Sendable {
     }
     let items: [Item]
 
-    /// Assembles each file from `chunks` into its partial file (checking the whole-file hash)
+    /// Assembles each file from verified `chunks` into its partial file (checking the chunk list
+    /// against the version's hash)
     /// and fsyncs it, on a few threads; renames each into place (see `Placement.place`) and
     /// fsyncs the folders it went into. Only this batch's files are flushed, never the whole
     /// file system (other programs' writes would make every batch wait). Returns the stamps to
@@ -121,8 +122,8 @@ struct WrittenFiles: Sendable {
                 guard let b = chunks[c.hash] else { throw EngineError(.hashMismatch, "chunk \(c.hash) missing") }
                 bytes.append(contentsOf: b)
             }
-            // A one-chunk file's chunk was checked when it arrived (or read locally): same hash.
-            guard (m.chunks.count == 1 && m.chunks[0].hash == m.hash) || ContentHash.of(bytes) == m.hash else {
+            // Each chunk was checked when it arrived (or was read locally); the list against the hash.
+            guard bytes.count == m.size, m.isConsistent else {
                 throw EngineError(.hashMismatch, "download of \(item.placement.path) did not verify; it will be fetched again")
             }
             try SyncEngine.writeFile(bytes, to: item.partial, modified: item.modified, sync: true)

@@ -116,14 +116,35 @@ extension SyncEngine {
         }
     }
 
+    /// A download window's chunks, each verified: `copied` ones (read from a local file, not yet
+    /// checked) are hashed here, and any that no longer match are fetched with the `missing`
+    /// ones; `checked` ones are taken as they are.
+    static func gather(copied: [(ChunkRef, [UInt8])], checked: [ContentHash: [UInt8]], missing: [ChunkRef],
+                       client: UbiqAPIClient, waitSeconds: Int?) async throws -> [ContentHash: [UInt8]] {
+        var have = checked
+        var missing = missing
+        for (c, bytes) in copied {
+            if ContentHash.of(bytes) == c.hash { have[c.hash] = bytes } else { missing.append(c) }
+        }
+        var requests: [[ContentHash]] = [[]]
+        var requestBytes = 0
+        for w in missing {
+            if requestBytes + w.size > batchBytes, !requests[requests.count - 1].isEmpty { requests.append([]); requestBytes = 0 }
+            requests[requests.count - 1].append(w.hash)
+            requestBytes += w.size
+        }
+        let fetched = try await fetch(requests.filter { !$0.isEmpty }, client: client, waitSeconds: waitSeconds)
+        return have.merging(fetched) { a, _ in a }
+    }
+
     /// Fetches the chunks of `requests` (each one framed request), three requests at a time.
-    static func fetch(_ requests: [[ContentHash]], client: UbiqAPIClient, verify: Bool, waitSeconds: Int?) async throws -> [ContentHash: [UInt8]] {
+    static func fetch(_ requests: [[ContentHash]], client: UbiqAPIClient, waitSeconds: Int?) async throws -> [ContentHash: [UInt8]] {
         var have: [ContentHash: [UInt8]] = [:]
         try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
             var running = 0
             for r in requests {
                 if running >= 3, let got = try await group.next() { for (k, v) in got { have[k] = v }; running -= 1 }
-                group.addTask { Array(zip(r, try await client.downloadChunks(r, verify: verify, waitSeconds: waitSeconds))) }
+                group.addTask { Array(zip(r, try await client.downloadChunks(r, waitSeconds: waitSeconds))) }
                 running += 1
             }
             for try await got in group { for (k, v) in got { have[k] = v } }
@@ -151,15 +172,19 @@ extension SyncEngine {
     /// device already has, resuming a partial file left by a crash), verifies it, and renames it
     /// into place only if the local file is still as the plan saw it.
     ///
-    /// Fetched chunks and chunks copied from the file being replaced are trusted at first (the
-    /// whole-file hash checks them all at the end, on another core: one hashing pass instead of
-    /// two); if that check fails, the download is redone at once verifying every chunk, so a
-    /// corrupt chunk is named and a file that changed unseen is never a loop.
-    func download(_ id: ItemID, version: VersionID, verifyEachChunk: Bool = false) async throws -> Bool {
+    /// Every chunk is verified against its hash before it is written — fetched ones in the fetch
+    /// tasks, copies from this device's files beside them (so on several cores) — and the chunk
+    /// list against the version's hash, which is derived from it: the assembled file is the
+    /// version's content without a second pass over its bytes. A chunk copied from a local file
+    /// that no longer matches (the file changed unseen) is fetched instead.
+    func download(_ id: ItemID, version: VersionID) async throws -> Bool {
         guard let r = remote[id], r.node.version == version, r.node.kind == .file else { return false }
         let target = local[id]?.path ?? r.node.path
         let expected = local[id]?.entry.stamp
         let m = try await manifest(of: id, version: version)
+        guard m.isConsistent, m.hash == r.node.hash || r.node.hash == nil else {
+            throw EngineError(.hashMismatch, "the server's chunk list for \(target) does not match its hash; it will be fetched again")
+        }
         // Still being uploaded by another device: chunks not on the server yet are waited for.
         let streaming = !r.node.uploaded
         transfers[id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(m.size))
@@ -170,7 +195,6 @@ extension SyncEngine {
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))") }
         var closed = false
         defer { if !closed { close(fd) } }
-        let whole = BackgroundHash(window: 2)  // verified on another core while this one assembles (a window at a time)
         let started = ContinuousClock.now
         var offset = 0
         // Most unchanged chunks come from the file being replaced: read them from it directly.
@@ -186,13 +210,12 @@ extension SyncEngine {
             guard sameFD >= 0, let loc = sameFile[c.hash], loc.size == c.size else { return nil }
             var buf = [UInt8](repeating: 0, count: c.size)
             let n = buf.withUnsafeMutableBytes { pread(sameFD, $0.baseAddress, c.size, off_t(loc.offset)) }
-            return n == c.size && (!verifyEachChunk || ContentHash.of(buf) == c.hash) ? buf : nil
+            return n == c.size ? buf : nil  // verified with the window's fetches
         }
         // Chunks already in the partial file from an interrupted attempt are kept.
         var index = 0
         while index < m.chunks.count, let have = LocalFiles.read(path: partial, offset: offset, size: m.chunks[index].size),
               ContentHash.of(have) == m.chunks[index].hash {
-            whole.update(have)
             offset += m.chunks[index].size
             index += 1
         }
@@ -209,26 +232,22 @@ extension SyncEngine {
         // `batchBytes`, three at a time. The next window's requests go out while this one is written.
         let client = self.client
         let wait = streaming ? Self.streamWait : nil
-        func prepare(_ from: Int) -> (window: ArraySlice<ChunkRef>, local: [ContentHash: [UInt8]], fetched: Task<[ContentHash: [UInt8]], Error>) {
+        func prepare(_ from: Int) -> (window: ArraySlice<ChunkRef>, fetched: Task<[ContentHash: [UInt8]], Error>) {
             let window = m.chunks[from..<min(m.chunks.count, from + Self.windowChunks)]
-            var local: [ContentHash: [UInt8]] = [:]
+            var copied: [(ChunkRef, [UInt8])] = []
+            var checked: [ContentHash: [UInt8]] = [:]
             var asked = Set<ContentHash>()
             var elsewhere: [ChunkRef] = []
             for w in window where asked.insert(w.hash).inserted {
-                if let mine = fromSameFile(w) { local[w.hash] = mine } else { elsewhere.append(w) }
+                if let mine = fromSameFile(w) { copied.append((w, mine)) } else { elsewhere.append(w) }
             }
             let locations = elsewhere.isEmpty ? [:] : ((try? store.chunkLocations(elsewhere.map(\.hash))) ?? [:])
-            var requests: [[ContentHash]] = [[]]
-            var requestBytes = 0
+            var missing: [ChunkRef] = []
             for w in elsewhere {
-                if let mine = locations[w.hash]?.lazy.compactMap({ self.readChunk(w.hash, at: $0) }).first { local[w.hash] = mine; continue }
-                if requestBytes + w.size > Self.batchBytes { requests.append([]); requestBytes = 0 }
-                requests[requests.count - 1].append(w.hash)
-                requestBytes += w.size
+                if let mine = locations[w.hash]?.lazy.compactMap({ self.readChunk(w.hash, at: $0) }).first { checked[w.hash] = mine } else { missing.append(w) }
             }
-            let verify = verifyEachChunk
-            let fetched = Task { try await Self.fetch(requests.filter { !$0.isEmpty }, client: client, verify: verify, waitSeconds: wait) }
-            return (window, local, fetched)
+            let fetched = Task { try await Self.gather(copied: copied, checked: checked, missing: missing, client: client, waitSeconds: wait) }
+            return (window, fetched)
         }
         var next = index < m.chunks.count ? prepare(index) : nil
         defer { next?.fetched.cancel() }
@@ -245,16 +264,11 @@ extension SyncEngine {
                 return false
             }
             next = current.window.endIndex < m.chunks.count ? prepare(current.window.endIndex) : nil
-            var pieces: [[UInt8]] = []
-            pieces.reserveCapacity(current.window.count)
             for w in current.window {
-                // Checked by the whole file's hash (each chunk too when redoing after a mismatch).
-                guard let bytes = current.local[w.hash] ?? fetched[w.hash] else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
+                guard let bytes = fetched[w.hash], bytes.count == w.size else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
                 try Self.append(bytes, to: writer, path: partial)
-                pieces.append(bytes)
                 offset += w.size
             }
-            whole.update(pieces: pieces)
             transfers[id]?.bytesDone = Int64(offset)
             // A stream goes at the uploader's pace, which may be slow: when something changes
             // in the folder meanwhile, this download steps aside (what arrived is kept) so the
@@ -269,15 +283,6 @@ extension SyncEngine {
             throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))")
         }
         ftruncate(fd, off_t(offset))
-        guard whole.finalize() == m.hash else {
-            unlink(partial)
-            if !verifyEachChunk {
-                logger.info("\(target): the assembled file did not verify; fetching again, checking each chunk")
-                transfers[id] = nil
-                return try await download(id, version: version, verifyEachChunk: true)
-            }
-            throw EngineError(.hashMismatch, "download of \(target) did not verify; it will be fetched again")
-        }
         if let mod = r.modified { Self.setTimes(fd, mod) }
         let assembled = ContinuousClock.now
         guard fsync(fd) == 0 else { throw EngineError(.storageFailure, "cannot sync \(partial)") }

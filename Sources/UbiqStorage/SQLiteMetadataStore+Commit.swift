@@ -14,7 +14,9 @@ extension SQLiteMetadataStore {
             total += c.size
         }
         guard total == manifest.size else { throw StorageError(.invalidRequest, "manifest chunk sizes add up to \(total), not \(manifest.size)") }
-        if manifest.size == 0 && manifest.hash != .empty { throw StorageError(.invalidRequest, "an empty file must have the empty hash") }
+        guard manifest.hash == Manifest.contentHash(of: manifest.chunks) else {
+            throw StorageError(.hashMismatch, "the file's hash \(manifest.hash) is not that of its chunk list")
+        }
     }
 
     func commitFolder(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput) throws -> CommitResult {

@@ -1,4 +1,5 @@
 import GRDB
+import UbiqCore
 
 extension SQLiteMetadataStore {
     /// Append-only migrations: a shipped migration is never edited; changes go in a new one.
@@ -118,6 +119,17 @@ extension SQLiteMetadataStore {
         // Which versions still use a chunk (so a chunk no version uses is released from its account).
         m.registerMigration("v2-chunk-references") { db in
             try db.execute(sql: "CREATE INDEX version_chunks_hash ON version_chunks(hash)")
+        }
+        // A version's hash became the hash of its chunk list (`Manifest.contentHash`) instead of
+        // SHA-256 of the whole file: re-derived for every version from its stored chunk list.
+        m.registerMigration("v3-content-hash") { db in
+            let versions = try Int64.fetchAll(db, sql: "SELECT id FROM versions")
+            let chunks = try db.makeStatement(sql: "SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx")
+            let update = try db.makeStatement(sql: "UPDATE versions SET hash = ? WHERE id = ?")
+            for v in versions {
+                let refs = try Row.fetchAll(chunks, arguments: [v]).map { ChunkRef(hash: try ContentHash(validating: $0["hash"]), size: $0["size"]) }
+                try update.execute(arguments: [Manifest.contentHash(of: refs).hex, v])
+            }
         }
         return m
     }

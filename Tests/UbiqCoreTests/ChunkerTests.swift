@@ -72,7 +72,8 @@ struct ChunkerTests {
         let m = Manifest.of(data)
         #expect(m.size == data.count)
         #expect(m.chunks.reduce(0) { $0 + $1.size } == data.count)
-        #expect(m.hash == ContentHash.of(data))
+        #expect(m.hash == Manifest.contentHash(of: m.chunks) && m.isConsistent)
+        #expect(m.chunks.count > 1 && m.hash != ContentHash.of(data), "a file's hash is its chunk list's, not the bytes' SHA-256")
     }
 
     @Test func emptyInputHasNoChunks() {

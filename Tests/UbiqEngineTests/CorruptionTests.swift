@@ -36,7 +36,7 @@ struct CorruptionTests {
             let big = Self.content  // above the small-file batch limit: the single-file path
             try a.write("Documents/big.bin", bytes: big)
             let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
-            let want = ContentHash.of(big), container = a.config.container
+            let want = Manifest.of(big).hash, container = a.config.container
             let uploaded = await eventually {
                 let items = (try? await client.changes(container, after: 0).items) ?? []
                 return items.contains { $0.path.string == "Documents/big.bin" && $0.current?.uploaded == true && $0.current?.hash == want }

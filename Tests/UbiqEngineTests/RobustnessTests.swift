@@ -66,7 +66,7 @@ struct RobustnessTests {
             let versions = try await client.versions(a.config.container, item: item.id)
             // Only the finished file was ever committed: no torn intermediate versions.
             let all = [versions.current].compactMap { $0 } + versions.others + versions.conflicts
-            #expect(all.allSatisfy { $0.hash == ContentHash.of(Array(expected.utf8)) || $0.size == 0 }, "versions: \(all.map(\.size))")
+            #expect(all.allSatisfy { $0.hash == Manifest.of(Array(expected.utf8)).hash || $0.size == 0 }, "versions: \(all.map(\.size))")
         }
     }
 
@@ -152,7 +152,7 @@ struct RobustnessTests {
             let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
             #expect(await eventually {
                 let items = (try? await client.changes(a.config.container, after: 0).items) ?? []
-                return items.first { $0.path.string == "Documents/shared.txt" }?.current?.hash == ContentHash.of(Array("A's edit".utf8))
+                return items.first { $0.path.string == "Documents/shared.txt" }?.current?.hash == Manifest.of(Array("A's edit".utf8)).hash
             })
             try b.write("Documents/shared.txt", "B's edit")
             try await b.restart()
@@ -161,7 +161,7 @@ struct RobustnessTests {
             let item = try #require(try await client.changes(a.config.container, after: 0).items.first { $0.path.string == "Documents/shared.txt" })
             #expect(item.conflictCount == 1)
             let v = try await client.versions(a.config.container, item: item.id)
-            #expect(v.conflicts.first?.hash == ContentHash.of(Array("B's edit".utf8)))
+            #expect(v.conflicts.first?.hash == Manifest.of(Array("B's edit".utf8)).hash)
             #expect(await eventually {
                 let s = await b.engine.status()
                 return s.conflicts == 1 && s.idle

@@ -170,7 +170,7 @@ struct BatchTests {
             for r in results.prefix(200) { #expect(r.response.map { fed[$0.item.id] == $0.item } == true) }
             let versions = requests.prefix(200).map(\.versionID)
             let ms = try await alice.manifests(notes, versions: versions)
-            #expect(ms.map(\.hash) == contents.map { ContentHash.of($0) })
+            #expect(ms.map(\.hash) == contents.map { Manifest.of($0).hash })
             await expectCode(.notFound) { _ = try await bob.manifests(notes, versions: [versions[0]]) }
             await expectCode(.notFound) { _ = try await alice.manifests(notes, versions: [VersionID(uuid: UUID())]) }
         }
