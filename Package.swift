@@ -121,7 +121,10 @@ let package = Package(
         ),
         .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),
         .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqProtocol", "UbiqTesting"]),
-        .testTarget(name: "UbiqEngineTests", dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport"]),
+        .testTarget(
+            name: "UbiqEngineTests",
+            dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(
             name: "UbiqServerTests",
             dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting"]
