@@ -98,14 +98,22 @@ extension Database {
         return try Row.fetchOne(stmt, arguments: [accountID, hash.hex]) != nil
     }
 
-    /// The hashes the account does not hold, deduplicated, in the given order.
+    /// The hashes the account does not hold, deduplicated, in the given order. Asked in lists
+    /// of up to `SQLBatch.rows` (`IN (…)`): a 32,000-chunk manifest is 125 queries, not 32,000.
     func missingHashes(accountID: Int64, _ hashes: [ContentHash]) throws -> [ContentHash] {
         var seen = Set<ContentHash>()
-        var out: [ContentHash] = []
-        for h in hashes where seen.insert(h).inserted {
-            if try !ownsChunk(accountID: accountID, hash: h) { out.append(h) }
+        let unique = hashes.filter { seen.insert($0).inserted }
+        var owned = Set<ContentHash>()
+        try SQLBatch.each(unique.count) { range in
+            let stmt = try SQLBatch.statement(self, range.count) { "SELECT hash FROM account_chunks WHERE account_id = ? AND hash IN (\(SQLBatch.marks($0, "?")))" }
+            var args: [(any DatabaseValueConvertible)?] = [accountID]
+            args.reserveCapacity(range.count + 1)
+            for h in unique[range] { args.append(h.hex) }
+            for text in try String.fetchAll(stmt, arguments: StatementArguments(args)) {
+                if let h = ContentHash(hexIn: text.utf8) { owned.insert(h) }
+            }
         }
-        return out
+        return unique.filter { !owned.contains($0) }
     }
 
     /// The chunks of `manifest` the account does not hold (deduplicated, in manifest order).
@@ -151,4 +159,28 @@ extension Database {
 /// creates and revives, so later files in the same folders skip the check.
 final class LiveFolders {
     var paths: Set<String> = []
+}
+
+/// Statements over many rows at once: a list of `rows` placeholders (or value tuples) per
+/// statement, the full-size statement cached, the shorter last one made once.
+enum SQLBatch {
+    static let rows = 256
+
+    /// Calls `body` with consecutive ranges of at most `rows` indices covering `0..<count`.
+    static func each(_ count: Int, _ body: (Range<Int>) throws -> Void) rethrows {
+        var start = 0
+        while start < count {
+            let end = min(count, start + rows)
+            try body(start..<end)
+            start = end
+        }
+    }
+
+    /// `n` copies of `mark` separated by commas.
+    static func marks(_ n: Int, _ mark: String) -> String { repeatElement(mark, count: n).joined(separator: ", ") }
+
+    /// The statement `sql(n)`: cached for a full batch, made for a shorter one.
+    static func statement(_ db: Database, _ n: Int, _ sql: (Int) -> String) throws -> Statement {
+        n == rows ? try db.cachedStatement(sql: sql(n)) : try db.makeStatement(sql: sql(n))
+    }
 }
