@@ -229,7 +229,8 @@ extension SyncEngine {
 
         // Windows of chunks: local copies are read (from the file being replaced, else from other
         // synced files, looked up together), the rest fetched in framed requests of up to
-        // `batchBytes`, three at a time. The next window's requests go out while this one is written.
+        // `batchBytes`, three at a time. The next windows' requests (`windowsAhead`) go out before
+        // this one is written, so a device that downloads while another uploads keeps pace.
         let client = self.client
         let wait = streaming ? Self.streamWait : nil
         func prepare(_ from: Int) -> (window: ArraySlice<ChunkRef>, fetched: Task<[ContentHash: [UInt8]], Error>) {
@@ -249,9 +250,19 @@ extension SyncEngine {
             let fetched = Task { try await Self.gather(copied: copied, checked: checked, missing: missing, client: client, waitSeconds: wait) }
             return (window, fetched)
         }
-        var next = index < m.chunks.count ? prepare(index) : nil
-        defer { next?.fetched.cancel() }
-        while let current = next {
+        var ahead: [(window: ArraySlice<ChunkRef>, fetched: Task<[ContentHash: [UInt8]], Error>)] = []
+        var nextStart = index
+        func fill() {
+            while ahead.count < Self.windowsAhead, nextStart < m.chunks.count {
+                let p = prepare(nextStart)
+                nextStart = p.window.endIndex
+                ahead.append(p)
+            }
+        }
+        fill()
+        defer { for p in ahead { p.fetched.cancel() } }
+        while !ahead.isEmpty {
+            let current = ahead.removeFirst()
             let fetched: [ContentHash: [UInt8]]
             do {
                 fetched = try await current.fetched.value
@@ -263,7 +274,7 @@ extension SyncEngine {
                 logger.info("\(target): its upload from another device paused; the download resumes when it completes")
                 return false
             }
-            next = current.window.endIndex < m.chunks.count ? prepare(current.window.endIndex) : nil
+            fill()
             for w in current.window {
                 guard let bytes = fetched[w.hash], bytes.count == w.size else { throw EngineError(.hashMismatch, "chunk \(w.hash) missing") }
                 try Self.append(bytes, to: writer, path: partial)
@@ -273,7 +284,7 @@ extension SyncEngine {
             // A stream goes at the uploader's pace, which may be slow: when something changes
             // in the folder meanwhile, this download steps aside (what arrived is kept) so the
             // round ends and the change is synced; the next pass resumes it.
-            if streaming, next != nil, let w = watcher, w.foreignEvents() != foreignAtScan {
+            if streaming, !ahead.isEmpty, let w = watcher, w.foreignEvents() != foreignAtScan {
                 if ubiq_writer_finish(writer) == 0 { fsync(fd) }
                 logger.info("\(target): a local change while streaming; the download resumes after it is synced")
                 return false
@@ -321,6 +332,9 @@ extension SyncEngine {
 
     /// Chunks a download assembles per window.
     static let windowChunks = 1024
+
+    /// Windows whose chunks are being fetched while the one before them is written.
+    static let windowsAhead = 2
 
     /// How long a fetch for a version still being uploaded waits without any chunk arriving.
     static let streamWait = 10

@@ -26,4 +26,12 @@ func rssMiB() -> Double {
     return kb / 1024
 }
 
+/// CPU seconds this process has used so far (user, system), every thread counted.
+func cpuSeconds() -> (user: Double, system: Double) {
+    var u = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    func s(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return (s(u.ru_utime), s(u.ru_stime))
+}
+
 func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }

@@ -80,14 +80,16 @@ struct BulkBench: AsyncParsableCommand {
             }
             if flushSource { fsync(fd) }
             close(fd)
+            let cpu0 = cpuSeconds()
             let t0 = ContinuousClock.now
             try await waitUntil(seconds: 600) {
                 var st = stat()
                 return stat(bigB.path, &st) == 0 && Int(st.st_size) == size
             }
             let s = seconds(ContinuousClock.now - t0)
-            print(String(format: "one %d MiB file written in A%@ → complete (fsynced) in B: %.2f s, %.0f MiB/s",
-                         bigMiB, flushSource ? " (flushed first)" : "", s, Double(bigMiB) / s))
+            let cpu = cpuSeconds()
+            print(String(format: "one %d MiB file written in A%@ → complete (fsynced) in B: %.2f s, %.0f MiB/s; CPU (A, server and B together) %.2f s user + %.2f s system",
+                         bigMiB, flushSource ? " (flushed first)" : "", s, Double(bigMiB) / s, cpu.user - cpu0.user, cpu.system - cpu0.system))
             await b2.stop()
         }
         print(String(format: "process RSS (server + two engines): %.0f MiB", rssMiB()))
