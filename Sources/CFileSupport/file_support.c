@@ -168,3 +168,15 @@ int64_t ubiq_read_aligned(int fd, void *dst, size_t len, int64_t offset) {
     }
     return got;
 }
+
+#include <malloc.h>
+
+int ubiq_tune_malloc(void) {
+    if (getenv("MALLOC_MMAP_THRESHOLD_") || getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_TOP_PAD_")) return 0;
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+    mallopt(M_TOP_PAD, 16 << 20);
+    return 1;
+}
+
+void ubiq_trim_memory(void) { malloc_trim(0); }

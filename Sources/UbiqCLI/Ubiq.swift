@@ -25,6 +25,8 @@ public struct Ubiq: AsyncParsableCommand {
     public static func mainWithExitCodes(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
         // Plain `ubiq` on a terminal opens the front end.
         let arguments = arguments.isEmpty && isatty(0) != 0 && isatty(1) != 0 ? ["tui"] : arguments
+        ProcessMemory.tune()
+        ProcessMemory.trimPeriodically()
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import UbiqEngine
 
 /// `ubiq-bench`: speed and memory measurements (run with `swift run -c release ubiq-bench …`).
 @main
@@ -10,6 +11,17 @@ struct Bench: AsyncParsableCommand {
         subcommands: [ChunkerBench.self, CommitBench.self, SyncBench.self, BulkBench.self, EngineMemoryBench.self, LiveBench.self, TUIBench.self, WireBench.self, PlannerBench.self],
         defaultSubcommand: nil
     )
+
+    /// Runs the chosen benchmark with the allocator tuned as `ubiq` tunes it.
+    static func main() async {
+        ProcessMemory.tune()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Median of a list of measurements.

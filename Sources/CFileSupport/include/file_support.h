@@ -47,4 +47,14 @@ int ubiq_open_direct(const char *path);
 /// Returns the bytes read (fewer only at the end of the file), or -1 with errno set.
 int64_t ubiq_read_aligned(int fd, void *dst, size_t len, int64_t offset);
 
+/// Tunes glibc's allocator for buffers of several MiB allocated and freed at a high rate (the
+/// chunk batches of a transfer): such blocks come from the heap instead of fresh `mmap`s (each
+/// page of which the kernel zeroes and faults in again), and freed memory is kept for reuse up
+/// to 128 MiB. Leaves the allocator alone if any `MALLOC_*_` tuning variable is set. Returns 1
+/// if it tuned, 0 if not.
+int ubiq_tune_malloc(void);
+
+/// Gives the system back the memory the allocator holds free (`malloc_trim`).
+void ubiq_trim_memory(void);
+
 #endif
