@@ -82,53 +82,27 @@ struct LocalFiles: Sendable {
         }
     }
 
-    /// Chunks and hashes a file by streaming it; nil if it changed while being read (not stable).
-    /// This thread reads and finds the cuts; the chunk hashes run on two other queues over the
-    /// (never copied) segments, so a two-core machine hashes a file on both cores. The file's
-    /// hash comes from the chunk list (`Manifest.contentHash`): one SHA-256 pass over the bytes.
+    /// Chunks and hashes a file; nil if it changed while being read (not stable). A file of
+    /// 16 MiB or more is cut and hashed in parts on every core (`Chunker.parallelChunks`: the
+    /// same chunks as one pass), each part reading with `pread`. The file's hash comes from the
+    /// chunk list (`Manifest.contentHash`): one SHA-256 pass over the bytes.
     static func manifest(path: String, chunker: Chunker = .standard) throws -> (Manifest, FileStamp)? {
         guard let (_, before) = stamp(path) else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        let segmentSize = 4 << 20
-        if before.size < Int64(segmentSize) { return try smallManifest(fd: fd, path: path, before: before, chunker: chunker) }
-        let chunkHashes = BackgroundChunkHashes()
-        var carry: [UInt8] = []  // the uncut tail of the previous segment (< maxSize bytes)
-        var eof = false
-        var total = 0
-        repeat {
-            // A new segment: the carried tail, then fresh bytes from the file (not zero-filled first).
-            let fresh = carry.count
-            let segment = try [UInt8](unsafeUninitializedCapacity: fresh + segmentSize) { buf, initialized in
-                _ = buf.initialize(from: carry)
-                var filled = fresh
-                while filled < buf.count {
-                    let n = Glibc.read(fd, buf.baseAddress! + filled, buf.count - filled)
-                    if n < 0 { if errno == EINTR { continue }; throw EngineError(.storageFailure, "cannot read \(path): \(String(cString: strerror(errno)))") }
-                    if n == 0 { eof = true; break }
-                    filled += n
-                }
-                initialized = filled
+        let size = Int(before.size)
+        if size < 4 << 20 { return try smallManifest(fd: fd, path: path, before: before, chunker: chunker) }
+        let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, size / (8 << 20)))
+        let chunks = try chunker.parallelChunks(size: size, parts: parts) { offset, buffer in
+            while true {
+                let n = pread(fd, buffer.baseAddress, buffer.count, off_t(offset))
+                if n >= 0 { return n }
+                if errno != EINTR { throw EngineError(.storageFailure, "cannot read \(path): \(String(cString: strerror(errno)))") }
             }
-            let end = segment.count
-            // Cut while a full window lies ahead (or the file has ended): cuts never depend on
-            // where a segment happens to end.
-            var ranges: [Range<Int>] = []
-            var start = 0
-            segment.withUnsafeBytes { raw in
-                while start < end && (eof || end - start >= chunker.maxSize) {
-                    let len = chunker.nextCut(in: UnsafeRawBufferPointer(rebasing: raw[start..<end]))
-                    ranges.append(start..<start + len)
-                    start += len
-                }
-            }
-            total += start
-            chunkHashes.add(segment, ranges: ranges)
-            carry = Array(segment[start..<end])
-        } while !eof || !carry.isEmpty
-        let chunks = chunkHashes.finish()
-        guard let (_, after) = stamp(path), after == before, Int64(total) == after.size else { return nil }
+        }
+        let total = chunks.reduce(0) { $0 + $1.size }
+        guard let (_, after) = stamp(path), after == before, total == size else { return nil }
         return (Manifest(chunks: chunks), after)
     }
 
@@ -177,8 +151,8 @@ struct LocalFiles: Sendable {
 
 /// The engine's file reader, for benchmarks and tools.
 public enum FileManifest {
-    /// Chunks and hashes the file at `path` the way the engine does before an upload (whole-file
-    /// hash on a second core); nil if the file changed while being read.
+    /// Chunks and hashes the file at `path` the way the engine does before an upload (in parts
+    /// on every core); nil if the file changed while being read.
     public static func read(path: String) throws -> Manifest? {
         try LocalFiles.manifest(path: path)?.0
     }
