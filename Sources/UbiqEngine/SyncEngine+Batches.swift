@@ -222,7 +222,7 @@ extension SyncEngine {
 
     // MARK: download
 
-    /// Manifests in one request (none for files of at most 8 KiB: see `smallFileManifest`), chunks in framed requests (those this device holds are read
+    /// Manifests in one request, chunks in framed requests (those this device holds are read
     /// locally), every file written to a partial file, one flush, then each renamed into place if
     /// its local file is still as planned, one more flush, and one transaction.
     func downloadBatch(_ ops: [SyncOp]) async throws -> Int {
@@ -236,23 +236,14 @@ extension SyncEngine {
         for w in wanted { transfers[w.id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(w.remote.node.size)) }
         defer { for w in wanted { transfers[w.id] = nil } }
         let t0 = ContinuousClock.now
-        // Manifests: a small file's is known without asking (see `smallFileManifest`), the rest
-        // come in one request.
-        var known = wanted.map { Self.smallFileManifest($0.remote.node) }
-        let guessed = known.indices.filter { known[$0] != nil }
-        try await fetchManifests(into: &known, for: wanted.map(\.version), at: known.indices.filter { known[$0] == nil })
+        // Manifests, in one request. (A small file's can no longer be guessed from its hash,
+        // which is its chunk list's, not its chunk's.)
+        var known = [Manifest?](repeating: nil, count: wanted.count)
+        try await fetchManifests(into: &known, for: wanted.map(\.version), at: Array(known.indices))
         let t1 = ContinuousClock.now
 
         // 1. Chunks: from this device's files when it holds them (checked), else fetched.
-        var have: [ContentHash: [UInt8]]
-        do {
-            have = try await gatherChunks(known.map { $0! })
-        } catch let e as ClientError where e.code == .notFound && !guessed.isEmpty {
-            // Some small file was split by another chunker: its real manifest names its chunks.
-            logger.debug("a small file's content is not one chunk on the server; asking for its manifest")
-            try await fetchManifests(into: &known, for: wanted.map(\.version), at: guessed)
-            have = try await gatherChunks(known.map { $0! })
-        }
+        var have = try await gatherChunks(known.map { $0! })
         let ms = known.map { $0! }
 
         let t2 = ContinuousClock.now
@@ -307,16 +298,6 @@ extension SyncEngine {
         try store.recordBatch(remote: [], synced: syncedRows, index: index)
         logger.debug("download batch: manifests \(t1 - t0), chunks \(t2 - t1), written, flushed and placed \(t3 - t2), recorded \(ContinuousClock.now - t3)")
         return placed.count
-    }
-
-    /// The manifest of a file of at most the chunker's minimum size, known without asking the
-    /// server: one chunk named by the file's own hash (none when empty). Whatever chunker the
-    /// uploader used, a chunk of that name holds exactly the file's bytes (and fetched chunks are
-    /// verified), so fetching by it is never wrong; when the server has no such chunk, the
-    /// download asks for the real manifest.
-    static func smallFileManifest(_ r: RemoteNode) -> Manifest? {
-        guard r.kind == .file, let hash = r.hash, r.size >= 0, r.size <= Chunker.standard.minSize else { return nil }
-        return Manifest(chunks: r.size == 0 ? [] : [ChunkRef(hash: hash, size: r.size)], size: r.size, hash: hash)
     }
 
     /// Asks the server for the manifests of `versions` at `indices` (one request) into `known`.

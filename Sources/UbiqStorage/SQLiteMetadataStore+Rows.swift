@@ -161,8 +161,8 @@ final class LiveFolders {
     var paths: Set<String> = []
 }
 
-/// Statements over many rows at once: a list of `rows` placeholders (or value tuples) per
-/// statement, the full-size statement cached, the shorter last one made once.
+/// Statements over many rows at once: a list of up to `rows` placeholders per statement, each
+/// length's statement prepared once and cached (a commit of one small file asks for one or two).
 enum SQLBatch {
     static let rows = 256
 
@@ -179,8 +179,8 @@ enum SQLBatch {
     /// `n` copies of `mark` separated by commas.
     static func marks(_ n: Int, _ mark: String) -> String { repeatElement(mark, count: n).joined(separator: ", ") }
 
-    /// The statement `sql(n)`: cached for a full batch, made for a shorter one.
+    /// The statement `sql(n)`, from the connection's cache.
     static func statement(_ db: Database, _ n: Int, _ sql: (Int) -> String) throws -> Statement {
-        n == rows ? try db.cachedStatement(sql: sql(n)) : try db.makeStatement(sql: sql(n))
+        try db.cachedStatement(sql: sql(n))
     }
 }

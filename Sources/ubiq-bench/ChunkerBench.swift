@@ -40,7 +40,7 @@ struct ChunkerBench: ParsableCommand {
         print(String(format: "SHA-256 whole buffer        %8.0f MB/s", mb / median(hash)))
         print(String(format: "manifest (chunk+hash each+whole) %5.0f MB/s", mb / median(both)))
 
-        // The engine's reader on a file (page cache warm): whole-file hash on a second core.
+        // The engine's reader on a file (page cache warm): cut and hashed in parts on every core.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-chunker-\(getpid()).bin")
         defer { try? FileManager.default.removeItem(at: file) }
         do { try Data(data).write(to: file) } catch { print("cannot write \(file.path): \(error)"); return }

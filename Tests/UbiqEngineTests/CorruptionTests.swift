@@ -5,8 +5,8 @@ import UbiqCore
 import UbiqEngine
 import UbiqTesting
 
-/// Downloads trust fetched chunks until the whole file's hash says otherwise (one hashing pass,
-/// not two); a corrupt chunk on the server must still never reach a device's folder.
+/// Downloads verify every chunk before writing it (the server does not hash what it reads
+/// back); a corrupt chunk on the server must never reach a device's folder.
 @Suite("Corrupt server data", .serialized)
 struct CorruptionTests {
     static let content: [UInt8] = {
@@ -45,8 +45,7 @@ struct CorruptionTests {
             // One byte flipped in the middle of every pack the server wrote.
             let flipped = try Self.flipMiddleByte(ofFilesIn: fleet.server.directory.url.appendingPathComponent("chunks/packs"), suffix: ".pack")
             #expect(flipped > 0)
-            // B assembles the file, sees the whole hash fail, fetches again checking every chunk and
-            // names the corrupt one; nothing is put in its folder.
+            // B checks each chunk as it arrives, names the corrupt one and writes nothing to its folder.
             let b = try await fleet.device("B")
             // Asked for, it is reported with the corrupt chunk named.
             let named = await eventually {

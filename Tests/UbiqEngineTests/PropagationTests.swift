@@ -35,9 +35,6 @@ struct PropagationTests {
         }
     }
 
-    /// Small files travel without asking for their manifests: a file of at most the chunker's
-    /// minimum is one chunk named by its own hash. A client that chunked small files its own way
-    /// still gets them across: the guessed chunk is not on the server, so B asks for manifests.
     /// Daemons of a server that speaks HTTPS only: changes travel both ways, pushed over `wss://`
     /// (B learns of A's file from the push, well before the 30 s periodic pass).
     @Test func devicesSyncThroughAServerOverTLS() async throws {
@@ -57,6 +54,8 @@ struct PropagationTests {
         }
     }
 
+    /// A client that chunked small files its own way still gets them across in a batch (their
+    /// manifests name their chunks; the hash of each is its own chunk list's).
     @Test func smallFilesChunkedByAnotherClientStillArrive() async throws {
         try await withFleet { fleet in
             let (other, _) = try await fleet.server.device("alice", name: "another-client")
