@@ -100,11 +100,9 @@ struct RobustnessTests {
     }
 
     @Test func offlineChangesQueueAndGoUpOnReconnect() async throws {
-        var server = try await TestServer.start()
-        try await server.user("alice")
-        let port = server.port
-        let a = try await TestDevice.make(server, user: "alice", name: "A")
-        let b = try await TestDevice.make(server, user: "alice", name: "B")
+        let fleet = try await serverWithTwoDevices()
+        var server = fleet.server
+        let (a, b, port) = (fleet.a, fleet.b, server.port)
         defer { a.remove(); b.remove() }
         try a.write("Documents/before.txt", "before")
         #expect(await eventually { b.read("Documents/before.txt") == "before" })

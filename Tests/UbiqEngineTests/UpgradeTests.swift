@@ -12,11 +12,9 @@ import UbiqTesting
 @Suite("Upgrades of stored state", .serialized)
 struct UpgradeTests {
     @Test func hashesStoredAsWholeFileDigestsAreRederivedWithoutChurn() async throws {
-        var server = try await TestServer.start()
-        try await server.user("alice")
-        let port = server.port
-        let a = try await TestDevice.make(server, user: "alice", name: "A")
-        let b = try await TestDevice.make(server, user: "alice", name: "B")
+        let fleet = try await serverWithTwoDevices()
+        var server = fleet.server
+        let (a, b, port) = (fleet.a, fleet.b, server.port)
         defer { a.remove(); b.remove() }
         var rng = SeededRandom.forTest("upgrade.content-hash")
         let files: [String: [UInt8]] = ["Documents/small.txt": Array("one chunk".utf8), "Documents/big.bin": rng.bytes(600 << 10),

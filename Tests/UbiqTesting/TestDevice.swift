@@ -88,3 +88,13 @@ public func eventually(timeout: Duration = .seconds(30), poll: Duration = .milli
     }
     return try await condition()
 }
+
+/// A server with one account and two started devices, "A" and "B", for a test that stops and
+/// restarts the server itself (`withFleet` owns its server). The caller removes the devices.
+public func serverWithTwoDevices(user: String = "alice") async throws -> (server: TestServer, a: TestDevice, b: TestDevice) {
+    let server = try await TestServer.start()
+    try await server.user(user)
+    let a = try await TestDevice.make(server, user: user, name: "A")
+    let b = try await TestDevice.make(server, user: user, name: "B")
+    return (server, a, b)
+}
