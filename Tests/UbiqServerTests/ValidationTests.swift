@@ -49,6 +49,33 @@ struct ValidationTests {
         }
     }
 
+    /// A file's hash must be its chunk list's and its size their sum: anything else is refused
+    /// and nothing is stored (a device that hashed the file one way cannot record another).
+    @Test func aCommitWhoseHashIsNotItsChunkListsIsRefused() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            var rng = SeededRandom.forTest("commit.hash")
+            let bytes = rng.bytes(200_000)
+            let m = try await upload(c, bytes)
+            #expect(m.chunks.count > 1 && m.isConsistent)
+            func commit(_ manifest: Manifest, _ name: String) async throws {
+                _ = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/\(name)"),
+                                                            kind: .file, base: nil, modified: Date(), manifest: manifest))
+            }
+            let wholeFileDigest = Manifest(chunks: m.chunks, size: m.size, hash: ContentHash.of(bytes))
+            await expectCode(.hashMismatch) { try await commit(wholeFileDigest, "whole.bin") }
+            let reordered = Manifest(chunks: m.chunks.reversed(), size: m.size, hash: m.hash)
+            await expectCode(.hashMismatch) { try await commit(reordered, "reordered.bin") }
+            let wrongSize = Manifest(chunks: m.chunks, size: m.size + 1, hash: m.hash)
+            await expectCode(.invalidRequest) { try await commit(wrongSize, "size.bin") }
+            let emptyWithAHash = Manifest(chunks: [], size: 0, hash: m.hash)
+            await expectCode(.hashMismatch) { try await commit(emptyWithAHash, "empty.bin") }
+            #expect(try await c.changes(notes, after: 0).items.filter { $0.kind == .file }.isEmpty, "nothing was recorded")
+            try await commit(m, "right.bin")
+            #expect(try await c.changes(notes, after: 0).items.filter { $0.kind == .file }.map(\.path.string) == ["Documents/right.bin"])
+        }
+    }
+
     @Test func hostilePathsAreRejected() async throws {
         try await withServer { server in
             let (c, _) = try await server.device("alice")
