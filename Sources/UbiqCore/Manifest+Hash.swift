@@ -7,6 +7,9 @@
 /// SHA-256 pass over every byte: a device hashes each chunk once (on several cores) and gets the
 /// file's hash from the list; a downloading device verifies each chunk as it arrives and the list
 /// against the hash; the server checks a commit's hash against its chunk list at no cost.
+///
+/// The chunker's sizes and gear table (`Chunker.standard`) are therefore part of a content's
+/// identity: a client cutting with other parameters gets other hashes for the same bytes.
 extension Manifest {
     /// SHA-256 over each chunk's hash (64 lower-case hex characters) and size (8 bytes,
     /// little-endian), in order. The empty file's chunk list is empty.

@@ -105,7 +105,7 @@ extension Database {
         let unique = hashes.filter { seen.insert($0).inserted }
         var owned = Set<ContentHash>()
         try SQLBatch.each(unique.count) { range in
-            let stmt = try SQLBatch.statement(self, range.count) { "SELECT hash FROM account_chunks WHERE account_id = ? AND hash IN (\(SQLBatch.marks($0, "?")))" }
+            let stmt = try cachedStatement(sql: "SELECT hash FROM account_chunks WHERE account_id = ? AND hash IN (\(SQLBatch.marks(range.count)))")
             var args: [(any DatabaseValueConvertible)?] = [accountID]
             args.reserveCapacity(range.count + 1)
             for h in unique[range] { args.append(h.hex) }
@@ -161,8 +161,8 @@ final class LiveFolders {
     var paths: Set<String> = []
 }
 
-/// Statements over many rows at once: a list of up to `rows` placeholders per statement, each
-/// length's statement prepared once and cached (a commit of one small file asks for one or two).
+/// Statements over many rows at once: a list of up to `rows` placeholders per statement (each
+/// length's statement cached by the connection: a commit of one small file asks for one or two).
 enum SQLBatch {
     static let rows = 256
 
@@ -176,11 +176,6 @@ enum SQLBatch {
         }
     }
 
-    /// `n` copies of `mark` separated by commas.
-    static func marks(_ n: Int, _ mark: String) -> String { repeatElement(mark, count: n).joined(separator: ", ") }
-
-    /// The statement `sql(n)`, from the connection's cache.
-    static func statement(_ db: Database, _ n: Int, _ sql: (Int) -> String) throws -> Statement {
-        try db.cachedStatement(sql: sql(n))
-    }
+    /// `n` placeholders separated by commas.
+    static func marks(_ n: Int) -> String { repeatElement("?", count: n).joined(separator: ", ") }
 }
