@@ -69,9 +69,13 @@ extension StorageError {
 public struct FolderChunkStore: ChunkStore {
     public let root: URL
     let packs: DatabasePool
+    let recent: RecentChunks
 
-    public init(root: URL) throws {
+    /// Opens (or creates) the store in `root`; the chunks of the batches stored last, up to
+    /// `recentBytes`, are also kept in memory for the downloads that follow an upload closely.
+    public init(root: URL, recentBytes: Int = Self.defaultRecentBytes) throws {
         self.root = root
+        self.recent = RecentChunks(budget: recentBytes)
         do {
             try FileManager.default.createDirectory(at: root.appendingPathComponent("tmp"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: root.appendingPathComponent("packs"), withIntermediateDirectories: true)
@@ -92,6 +96,9 @@ public struct FolderChunkStore: ChunkStore {
             throw StorageError(.storageFailure, "cannot open the chunk index in \(root.path): \(error)")
         }
     }
+
+    /// Memory for recently stored chunks: a few batches (each at most 16 MiB).
+    public static let defaultRecentBytes = 64 << 20
 
     func packURL(_ name: String) -> URL { root.appendingPathComponent("packs", isDirectory: true).appendingPathComponent("\(name).pack", isDirectory: false) }
 
@@ -165,8 +172,11 @@ public struct FolderChunkStore: ChunkStore {
             size += bytes.count
         }
         do {
-            try FileIO.writeDurably(fresh.lazy.map(\.1), size: size, to: path)
-            FileIO.syncDirectory(root.appendingPathComponent("packs").path)
+            let folder = root.appendingPathComponent("packs").path, parts = fresh, total = size
+            try await BlockingIO.run {
+                try FileIO.writeDurably(parts.lazy.map(\.1), size: total, to: path)
+                FileIO.syncDirectory(folder)
+            }
         } catch {
             unlink(path)
             throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
@@ -180,6 +190,7 @@ public struct FolderChunkStore: ChunkStore {
         } catch {
             throw StorageError(.storageFailure, "cannot record a chunk pack: \(error)")
         }
+        recent.add(fresh)
     }
 
     public func get(_ hash: ContentHash) async throws -> [UInt8]? {
@@ -199,10 +210,12 @@ public struct FolderChunkStore: ChunkStore {
         return bytes
     }
 
-    /// One read of the index for all of them; requests that lie close together in one pack
-    /// are read as one span, straight from disk (`ubiq_read_aligned` into an aligned buffer).
+    /// Chunks stored moments ago come from memory (`RecentChunks`); for the others, one read of
+    /// the index for all of them, and requests that lie close together in one pack are read as
+    /// one span, straight from disk (`ubiq_read_aligned` into an aligned buffer).
     public func visitMany(_ hashes: [ContentHash], limit: Int, verify: Bool, _ visit: (Int, UnsafeRawBufferPointer) throws -> Void) async throws {
-        let where_ = try packedMany(hashes)
+        let remembered = recent.lookup(hashes)
+        let where_ = try packedMany(remembered.isEmpty ? hashes : hashes.indices.filter { remembered[$0] == nil }.map { hashes[$0] })
         var open: [String: Int32] = [:]
         defer { for fd in open.values { close(fd) } }
         var buffer: UnsafeMutableRawPointer?
@@ -211,6 +224,14 @@ public struct FolderChunkStore: ChunkStore {
         var total = 0
         var i = 0
         while i < hashes.count {
+            if let bytes = remembered[i] {
+                total += bytes.count
+                guard total <= limit else { throw StorageError.tooLarge(limit) }
+                if verify && ContentHash.of(bytes) != hashes[i] { throw StorageError(.storageFailure, "chunk \(hashes[i]) is corrupt in memory") }
+                try bytes.withUnsafeBytes { try visit(i, $0) }
+                i += 1
+                continue
+            }
             guard let p = where_[hashes[i]] else {
                 // A loose chunk (or none).
                 if let got = try FileIO.readAll(url(hashes[i]).path) {
@@ -246,7 +267,8 @@ public struct FolderChunkStore: ChunkStore {
                 bufferSize = alignedEnd - alignedStart
                 buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 4096)
             }
-            let got = Int(ubiq_read_aligned(fd, buffer, alignedEnd - alignedStart, Int64(alignedStart)))
+            nonisolated(unsafe) let into = buffer
+            let got = try await BlockingIO.run { Int(ubiq_read_aligned(fd, into, alignedEnd - alignedStart, Int64(alignedStart))) }
             guard got >= 0 else { throw StorageError(.storageFailure, "cannot read pack \(p.pack): \(String(cString: strerror(errno)))") }
             let raw = UnsafeRawBufferPointer(start: buffer! + (spanStart - alignedStart), count: max(0, got - (spanStart - alignedStart)))
             do {

@@ -31,32 +31,40 @@ struct CorruptionTests {
     }
 
     @Test func aChunkCorruptOnTheServerIsNamedAndNeverPlaced() async throws {
-        try await withFleet { fleet in
-            let a = try await fleet.device("A")
-            let big = Self.content  // above the small-file batch limit: the single-file path
-            try a.write("Documents/big.bin", bytes: big)
-            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
-            let want = Manifest.of(big).hash, container = a.config.container
-            let uploaded = await eventually {
-                let items = (try? await client.changes(container, after: 0).items) ?? []
-                return items.contains { $0.path.string == "Documents/big.bin" && $0.current?.uploaded == true && $0.current?.hash == want }
-            }
-            #expect(uploaded)
-            // One byte flipped in the middle of every pack the server wrote.
-            let flipped = try Self.flipMiddleByte(ofFilesIn: fleet.server.directory.url.appendingPathComponent("chunks/packs"), suffix: ".pack")
-            #expect(flipped > 0)
-            // B checks each chunk as it arrives, names the corrupt one and writes nothing to its folder.
-            let b = try await fleet.device("B")
-            // Asked for, it is reported with the corrupt chunk named.
-            let named = await eventually {
-                let r = await b.engine.download([try! RelativePath(validating: "Documents/big.bin")])
-                return r.first?.error?.contains("arrived corrupt") == true
-            }
-            #expect(named)
-            #expect(!b.exists("Documents/big.bin"))
-            let listed = await b.engine.listing().first { $0.path.string == "Documents/big.bin" }
-            #expect(listed?.status == .notDownloaded)
+        var server = try await TestServer.start()
+        let port = server.port
+        try await server.user("alice")
+        let a = try await TestDevice.make(server, user: "alice", name: "A")
+        defer { a.remove() }
+        let big = Self.content  // above the small-file batch limit: the single-file path
+        try a.write("Documents/big.bin", bytes: big)
+        let client = UbiqAPIClient(baseURL: server.baseURL, token: a.config.token)
+        let want = Manifest.of(big).hash, container = a.config.container
+        let uploaded = await eventually {
+            let items = (try? await client.changes(container, after: 0).items) ?? []
+            return items.contains { $0.path.string == "Documents/big.bin" && $0.current?.uploaded == true && $0.current?.hash == want }
         }
+        #expect(uploaded)
+        await a.stop()
+        // One byte flipped in the middle of every pack the server wrote, while it is stopped (a
+        // running server would serve chunks it stored moments ago from memory, not from disk).
+        await server.stop(keepData: true)
+        let flipped = try Self.flipMiddleByte(ofFilesIn: server.directory.url.appendingPathComponent("chunks/packs"), suffix: ".pack")
+        #expect(flipped > 0)
+        server = try await TestServer.start(directory: server.directory, port: port)
+        // B checks each chunk as it arrives, names the corrupt one and writes nothing to its folder.
+        let b = try await TestDevice.make(server, user: "alice", name: "B")
+        defer { b.remove() }
+        // Asked for, it is reported with the corrupt chunk named.
+        let named = await eventually {
+            let r = await b.engine.download([try! RelativePath(validating: "Documents/big.bin")])
+            return r.first?.error?.contains("arrived corrupt") == true
+        }
+        #expect(named)
+        #expect(!b.exists("Documents/big.bin"))
+        let listed = await b.engine.listing().first { $0.path.string == "Documents/big.bin" }
+        #expect(listed?.status == .notDownloaded)
+        await b.stop()
+        await server.stop()
     }
 }
-

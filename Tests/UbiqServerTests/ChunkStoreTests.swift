@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import UbiqCore
-import UbiqStorage
+@testable import UbiqStorage
 import UbiqTesting
 
 /// The chunk folder: packs for batches, loose files for single chunks, both read back verified
@@ -23,7 +23,7 @@ struct ChunkStoreTests {
             await #expect(throws: StorageError.self) { try await store.putMany(bad) }
             #expect(try await store.has(ContentHash.of([1, 2, 3])) == false)
         }
-        let store = try FolderChunkStore(root: dir.url)
+        let store = try FolderChunkStore(root: dir.url, recentBytes: 0)
         for b in batch { #expect(try await store.get(ContentHash.of(b)) == b) }
         #expect(try await store.get(ContentHash.of(loose)) == loose)
         #expect(try await store.get(ContentHash.of([9, 9])) == nil)
@@ -53,7 +53,7 @@ struct ChunkStoreTests {
         let dir = try TempDirectory("ubiq-chunkstore-spans")
         defer { dir.remove() }
         var rng = SeededRandom.forTest("chunkstore.spans")
-        let store = try FolderChunkStore(root: dir.url)
+        let store = try FolderChunkStore(root: dir.url, recentBytes: 0)  // every read from disk
         var all: [[UInt8]] = []
         for _ in 0..<4 {  // four packs, some chunks big enough to make gaps worth skipping
             let batch = (0..<60).map { _ in rng.bytes(Int.random(in: 1...(Bool.random(using: &rng) ? 4_000 : 300_000), using: &rng)) }
@@ -81,5 +81,68 @@ struct ChunkStoreTests {
                 await #expect(throws: StorageError.self) { _ = try await store.getMany(hashes, limit: total - 1) }
             }
         }
+    }
+
+    /// The chunks of the batches stored last are served from memory (the bytes that were
+    /// written), older ones from disk, mixed in one answer in the order asked.
+    @Test func recentBatchesAreServedFromMemoryAndOlderOnesFromDisk() async throws {
+        let dir = try TempDirectory("ubiq-chunkstore-recent")
+        defer { dir.remove() }
+        var rng = SeededRandom.forTest("chunkstore.recent")
+        let store = try FolderChunkStore(root: dir.url, recentBytes: 100_000)
+        // Four batches of 40 KB: the budget holds the last two.
+        var batches: [[[UInt8]]] = []
+        for _ in 0..<4 {
+            let batch = (0..<8).map { _ in rng.bytes(5_000) }
+            try await store.putMany(batch.map { (ContentHash.of($0), $0) })
+            batches.append(batch)
+        }
+        // The first byte of every chunk flipped on disk: what is still remembered comes back
+        // intact, the rest is read from disk and found corrupt (verified) or comes back damaged.
+        let packs = dir.url.appendingPathComponent("packs")
+        for name in try FileManager.default.contentsOfDirectory(atPath: packs.path) {
+            let h = try FileHandle(forUpdating: packs.appendingPathComponent(name))
+            let size = try h.seekToEnd()
+            for at in stride(from: UInt64(0), to: size, by: 5_000) {
+                try h.seek(toOffset: at)
+                let byte = try h.read(upToCount: 1)![0]
+                try h.seek(toOffset: at)
+                try h.write(contentsOf: [byte ^ 0xFF])
+            }
+            try h.close()
+        }
+        let remembered = (batches[2] + batches[3]).shuffled(using: &rng)
+        #expect(try await store.getMany(remembered.map { ContentHash.of($0) }, limit: 1 << 20) == remembered)
+        for old in batches[0] + batches[1] {
+            await #expect(throws: StorageError.self) { _ = try await store.getMany([ContentHash.of(old)], limit: 1 << 20) }
+        }
+        let mixed = [batches[0][3], batches[3][1], batches[1][5], batches[2][0]]
+        let got = try await store.getMany(mixed.map { ContentHash.of($0) }, limit: 1 << 20, verify: false)
+        #expect(got[1] == batches[3][1] && got[3] == batches[2][0])
+        #expect(got[0]?.first == batches[0][3][0] ^ 0xFF && got[0]?.dropFirst() == batches[0][3].dropFirst())
+        #expect(got[2]?.first == batches[1][5][0] ^ 0xFF)
+        // The limit counts remembered chunks too.
+        await #expect(throws: StorageError.self) { _ = try await store.getMany(remembered.map { ContentHash.of($0) }, limit: 79_999) }
+    }
+
+    /// Dropping an old batch keeps a chunk that a newer remembered batch also holds (two
+    /// uploads of the same chunk racing), and a batch over the whole budget is not kept.
+    @Test func aChunkInTwoRememberedBatchesStaysWithTheNewer() {
+        var rng = SeededRandom.forTest("chunkstore.recent.twice")
+        let recent = RecentChunks(budget: 30_000)
+        let a = (0..<3).map { _ in rng.bytes(5_000) }, b = (0..<3).map { _ in rng.bytes(5_000) }
+        func named(_ chunks: [[UInt8]]) -> [(ContentHash, ArraySlice<UInt8>)] { chunks.map { (ContentHash.of($0), $0[...]) } }
+        recent.add(named(a))
+        recent.add(named([a[0]] + b.prefix(2)))  // a[0] again, in the newer batch
+        let c = (0..<3).map { _ in rng.bytes(5_000) }
+        recent.add(named(c))  // 45 KB: `a` is dropped
+        let all = (a + b + c).map { ContentHash.of($0) }
+        let found = recent.lookup(all)
+        #expect(found[0].map(Array.init) == a[0])
+        #expect(found[1] == nil && found[2] == nil)
+        #expect(found[3].map(Array.init) == b[0] && found[5] == nil)
+        #expect((6..<9).allSatisfy { found[$0].map(Array.init) == c[$0 - 6] })
+        recent.add(named([rng.bytes(30_001)]))
+        #expect(recent.lookup(all).count == 6)  // unchanged
     }
 }
