@@ -178,14 +178,24 @@ public struct UbiqAPIClient: Sendable {
     /// With `waitSeconds`, chunks still being uploaded by another device are waited for (see
     /// `FetchChunksRequest`).
     public func downloadChunks(_ hashes: [ContentHash], waitSeconds: Int? = nil) async throws -> [[UInt8]] {
-        guard !hashes.isEmpty else { return [] }
+        let got = try await fetchChunks(hashes, waitSeconds: waitSeconds)
+        return (0..<got.count).map { got.bytes($0) }
+    }
+
+    /// Like `downloadChunks`, but the chunks stay where they arrived (one buffer), verified.
+    public func fetchChunks(_ hashes: [ContentHash], waitSeconds: Int? = nil) async throws -> FetchedChunks {
+        guard !hashes.isEmpty else { return FetchedChunks(buffer: ByteBuffer(), ranges: []) }
         let (_, buf) = try await send(.POST, "/v1/chunks/fetch", body: try [UInt8](WireCoding.encode(FetchChunksRequest(hashes: hashes, waitSeconds: waitSeconds))),
                                       limit: WireLimits.maxChunkBatchBody + 4 * WireLimits.maxChunksPerBatch)
-        guard let chunks = ChunkFrames.decode(buf.readableBytesView), chunks.count == hashes.count else {
+        let view = buf.readableBytesView
+        guard let ranges = ChunkFrames.ranges(view), ranges.count == hashes.count else {
             throw ClientError(.badResponse, "a chunk batch from \(baseURL) was malformed")
         }
-        for (h, c) in zip(hashes, chunks) where ContentHash.of(c) != h { throw ClientError(.hashMismatch, "chunk \(h) arrived corrupt") }
-        return chunks
+        let got = FetchedChunks(buffer: buf, ranges: ranges.map { $0.lowerBound - view.startIndex..<$0.upperBound - view.startIndex })
+        for (i, h) in hashes.enumerated() where got.withBytes(i, { ContentHash.of(buffer: $0) }) != h {
+            throw ClientError(.hashMismatch, "chunk \(h) arrived corrupt")
+        }
+        return got
     }
 
     // MARK: items

@@ -120,11 +120,11 @@ extension SyncEngine {
     /// checked) are hashed here, and any that no longer match are fetched with the `missing`
     /// ones; `checked` ones are taken as they are.
     static func gather(copied: [(ChunkRef, [UInt8])], checked: [ContentHash: [UInt8]], missing: [ChunkRef],
-                       client: UbiqAPIClient, waitSeconds: Int?) async throws -> [ContentHash: [UInt8]] {
-        var have = checked
+                       client: UbiqAPIClient, waitSeconds: Int?) async throws -> [ContentHash: ChunkBytes] {
+        var have = checked.mapValues { ChunkBytes.local($0) }
         var missing = missing
         for (c, bytes) in copied {
-            if ContentHash.of(bytes) == c.hash { have[c.hash] = bytes } else { missing.append(c) }
+            if ContentHash.of(bytes) == c.hash { have[c.hash] = .local(bytes) } else { missing.append(c) }
         }
         var requests: [[ContentHash]] = [[]]
         var requestBytes = 0
@@ -138,16 +138,17 @@ extension SyncEngine {
     }
 
     /// Fetches the chunks of `requests` (each one framed request), three requests at a time.
-    static func fetch(_ requests: [[ContentHash]], client: UbiqAPIClient, waitSeconds: Int?) async throws -> [ContentHash: [UInt8]] {
-        var have: [ContentHash: [UInt8]] = [:]
-        try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
+    static func fetch(_ requests: [[ContentHash]], client: UbiqAPIClient, waitSeconds: Int?) async throws -> [ContentHash: ChunkBytes] {
+        var have: [ContentHash: ChunkBytes] = [:]
+        func keep(_ r: [ContentHash], _ got: FetchedChunks) { for (i, h) in r.enumerated() { have[h] = .fetched(got, i) } }
+        try await withThrowingTaskGroup(of: ([ContentHash], FetchedChunks).self) { group in
             var running = 0
             for r in requests {
-                if running >= 3, let got = try await group.next() { for (k, v) in got { have[k] = v }; running -= 1 }
-                group.addTask { Array(zip(r, try await client.downloadChunks(r, waitSeconds: waitSeconds))) }
+                if running >= 3, let got = try await group.next() { keep(got.0, got.1); running -= 1 }
+                group.addTask { (r, try await client.fetchChunks(r, waitSeconds: waitSeconds)) }
                 running += 1
             }
-            for try await got in group { for (k, v) in got { have[k] = v } }
+            for try await got in group { keep(got.0, got.1) }
         }
         return have
     }
@@ -233,7 +234,7 @@ extension SyncEngine {
         // this one is written, so a device that downloads while another uploads keeps pace.
         let client = self.client
         let wait = streaming ? Self.streamWait : nil
-        func prepare(_ from: Int) -> (window: ArraySlice<ChunkRef>, fetched: Task<[ContentHash: [UInt8]], Error>) {
+        func prepare(_ from: Int) -> (window: ArraySlice<ChunkRef>, fetched: Task<[ContentHash: ChunkBytes], Error>) {
             let window = m.chunks[from..<min(m.chunks.count, from + Self.windowChunks)]
             var copied: [(ChunkRef, [UInt8])] = []
             var checked: [ContentHash: [UInt8]] = [:]
@@ -250,7 +251,7 @@ extension SyncEngine {
             let fetched = Task { try await Self.gather(copied: copied, checked: checked, missing: missing, client: client, waitSeconds: wait) }
             return (window, fetched)
         }
-        var ahead: [(window: ArraySlice<ChunkRef>, fetched: Task<[ContentHash: [UInt8]], Error>)] = []
+        var ahead: [(window: ArraySlice<ChunkRef>, fetched: Task<[ContentHash: ChunkBytes], Error>)] = []
         var nextStart = index
         func fill() {
             while ahead.count < Self.windowsAhead, nextStart < m.chunks.count {
@@ -263,7 +264,7 @@ extension SyncEngine {
         defer { for p in ahead { p.fetched.cancel() } }
         while !ahead.isEmpty {
             let current = ahead.removeFirst()
-            let fetched: [ContentHash: [UInt8]]
+            let fetched: [ContentHash: ChunkBytes]
             do {
                 fetched = try await current.fetched.value
             } catch let e as ClientError where streaming && e.code == .notFound {
@@ -351,9 +352,31 @@ extension SyncEngine {
         }
     }
 
-    static func append(_ bytes: [UInt8], to writer: OpaquePointer, path: String) throws {
-        let rc = bytes.withUnsafeBytes { ubiq_writer_write(writer, $0.baseAddress, $0.count) }
+    static func append(_ bytes: ChunkBytes, to writer: OpaquePointer, path: String) throws {
+        let rc = bytes.withBytes { ubiq_writer_write(writer, $0.baseAddress, $0.count) }
         guard rc == 0 else { throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
+    }
+}
+
+/// A chunk's bytes for a download: read from a file of this device, or left in the fetch
+/// answer they arrived in.
+enum ChunkBytes: Sendable {
+    case local([UInt8])
+    case fetched(FetchedChunks, Int)
+
+    var count: Int {
+        switch self {
+        case .local(let b): return b.count
+        case .fetched(let f, let i): return f.withBytes(i) { $0.count }
+        }
+    }
+
+    /// Calls `body` with the bytes (valid only during the call).
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch self {
+        case .local(let b): return try b.withUnsafeBytes(body)
+        case .fetched(let f, let i): return try f.withBytes(i, body)
+        }
     }
 }
 

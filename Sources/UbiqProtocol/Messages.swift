@@ -153,14 +153,19 @@ public enum ChunkFrames {
     /// The chunks in `body`; nil if the framing is broken, a chunk is empty or larger than
     /// `WireLimits.maxChunkBody`, or there are more than `WireLimits.maxChunksPerBatch`.
     public static func decode<C: Collection>(_ body: C) -> [[UInt8]]? where C.Element == UInt8, C.Index == Int {
-        var out: [[UInt8]] = []
+        ranges(body).map { $0.map { Array(body[$0]) } }
+    }
+
+    /// Like `decode`, but where each chunk lies in `body` (nothing copied).
+    public static func ranges<C: Collection>(_ body: C) -> [Range<Int>]? where C.Element == UInt8, C.Index == Int {
+        var out: [Range<Int>] = []
         var i = body.startIndex
         while i < body.endIndex {
             guard body.endIndex - i >= 4, out.count < WireLimits.maxChunksPerBatch else { return nil }
             let n = Int(body[i]) << 24 | Int(body[i + 1]) << 16 | Int(body[i + 2]) << 8 | Int(body[i + 3])
             i += 4
             guard n > 0, n <= WireLimits.maxChunkBody, body.endIndex - i >= n else { return nil }
-            out.append(Array(body[i..<i + n]))
+            out.append(i..<i + n)
             i += n
         }
         return out
