@@ -26,6 +26,17 @@ public enum WireCoding {
         return d
     }
 
-    public static func encode<T: Encodable>(_ value: T) throws -> Data { try encoder().encode(value) }
-    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T { try decoder().decode(type, from: data) }
+    /// The value as JSON: written by hand for the messages that carry many records
+    /// (`FastJSONCodable`), by Foundation otherwise.
+    public static func encode<T: Encodable>(_ value: T) throws -> Data {
+        if let fast = value as? any FastJSONCodable, let bytes = fast.fastJSON() { return Data(bytes) }
+        return try encoder().encode(value)
+    }
+
+    /// The value read from JSON: by hand for the messages that carry many records when they are
+    /// in the form written here, by Foundation otherwise (and for every error).
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        if let fast = type as? any FastJSONCodable.Type, let value = fast.fastDecode(data) as? T { return value }
+        return try decoder().decode(type, from: data)
+    }
 }
