@@ -173,21 +173,8 @@ extension CommitResponse: FastJSONCodable {
 }
 
 extension CommitBatchRequest: FastJSONCodable {
-    public func writeJSON(_ out: inout JSONOut) -> Bool {
-        out.object { o in
-            o.key("commits")
-            return o.array(commits) { $1.writeJSON(&$0) }
-        }
-    }
-
-    public static func readJSON(_ input: inout JSONIn) throws -> CommitBatchRequest {
-        var commits: [CommitRequest]?
-        try input.object { r, key in
-            if key == "commits" { commits = try r.list { try CommitRequest.readJSON(&$0) } } else { try r.skip() }
-        }
-        guard let commits else { throw JSONIn.GiveUp() }
-        return CommitBatchRequest(commits: commits)
-    }
+    public func writeJSON(_ out: inout JSONOut) -> Bool { out.object(with: "commits", commits) }
+    public static func readJSON(_ input: inout JSONIn) throws -> CommitBatchRequest { CommitBatchRequest(commits: try input.list(in: "commits")) }
 }
 
 extension CommitBatchResponse: FastJSONCodable {
@@ -269,19 +256,28 @@ extension ChangesResponse: FastJSONCodable {
 }
 
 extension ManifestsResponse: FastJSONCodable {
-    public func writeJSON(_ out: inout JSONOut) -> Bool {
-        out.object { o in
-            o.key("manifests")
-            return o.array(manifests) { $1.writeJSON(&$0) }
+    public func writeJSON(_ out: inout JSONOut) -> Bool { out.object(with: "manifests", manifests) }
+    public static func readJSON(_ input: inout JSONIn) throws -> ManifestsResponse { ManifestsResponse(manifests: try input.list(in: "manifests")) }
+}
+
+extension JSONOut {
+    /// `{"name": [each element]}`.
+    mutating func object<T: FastJSONCodable>(with name: StaticString, _ elements: [T]) -> Bool {
+        object { o in
+            o.key(name)
+            return o.array(elements) { $1.writeJSON(&$0) }
         }
     }
+}
 
-    public static func readJSON(_ input: inout JSONIn) throws -> ManifestsResponse {
-        var manifests: [Manifest]?
-        try input.object { r, key in
-            if key == "manifests" { manifests = try r.list { try Manifest.readJSON(&$0) } } else { try r.skip() }
+extension JSONIn {
+    /// The elements of the list under `name` in an object whose other fields are skipped.
+    mutating func list<T: FastJSONCodable>(in name: String) throws -> [T] {
+        var elements: [T]?
+        try object { r, key in
+            if key == name { elements = try r.list { try T.readJSON(&$0) } } else { try r.skip() }
         }
-        guard let manifests else { throw JSONIn.GiveUp() }
-        return ManifestsResponse(manifests: manifests)
+        guard let elements else { throw GiveUp() }
+        return elements
     }
 }

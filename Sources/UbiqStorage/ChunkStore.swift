@@ -223,23 +223,22 @@ public struct FolderChunkStore: ChunkStore {
         defer { buffer?.deallocate() }
         var total = 0
         var i = 0
+        /// Hands over request `k`'s bytes from memory or a loose file, counted and verified.
+        func handOver(_ k: Int, _ bytes: UnsafeRawBufferPointer) throws {
+            total += bytes.count
+            guard total <= limit else { throw StorageError.tooLarge(limit) }
+            if verify && ContentHash.of(buffer: bytes) != hashes[k] { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is corrupt") }
+            try visit(k, bytes)
+        }
         while i < hashes.count {
             if let bytes = remembered[i] {
-                total += bytes.count
-                guard total <= limit else { throw StorageError.tooLarge(limit) }
-                if verify && ContentHash.of(bytes) != hashes[i] { throw StorageError(.storageFailure, "chunk \(hashes[i]) is corrupt in memory") }
-                try bytes.withUnsafeBytes { try visit(i, $0) }
+                try bytes.withUnsafeBytes { try handOver(i, $0) }
                 i += 1
                 continue
             }
             guard let p = where_[hashes[i]] else {
                 // A loose chunk (or none).
-                if let got = try FileIO.readAll(url(hashes[i]).path) {
-                    total += got.count
-                    guard total <= limit else { throw StorageError.tooLarge(limit) }
-                    if verify && ContentHash.of(got) != hashes[i] { throw StorageError(.storageFailure, "stored chunk \(hashes[i]) is corrupt") }
-                    try got.withUnsafeBytes { try visit(i, $0) }
-                }
+                if let got = try FileIO.readAll(url(hashes[i]).path) { try got.withUnsafeBytes { try handOver(i, $0) } }
                 i += 1
                 continue
             }
