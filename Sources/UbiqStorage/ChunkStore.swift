@@ -267,8 +267,12 @@ public struct FolderChunkStore: ChunkStore {
                 buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 4096)
             }
             nonisolated(unsafe) let into = buffer
-            let got = try await BlockingIO.run { Int(ubiq_read_aligned(fd, into, alignedEnd - alignedStart, Int64(alignedStart))) }
-            guard got >= 0 else { throw StorageError(.storageFailure, "cannot read pack \(p.pack): \(String(cString: strerror(errno)))") }
+            // errno is the I/O thread's: read there.
+            let (got, failure) = try await BlockingIO.run {
+                let n = Int(ubiq_read_aligned(fd, into, alignedEnd - alignedStart, Int64(alignedStart)))
+                return (n, n < 0 ? errno : 0)
+            }
+            guard got >= 0 else { throw StorageError(.storageFailure, "cannot read pack \(p.pack): \(String(cString: strerror(failure)))") }
             let raw = UnsafeRawBufferPointer(start: buffer! + (spanStart - alignedStart), count: max(0, got - (spanStart - alignedStart)))
             do {
                 for k in i..<j {
