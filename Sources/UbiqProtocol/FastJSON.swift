@@ -101,6 +101,10 @@ public struct JSONIn {
 
     let bytes: UnsafeRawBufferPointer
     var i = 0
+    /// Objects and arrays open around the cursor: deeper than `maxDepth` gives up, so a
+    /// hostile body of nested brackets cannot exhaust the stack (Foundation refuses it).
+    var depth = 0
+    static let maxDepth = 32
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
@@ -132,6 +136,9 @@ public struct JSONIn {
     /// A name that comes twice gives up (which one counts is Foundation's to say).
     public mutating func object(_ field: (inout JSONIn, String) throws -> Void) throws {
         try take(UInt8(ascii: "{"))
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maxDepth else { throw GiveUp() }
         skipSpace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
         var seen: [String] = []
@@ -152,6 +159,9 @@ public struct JSONIn {
     /// Reads an array, calling `element` for each.
     public mutating func array(_ element: (inout JSONIn) throws -> Void) throws {
         try take(UInt8(ascii: "["))
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maxDepth else { throw GiveUp() }
         skipSpace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
         while true {

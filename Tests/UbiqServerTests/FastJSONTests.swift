@@ -139,4 +139,19 @@ struct FastJSONTests {
         #expect(CommitResponse.fastDecode(Data(missingArray.utf8)) == nil)
         #expect(try WireCoding.decode(CommitResponse.self, from: Data(missingArray.utf8)).missing == [h])
     }
+
+    /// Brackets nested deeper than any message (in a field the reader skips) are refused with
+    /// an error, never a crash: the hand reader gives up at a fixed depth and Foundation refuses.
+    @Test func deeplyNestedInputIsRefusedNotACrash() throws {
+        for depth in [40, 100_000] {
+            let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let body = Data(#"{"commits":[],"x":\#(nested)}"#.utf8)
+            #expect(CommitBatchRequest.fastDecode(body) == nil)
+            if depth <= 512 {
+                #expect(try WireCoding.decode(CommitBatchRequest.self, from: body).commits.isEmpty)
+            } else {
+                #expect(throws: (any Error).self) { _ = try WireCoding.decode(CommitBatchRequest.self, from: body) }
+            }
+        }
+    }
 }
