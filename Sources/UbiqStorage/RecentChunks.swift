@@ -1,8 +1,10 @@
 import Foundation
 import UbiqCore
 
-/// The chunks of the last few batches stored, kept in memory (as the slices of the request
-/// bodies they came in, so nothing is copied) up to a byte budget, oldest dropped first.
+/// The chunks of the last few batches stored, kept in memory up to a byte budget, oldest
+/// dropped first. Each batch's chunks are copied into one buffer of their own: slices of the
+/// request body would keep the whole body alive (up to 16 MiB) for however few chunks of it were
+/// new, so the budget would not bound the memory.
 ///
 /// A device that downloads a file while another device of the account uploads it asks for each
 /// chunk moments after it was stored: served from here, those bytes are not read back from disk
@@ -24,6 +26,11 @@ final class RecentChunks: @unchecked Sendable {
     func add(_ batch: [(ContentHash, ArraySlice<UInt8>)]) {
         let bytes = batch.reduce(0) { $0 + $1.1.count }
         guard budget > 0, bytes <= budget else { return }
+        var copy: [UInt8] = []
+        copy.reserveCapacity(bytes)
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(batch.count)
+        for (_, b) in batch { ranges.append(copy.count..<copy.count + b.count); copy.append(contentsOf: b) }
         lock.lock()
         defer { lock.unlock() }
         while held + bytes > budget, !batches.isEmpty {
@@ -33,7 +40,7 @@ final class RecentChunks: @unchecked Sendable {
             for h in old.hashes where chunks[h]?.batch == old.number { chunks[h] = nil }
         }
         added += 1
-        for (h, b) in batch { chunks[h] = (added, b) }
+        for ((h, _), r) in zip(batch, ranges) { chunks[h] = (added, copy[r]) }
         batches.append((added, batch.map(\.0), bytes))
         held += bytes
     }

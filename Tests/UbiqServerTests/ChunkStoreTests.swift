@@ -145,4 +145,20 @@ struct ChunkStoreTests {
         recent.add(named([rng.bytes(30_001)]))
         #expect(recent.lookup(all).count == 6)  // unchanged
     }
+
+    /// A remembered chunk is a copy, not a slice of the request body it came in: a body of which
+    /// only a few bytes were new must not stay in memory whole under a budget that counts those.
+    @Test func aRememberedChunkDoesNotKeepItsRequestBody() throws {
+        var rng = SeededRandom.forTest("chunkstore.recent.copy")
+        let body = rng.bytes(1 << 20)
+        let piece = body[1000..<1100]
+        let recent = RecentChunks(budget: 1000)
+        recent.add([(ContentHash.of(Array(piece)), piece)])
+        let kept = try #require(recent.lookup([ContentHash.of(Array(piece))])[0])
+        #expect(Array(kept) == Array(piece))
+        let bodyRange = body.withUnsafeBytes { UInt(bitPattern: $0.baseAddress!)..<UInt(bitPattern: $0.baseAddress! + $0.count) }
+        let keptAt = kept.withUnsafeBytes { UInt(bitPattern: $0.baseAddress!) }
+        #expect(!bodyRange.contains(keptAt))
+    }
 }
+
