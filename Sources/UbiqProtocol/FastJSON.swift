@@ -135,41 +135,36 @@ public struct JSONIn {
     /// Reads an object, calling `field` with each name; `field` reads (or `skip`s) the value.
     /// A name that comes twice gives up (which one counts is Foundation's to say).
     public mutating func object(_ field: (inout JSONIn, String) throws -> Void) throws {
-        try take(UInt8(ascii: "{"))
-        depth += 1
-        defer { depth -= 1 }
-        guard depth <= Self.maxDepth else { throw GiveUp() }
-        skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
         var seen: [String] = []
-        while true {
-            let name = try string()
+        try members(open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { r in
+            let name = try r.string()
             guard !seen.contains(name) else { throw GiveUp() }
             seen.append(name)
-            try take(UInt8(ascii: ":"))
-            try field(&self, name)
-            skipSpace()
-            guard i < bytes.count else { throw GiveUp() }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; return }
-            throw GiveUp()
+            try r.take(UInt8(ascii: ":"))
+            try field(&r, name)
         }
     }
 
     /// Reads an array, calling `element` for each.
     public mutating func array(_ element: (inout JSONIn) throws -> Void) throws {
-        try take(UInt8(ascii: "["))
+        try members(open: UInt8(ascii: "["), close: UInt8(ascii: "]"), element)
+    }
+
+    /// `open`, the members `each` reads separated by commas, `close`; one level deeper while
+    /// inside (past `maxDepth` it gives up).
+    private mutating func members(open: UInt8, close: UInt8, _ each: (inout JSONIn) throws -> Void) throws {
+        try take(open)
         depth += 1
         defer { depth -= 1 }
         guard depth <= Self.maxDepth else { throw GiveUp() }
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
+        if i < bytes.count, bytes[i] == close { i += 1; return }
         while true {
-            try element(&self)
+            try each(&self)
             skipSpace()
             guard i < bytes.count else { throw GiveUp() }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "]") { i += 1; return }
+            if bytes[i] == close { i += 1; return }
             throw GiveUp()
         }
     }
