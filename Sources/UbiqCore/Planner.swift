@@ -16,39 +16,57 @@ public enum Planner {
         func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
         func fetchable(_ id: ItemID, _ r: RemoteNode) -> Bool { r.uploaded || streaming.contains(id) }
         var ops: [SyncOp] = []
-        var ids = Array(t.remote.keys)
-        ids.reserveCapacity(t.remote.count + t.local.count)
-        for id in t.local.keys where t.remote[id] == nil { ids.append(id) }
-        for id in t.synced.keys where t.remote[id] == nil && t.local[id] == nil { ids.append(id) }
-        ids.sort()
-        // Local items that hold something not yet on the server (new or edited): their folders must stay.
-        let unsafeLocalPaths = t.local.compactMap { id, l -> RelativePath? in
-            guard let s = t.synced[id] else { return l.path }
-            return (l.kind == .file && l.hash != nil && l.hash != s.hash && l.hash != s.conflictHash) ? l.path : nil
+        // Local items that hold something not yet on the server (new or edited): their folders
+        // must stay. Made when first needed (a server-side folder delete), like `remoteAt`: a
+        // plan over thousands of items that agree should cost little more than looking at each.
+        var unsafeLocal: [RelativePath]?
+        func unsafeLocalPaths() -> [RelativePath] {
+            if let u = unsafeLocal { return u }
+            let u = t.local.compactMap { id, l -> RelativePath? in
+                guard let s = t.synced[id] else { return l.path }
+                return (l.kind == .file && l.hash != nil && l.hash != s.hash && l.hash != s.conflictHash) ? l.path : nil
+            }
+            unsafeLocal = u
+            return u
         }
-        var remoteAt: [RelativePath: ItemID] = [:]
-        remoteAt.reserveCapacity(t.remote.count)
-        for (id, r) in t.remote { remoteAt[r.path] = id }
+        var remoteAtMap: [RelativePath: ItemID]?
+        func remoteAt(_ p: RelativePath) -> ItemID? {
+            if remoteAtMap == nil {
+                var m: [RelativePath: ItemID] = [:]
+                m.reserveCapacity(t.remote.count)
+                for (id, r) in t.remote { m[r.path] = id }
+                remoteAtMap = m
+            }
+            return remoteAtMap![p]
+        }
         // New local items (never synced) by path: a server move onto one of them cannot be
         // applied locally, so the local position wins instead.
-        var newLocalAt: Set<RelativePath> = []
-        for (id, l) in t.local where t.synced[id] == nil { newLocalAt.insert(l.path) }
+        var newLocalPaths: Set<RelativePath>?
+        func newLocalAt(_ p: RelativePath) -> Bool {
+            if newLocalPaths == nil {
+                var set: Set<RelativePath> = []
+                for (id, l) in t.local where t.synced[id] == nil { set.insert(l.path) }
+                newLocalPaths = set
+            }
+            return newLocalPaths!.contains(p)
+        }
         // A local step into a folder the server has waits until that folder is where the server
         // has it locally (it may be pending a local move); otherwise `mkdir -p` would invent a twin.
         func parentReady(_ p: RelativePath) -> Bool {
             var a = p.parent
             while let ancestor = a {
-                if let rp = remoteAt[ancestor], let lp = t.local[rp], lp.path != ancestor { return false }
+                if let rp = remoteAt(ancestor), let lp = t.local[rp], lp.path != ancestor { return false }
                 a = ancestor.parent
             }
             return true
         }
-        for id in ids {
-            let before = ops.count
+        // Items are looked at in any order; those with operations are put in ID order after.
+        var planned: [(id: ItemID, ops: [SyncOp])] = []
+        func planOne(_ id: ItemID) {
             planItem(id)
-            if ops.count == before { continue }
+            if ops.isEmpty { return }
             // Local steps that put something at a server path wait until its folders are in place.
-            let kept = ops[before...].filter { op in
+            let kept = ops.filter { op in
                 switch op {
                 case .createLocalFolder(let i): return t.remote[i].map { parentReady($0.path) } ?? true
                 case .download(let i, _) where t.local[i] == nil: return t.remote[i].map { parentReady($0.path) } ?? true
@@ -56,10 +74,30 @@ public enum Planner {
                 default: return true
                 }
             }
-            ops.removeSubrange(before...)
-            ops.append(contentsOf: kept)
+            ops.removeAll(keepingCapacity: true)
+            if !kept.isEmpty { planned.append((id, kept)) }
         }
-        return ops
+        // Every item is in one of the trees; counting the local and synced nodes met on the way
+        // spares looking at those trees again when all of them were met.
+        var localMet = 0, syncedMet = 0
+        for (id, r) in t.remote {
+            let s = t.synced[id], l = t.local[id]
+            if s != nil { syncedMet += 1 }
+            if l != nil { localMet += 1 }
+            if let s, let l, agree(s, l, r) { continue }
+            planOne(id)
+        }
+        if localMet < t.local.count {
+            for id in t.local.keys where t.remote[id] == nil {
+                if t.synced[id] != nil { syncedMet += 1 }
+                planOne(id)
+            }
+        }
+        if syncedMet < t.synced.count {
+            for id in t.synced.keys where t.remote[id] == nil && t.local[id] == nil { planOne(id) }
+        }
+        planned.sort { $0.id < $1.id }
+        return planned.flatMap(\.ops)
 
         func planItem(_ id: ItemID) {
             let s = t.synced[id], l = t.local[id], r = t.remote[id]
@@ -90,7 +128,7 @@ public enum Planner {
                 if l.kind == .folder {
                     // Keep (revive) the folder while it holds unsynced content, or items the server
                     // still has inside it.
-                    let keep = unsafeLocalPaths.contains { $0 != l.path && $0.isSelfOrDescendant(of: l.path) }
+                    let keep = unsafeLocalPaths().contains { $0 != l.path && $0.isSelfOrDescendant(of: l.path) }
                         || t.local.contains { cid, c in c.path != l.path && c.path.isSelfOrDescendant(of: l.path)
                             && (t.remote[cid].map { $0.path.isSelfOrDescendant(of: l.path) } ?? false) }
                     ops.append(keep ? .createRemoteFolder(id) : .deleteLocal(id))
@@ -114,9 +152,19 @@ public enum Planner {
                     ops.append(.download(id, version: v))  // remote edit against local delete: the edit wins
                 }
             case (let s?, let l?, let r?):
-                ops += planBoth(id, s, l, r, blocked: newLocalAt.contains(r.path) && l.path != r.path, fetchable: fetchable(id, r))
+                ops += planBoth(id, s, l, r, blocked: l.path != r.path && newLocalAt(r.path), fetchable: fetchable(id, r))
             }
         }
+    }
+
+    /// True when an item is the same on all three sides, so `planBoth` has nothing for it: the
+    /// check a plan over thousands of items in sync makes for nearly every one (a property test
+    /// holds it to `planBoth`).
+    static func agree(_ s: SyncedNode, _ l: LocalNode, _ r: RemoteNode) -> Bool {
+        guard s.version == r.version, l.kind == r.kind, l.path == s.path, r.path == s.path else { return false }
+        if l.kind == .folder { return s.hash == r.hash }
+        guard let lh = l.hash else { return true }  // still being written: nothing is decided yet
+        return lh == s.hash && lh != s.conflictHash
     }
 
     /// - Parameters:

@@ -23,13 +23,9 @@ extension SyncEngine {
         // be overwritten by this walk's older view of the folder, so the walk is waited for by
         // blocking this queue, never by `await`.
         let walked = files.startScan()
-        var syncedByInode: [UInt64: ItemID] = [:], syncedByPath: [RelativePath: ItemID] = [:], remoteByPath: [RelativePath: ItemID] = [:]
-        syncedByInode.reserveCapacity(synced.count); syncedByPath.reserveCapacity(synced.count); remoteByPath.reserveCapacity(remote.count)
-        for (id, s) in synced {
-            if let st = s.stamp { syncedByInode[st.inode] = id }
-            syncedByPath[s.node.path] = id
-        }
-        for (id, r) in remote { remoteByPath[r.node.path] = id }
+        var syncedByInode: [UInt64: ItemID] = [:]
+        syncedByInode.reserveCapacity(synced.count)
+        for (id, s) in synced { if let st = s.stamp { syncedByInode[st.inode] = id } }
         if !treesBuilt { _ = trees() }
         let (entries, excludedEntries) = walked()
         if excludedEntries != excludedLocal {
@@ -42,8 +38,20 @@ extension SyncEngine {
         result.reserveCapacity(entries.count)
 
         var unassigned: [(RelativePath, LocalEntry)] = []
-        // 1. Same inode as a synced item: the same item (perhaps renamed or moved).
-        for (path, e) in entries.sorted(by: { $0.key < $1.key }) {
+        // 1. Same inode as a synced item: the same item (perhaps renamed or moved). Where it also
+        //    has the synced path (nearly always) no other entry can claim that item, so those are
+        //    taken in any order; the rest go in path order, so hard links decide the same way
+        //    every time.
+        var moved: [(key: RelativePath, value: LocalEntry)] = []
+        for (path, e) in entries {
+            if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, s.node.path == path {
+                claimed.insert(id)
+                result[id] = (s.node.path, e)
+            } else {
+                moved.append((path, e))
+            }
+        }
+        for (path, e) in moved.sorted(by: { $0.key < $1.key }) {
             if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, !claimed.contains(id),
                s.node.path == path || entries[s.node.path]?.stamp.inode != e.stamp.inode {
                 claimed.insert(id)
@@ -54,6 +62,12 @@ extension SyncEngine {
         }
         // 2. Same path as a synced item (content replaced, e.g. an editor's atomic save), then
         //    IDs given earlier to new items, then a server item at the same path, else a new ID.
+        var syncedByPath: [RelativePath: ItemID] = [:], remoteByPath: [RelativePath: ItemID] = [:]
+        if !unassigned.isEmpty {
+            syncedByPath.reserveCapacity(synced.count); remoteByPath.reserveCapacity(remote.count)
+            for (id, s) in synced { syncedByPath[s.node.path] = id }
+            for (id, r) in remote { remoteByPath[r.node.path] = id }
+        }
         for (path, e) in unassigned {
             var id: ItemID
             if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, !claimed.contains(sid) {
