@@ -48,6 +48,8 @@ struct TrackedMap<Value>: Sequence {
     let log: ChangeLog
     /// Keys written since ``takeWritten()``; nil when nobody derives anything from this map.
     private var written: Set<ItemID>?
+    /// Every key was written since ``takeWritten()`` (the map was filled from empty).
+    private var allWritten = false
 
     init(_ values: [ItemID: Value] = [:], log: ChangeLog, tracksWrites: Bool = false) {
         self.storage = values; self.log = log
@@ -61,13 +63,22 @@ struct TrackedMap<Value>: Sequence {
 
     /// Replaces the whole map, noting only the keys whose value differs.
     mutating func replace(with new: [ItemID: Value], same: (Value, Value) -> Bool) {
+        if storage.isEmpty && !new.isEmpty {
+            // Filled from empty (a first scan): everything changed, said once instead of per key.
+            log.noteAll()
+            if written != nil { allWritten = true; written = [] }
+            storage = new
+            return
+        }
         for (id, v) in new where storage[id].map({ !same($0, v) }) ?? true { log.note(id); written?.insert(id) }
         for id in storage.keys where new[id] == nil { log.note(id); written?.insert(id) }
         storage = new
     }
 
-    /// The keys written since the last call (empty if the map does not track writes).
-    mutating func takeWritten() -> Set<ItemID> {
+    /// The keys written since the last call (empty if the map does not track writes); nil when
+    /// every key was (whatever is derived is then better made again from the whole map).
+    mutating func takeWritten() -> Set<ItemID>? {
+        if allWritten { allWritten = false; written = []; return nil }
         guard let w = written, !w.isEmpty else { return [] }
         written = []
         return w

@@ -32,12 +32,16 @@ extension SyncEngine {
             for p in Set(excludedEntries.keys).union(excludedLocal.keys) where excludedEntries[p] != excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
             excludedLocal = excludedEntries
         }
-        var claimed = Set<ItemID>()
-        claimed.reserveCapacity(entries.count)
+        // An item is claimed once it has an entry in `result`.
         var result: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
         result.reserveCapacity(entries.count)
 
         var unassigned: [(RelativePath, LocalEntry)] = []
+        // Hashes: the synced one when the stamp is unchanged (nearly every file at start-up);
+        // the files listed in `check` are looked at after the claims.
+        var hashes: [ItemID: ContentHash] = [:]
+        hashes.reserveCapacity(entries.count)
+        var check: [ItemID] = []
         // 1. Same inode as a synced item: the same item (perhaps renamed or moved). Where it also
         //    has the synced path (nearly always) no other entry can claim that item, so those are
         //    taken in any order; the rest go in path order, so hard links decide the same way
@@ -45,17 +49,19 @@ extension SyncEngine {
         var moved: [(key: RelativePath, value: LocalEntry)] = []
         for (path, e) in entries {
             if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, s.node.path == path {
-                claimed.insert(id)
                 result[id] = (s.node.path, e)
+                if e.kind == .file {
+                    if s.stamp == e.stamp, let h = s.stampHash { hashes[id] = h } else { check.append(id) }
+                }
             } else {
                 moved.append((path, e))
             }
         }
         for (path, e) in moved.sorted(by: { $0.key < $1.key }) {
-            if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, !claimed.contains(id),
+            if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, result[id] == nil,
                s.node.path == path || entries[s.node.path]?.stamp.inode != e.stamp.inode {
-                claimed.insert(id)
                 result[id] = (sharedPath(id, path), e)
+                if e.kind == .file { check.append(id) }
             } else {
                 unassigned.append((path, e))
             }
@@ -70,27 +76,27 @@ extension SyncEngine {
         }
         for (path, e) in unassigned {
             var id: ItemID
-            if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, !claimed.contains(sid) {
+            if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, result[sid] == nil {
                 id = sid
-            } else if let nid = newLocalIDs[e.stamp.inode], !claimed.contains(nid) {
+            } else if let nid = newLocalIDs[e.stamp.inode], result[nid] == nil {
                 id = nid
-            } else if let rid = remoteByPath[path], remote[rid]!.node.kind == e.kind, !claimed.contains(rid), synced[rid] == nil {
+            } else if let rid = remoteByPath[path], remote[rid]!.node.kind == e.kind, result[rid] == nil, synced[rid] == nil {
                 id = rid
             } else {
                 id = ItemID(uuid: UUID())
             }
             if synced[id] == nil { newLocalIDs[e.stamp.inode] = id }
-            claimed.insert(id)
             result[id] = (sharedPath(id, path), e)
+            if e.kind == .file { check.append(id) }
         }
         local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.
         let now = ContinuousClock.now
         var unstableCount = 0
-        var hashes: [ItemID: ContentHash] = [:]
         var toHash: [(ItemID, String, FileStamp)] = []
-        for (id, l) in result where l.entry.kind == .file {
+        for id in check {
+            let l = result[id]!
             if let s = synced[id], s.stamp == l.entry.stamp, let h = s.stampHash {
                 hashes[id] = h
                 continue
@@ -102,7 +108,7 @@ extension SyncEngine {
         }
         let jobs = toHash
         let hashStart = ContinuousClock.now
-        let hashed = await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp)?, Error>)] in
+        let hashed = jobs.isEmpty ? [] : await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp)?, Error>)] in
             Self.hashAll(jobs)
         }.value
         dispatchPrecondition(condition: .onQueue(queue))

@@ -369,20 +369,29 @@ public actor SyncEngine {
     /// the items written since (a pass over 10,000 unchanged items no longer copies 30,000 nodes).
     /// Callers must not keep the result, or the next update copies it whole.
     func trees() -> SyncTrees {
-        if !treesBuilt {
-            var t = SyncTrees()
-            t.remote.reserveCapacity(remote.count); t.synced.reserveCapacity(synced.count); t.local.reserveCapacity(local.count)
-            for (id, r) in remote { t.remote[id] = r.node }
-            for (id, s) in synced { t.synced[id] = s.node }
-            for (id, l) in local { t.local[id] = localNode(id, l) }
-            _ = remote.takeWritten(); _ = synced.takeWritten(); _ = local.takeWritten(); _ = localHashes.takeWritten()
-            planTrees = t
-            treesBuilt = true
-            return t
+        func remoteTree() -> [ItemID: RemoteNode] { remote.storage.mapValues(\.node) }
+        func syncedTree() -> [ItemID: SyncedNode] { synced.storage.mapValues(\.node) }
+        func localTree() -> [ItemID: LocalNode] {
+            var out: [ItemID: LocalNode] = [:]
+            out.reserveCapacity(local.count)
+            for (id, l) in local { out[id] = localNode(id, l) }
+            return out
         }
-        for id in remote.takeWritten() { planTrees.remote[id] = remote[id]?.node }
-        for id in synced.takeWritten() { planTrees.synced[id] = synced[id]?.node }
-        for id in local.takeWritten().union(localHashes.takeWritten()) { planTrees.local[id] = local[id].map { localNode(id, $0) } }
+        if !treesBuilt {
+            _ = remote.takeWritten(); _ = synced.takeWritten(); _ = local.takeWritten(); _ = localHashes.takeWritten()
+            planTrees = SyncTrees(remote: remoteTree(), local: localTree(), synced: syncedTree())
+            treesBuilt = true
+            return planTrees
+        }
+        // A map written whole (a first scan) is copied whole; otherwise only what was written.
+        if let w = remote.takeWritten() { for id in w { planTrees.remote[id] = remote[id]?.node } } else { planTrees.remote = remoteTree() }
+        if let w = synced.takeWritten() { for id in w { planTrees.synced[id] = synced[id]?.node } } else { planTrees.synced = syncedTree() }
+        let lw = local.takeWritten(), hw = localHashes.takeWritten()
+        if let lw, let hw {
+            for id in lw.union(hw) { planTrees.local[id] = local[id].map { localNode(id, $0) } }
+        } else {
+            planTrees.local = localTree()
+        }
         return planTrees
     }
 
