@@ -48,20 +48,18 @@ public struct ContentHash: Hashable, Comparable, Sendable, Codable, CustomString
     /// Parses exactly 64 hex characters (either case); nil for anything else.
     public init?(hexBytes u: UnsafeRawBufferPointer) {
         guard u.count == 64 else { return nil }
-        func word(_ k: Int) -> UInt64? {
+        var bad: UInt8 = 0
+        func word(_ k: Int) -> UInt64 {
             var w: UInt64 = 0
             for i in 16 * k..<16 * k + 16 {
-                let c = u[i]
-                switch c {
-                case 0x30...0x39: w = w << 4 | UInt64(c - 0x30)
-                case 0x61...0x66: w = w << 4 | UInt64(c - 0x61 + 10)
-                case 0x41...0x46: w = w << 4 | UInt64(c - 0x41 + 10)
-                default: return nil
-                }
+                let v = HexDigit.value(u[i])
+                bad |= v
+                w = w << 4 | UInt64(v & 0xF)
             }
             return w
         }
-        guard let a = word(0), let b = word(1), let c = word(2), let d = word(3) else { return nil }
+        let (a, b, c, d) = (word(0), word(1), word(2), word(3))
+        guard bad & HexDigit.invalid == 0 else { return nil }
         (w0, w1, w2, w3) = (a, b, c, d)
     }
 
@@ -116,4 +114,17 @@ public struct StreamingHash: Sendable {
     public mutating func update(_ buffer: UnsafeRawBufferPointer) { hasher.update(bufferPointer: buffer) }
     public mutating func update<D: DataProtocol>(_ bytes: D) { hasher.update(data: bytes) }
     public func finalize() -> ContentHash { ContentHash(digest: hasher.finalize()) }
+}
+
+/// Hex digits without branches (parsing 20,000 hashes and IDs is part of every start-up).
+enum HexDigit {
+    /// Set in `value` for a byte that is not a hex digit.
+    static let invalid: UInt8 = 0x10
+
+    /// The digit's value (0–15), with `invalid` set when `c` is not `0-9`, `a-f` or `A-F`.
+    @inline(__always) static func value(_ c: UInt8) -> UInt8 {
+        let d = c &- 0x30, l = (c | 0x20) &- 0x61
+        let isDigit = d < 10, isLetter = l < 6
+        return isDigit ? d : (isLetter ? l &+ 10 : invalid)
+    }
 }

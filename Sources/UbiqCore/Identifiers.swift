@@ -17,35 +17,33 @@ extension UUIDIdentifier {
     /// anything else (the caller then asks Foundation, which knows no other form either).
     static func parseUUID(_ s: String) -> UUID? {
         var s = s
-        return s.withUTF8 { u -> UUID? in
-            guard u.count == 36 else { return nil }
-            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            let ok = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
-                var i = 0, n = 0
-                func nibble(_ c: UInt8) -> UInt8? {
-                    switch c {
-                    case 0x30...0x39: return c - 0x30
-                    case 0x61...0x66: return c - 0x61 + 10
-                    case 0x41...0x46: return c - 0x41 + 10
-                    default: return nil
-                    }
-                }
-                while i < 36 {
-                    if i == 8 || i == 13 || i == 18 || i == 23 {
-                        guard u[i] == 0x2D else { return false }
-                        i += 1
-                        continue
-                    }
-                    guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return false }
-                    out[n] = hi << 4 | lo
-                    n += 1
-                    i += 2
-                }
-                return n == 16
-            }
-            return ok ? UUID(uuid: bytes) : nil
-        }
+        return s.withUTF8 { parseUUID(bytes: UnsafeRawBufferPointer($0)) }
     }
+
+    /// Parses UTF-8 text in the canonical `8-4-4-4-12` hex form (either case) straight from
+    /// memory (a database row's text, say); nil for anything else.
+    public init?(canonicalUTF8 bytes: UnsafeRawBufferPointer) {
+        guard let u = Self.parseUUID(bytes: bytes) else { return nil }
+        self.init(uuid: u)
+    }
+
+    static func parseUUID(bytes u: UnsafeRawBufferPointer) -> UUID? {
+        guard u.count == 36, u[8] == 0x2D, u[13] == 0x2D, u[18] == 0x2D, u[23] == 0x2D else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var bad: UInt8 = 0
+        withUnsafeMutableBytes(of: &bytes) { out in
+            var i = 0
+            for n in 0..<16 {
+                if i == 8 || i == 13 || i == 18 || i == 23 { i += 1 }  // the dashes
+                let hi = HexDigit.value(u[i]), lo = HexDigit.value(u[i + 1])
+                bad |= hi | lo
+                out[n] = (hi & 0xF) << 4 | (lo & 0xF)
+                i += 2
+            }
+        }
+        return bad & HexDigit.invalid == 0 ? UUID(uuid: bytes) : nil
+    }
+
     /// Lower-case canonical text form (`8-4-4-4-12` hex digits).
     public var description: String {
         withUnsafeBytes(of: uuid.uuid) { raw in

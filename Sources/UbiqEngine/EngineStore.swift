@@ -115,21 +115,34 @@ final class EngineStore: Sendable {
                     SELECT item, path, kind, version, hash, conflict_hash, inode, size, mtime_ns, ctime_ns, stamp_hash FROM synced
                     """)
                 while let r = try rows.next() {
-                    guard let id = ItemID(string: r[0]), let kind = ItemKind(rawValue: r[2]),
+                    guard let id: ItemID = Self.id(r, 0), let kind = ItemKind(rawValue: r[2]),
                           let path = try? RelativePath(validating: r[1]) else { continue }
-                    let node = SyncedNode(path: path, kind: kind, version: (r[3] as String?).flatMap(VersionID.init(string:)),
-                                          hash: (r[4] as String?).flatMap { try? ContentHash(validating: $0) },
-                                          conflictHash: (r[5] as String?).flatMap { try? ContentHash(validating: $0) })
+                    let node = SyncedNode(path: path, kind: kind, version: Self.id(r, 3), hash: Self.hash(r, 4), conflictHash: Self.hash(r, 5))
                     var stamp: FileStamp?
                     if let inode: Int64 = r[6] {
                         stamp = FileStamp(inode: UInt64(bitPattern: inode), size: r[7], mtimeNanos: r[8], ctimeNanos: r[9])
                     }
-                    out[id] = SyncedEntry(node: node, stamp: stamp, stampHash: (r[10] as String?).flatMap { try? ContentHash(validating: $0) })
+                    out[id] = SyncedEntry(node: node, stamp: stamp, stampHash: Self.hash(r, 10))
                 }
                 return out
             }
         }
     }
+
+    /// Column `i`'s text parsed where SQLite holds it, without making a `String` (40,000 of
+    /// them at a start-up over 10,000 items); nil for NULL or anything that does not parse.
+    private static func parsedText<T>(_ r: Row, _ i: Int, _ parse: (UnsafeRawBufferPointer) -> T?) -> T? {
+        (try? r.withUnsafeData(atIndex: i) { data in data.flatMap { d in d.withUnsafeBytes { parse($0) } } }) ?? nil
+    }
+
+    /// An item or version ID in column `i` (other spellings than the canonical one we write
+    /// still go through `init(string:)`).
+    private static func id<ID: UUIDIdentifier>(_ r: Row, _ i: Int) -> ID? {
+        parsedText(r, i, ID.init(canonicalUTF8:)) ?? (r[i] as String?).flatMap(ID.init(string:))
+    }
+
+    /// A content hash in column `i`.
+    private static func hash(_ r: Row, _ i: Int) -> ContentHash? { parsedText(r, i, ContentHash.init(hexBytes:)) }
 
     func loadRemote() throws -> [ItemID: RemoteEntry] {
         try wrap {
@@ -140,10 +153,9 @@ final class EngineStore: Sendable {
                     SELECT item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created FROM remote
                     """)
                 while let r = try rows.next() {
-                    guard let id = ItemID(string: r[0]), let kind = ItemKind(rawValue: r[2]),
+                    guard let id: ItemID = Self.id(r, 0), let kind = ItemKind(rawValue: r[2]),
                           let path = try? RelativePath(validating: r[1]) else { continue }
-                    let node = RemoteNode(path: path, kind: kind, version: (r[3] as String?).flatMap(VersionID.init(string:)),
-                                          hash: (r[4] as String?).flatMap { try? ContentHash(validating: $0) }, size: r[5], uploaded: r[6])
+                    let node = RemoteNode(path: path, kind: kind, version: Self.id(r, 3), hash: Self.hash(r, 4), size: r[5], uploaded: r[6])
                     out[id] = RemoteEntry(node: node, conflictCount: r[7], modified: (r[8] as Double?).map { Date(timeIntervalSince1970: $0) },
                                           deviceName: r[9], created: (r[10] as Double?).map { Date(timeIntervalSince1970: $0) })
                 }
