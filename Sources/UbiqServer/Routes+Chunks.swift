@@ -93,9 +93,10 @@ extension ServerServices {
             // In all a fetch waits at most twice that, well within a client's request timeout.
             let wait = Duration.seconds(min(max(body.waitSeconds ?? 0, 0), WireLimits.maxFetchWait))
             let deadline = ContinuousClock.now + wait * 2
+            var notHeld = body.hashes  // after the first look, only those still missing are asked for again
             while true {
                 let seen = await self.arrivals.current(account: ctx.accountID)
-                let notHeld = try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: body.hashes)
+                notHeld = try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: notHeld)
                 guard let h = notHeld.first else { break }
                 let left = min(wait, deadline - ContinuousClock.now)
                 guard left > .zero, await self.arrivals.wait(account: ctx.accountID, after: seen, timeout: left) else {
