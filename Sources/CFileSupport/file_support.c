@@ -131,6 +131,17 @@ int ubiq_writer_finish(ubiq_writer *w) {
 
 int ubiq_writer_is_direct(const ubiq_writer *w) { return w->direct; }
 
+int ubiq_write_whole(int fd, const void *buf, size_t padded, int64_t size) {
+    if (set_direct(fd, 1) == 0) {
+        int rc = write_fully(fd, buf, padded, 0);
+        int saved = errno;
+        if (set_direct(fd, 0) != 0) return -1;
+        if (rc == 0) return ftruncate(fd, (off_t)size);
+        if (saved != EINVAL) { errno = saved; return -1; }
+    }
+    return write_fully(fd, buf, (size_t)size, 0);  // no direct I/O here: the bytes as they are
+}
+
 void ubiq_writer_free(ubiq_writer *w) {
     if (!w) return;
     if (w->direct) set_direct(w->fd, 0);

@@ -165,16 +165,12 @@ public struct FolderChunkStore: ChunkStore {
         guard !fresh.isEmpty else { return }
         let name = UUID().uuidString.lowercased()
         let path = packURL(name).path
-        var rows: [(String, Int, Int)] = []
-        var size = 0
-        for (hash, bytes) in fresh {
-            rows.append((hash.hex, size, bytes.count))
-            size += bytes.count
-        }
+        let pack = PackBytes(copying: fresh.lazy.map(\.1))
+        let rows = zip(fresh, pack.ranges).map { ($0.0.hex, $1.lowerBound, $1.count) }
         do {
-            let folder = root.appendingPathComponent("packs").path, parts = fresh, total = size
+            let folder = root.appendingPathComponent("packs").path
             try await BlockingIO.run {
-                try FileIO.writeDurably(parts.lazy.map(\.1), size: total, to: path)
+                try FileIO.writeDurably(pack, to: path)
                 FileIO.syncDirectory(folder)
             }
         } catch {
@@ -190,7 +186,7 @@ public struct FolderChunkStore: ChunkStore {
         } catch {
             throw StorageError(.storageFailure, "cannot record a chunk pack: \(error)")
         }
-        recent.add(fresh)
+        recent.add(pack, hashes: fresh.map(\.0))
     }
 
     public func get(_ hash: ContentHash) async throws -> [UInt8]? {
@@ -322,6 +318,16 @@ public enum FileIO {
             guard part.withUnsafeBytes({ ubiq_writer_write(writer, $0.baseAddress, $0.count) }) == 0 else { throw errnoError("write \(path)") }
         }
         guard ubiq_writer_finish(writer) == 0 else { throw errnoError("write \(path)") }
+        guard fsync(fd) == 0 else { throw errnoError("fsync \(path)") }
+    }
+
+    /// Writes a pack to a new file at `path` straight from its aligned memory (past the page
+    /// cache where the file system allows, see `ubiq_write_whole`) and fsyncs it.
+    static func writeDurably(_ pack: PackBytes, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw errnoError("open \(path)") }
+        defer { close(fd) }
+        guard ubiq_write_whole(fd, pack.base, pack.capacity, Int64(pack.count)) == 0 else { throw errnoError("write \(path)") }
         guard fsync(fd) == 0 else { throw errnoError("fsync \(path)") }
     }
 

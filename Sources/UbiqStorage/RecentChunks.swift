@@ -2,9 +2,8 @@ import Foundation
 import UbiqCore
 
 /// The chunks of the last few batches stored, kept in memory up to a byte budget, oldest
-/// dropped first. Each batch's chunks are copied into one buffer of their own: slices of the
-/// request body would keep the whole body alive (up to 16 MiB) for however few chunks of it were
-/// new, so the budget would not bound the memory.
+/// dropped first. Each batch is the pack it was written to disk from (`PackBytes`): only the
+/// batch's new chunks, never the request body they came in, so the budget bounds the memory.
 ///
 /// A device that downloads a file while another device of the account uploads it asks for each
 /// chunk moments after it was stored: served from here, those bytes are not read back from disk
@@ -14,7 +13,7 @@ import UbiqCore
 final class RecentChunks: @unchecked Sendable {
     private let lock = NSLock()
     private let budget: Int
-    private var chunks: [ContentHash: (batch: Int, bytes: ArraySlice<UInt8>)] = [:]
+    private var chunks: [ContentHash: (batch: Int, chunk: PackedChunk)] = [:]
     private var batches: [(number: Int, hashes: [ContentHash], bytes: Int)] = []
     private var held = 0
     private var added = 0
@@ -22,15 +21,18 @@ final class RecentChunks: @unchecked Sendable {
     /// Keeps up to `budget` bytes of chunks (0 keeps none).
     init(budget: Int) { self.budget = budget }
 
-    /// Remembers a stored batch's chunks, dropping the oldest batches beyond the budget.
+    /// Remembers a batch's chunks (copied into a pack of their own).
     func add(_ batch: [(ContentHash, ArraySlice<UInt8>)]) {
         let bytes = batch.reduce(0) { $0 + $1.1.count }
         guard budget > 0, bytes <= budget else { return }
-        var copy: [UInt8] = []
-        copy.reserveCapacity(bytes)
-        var ranges: [Range<Int>] = []
-        ranges.reserveCapacity(batch.count)
-        for (_, b) in batch { ranges.append(copy.count..<copy.count + b.count); copy.append(contentsOf: b) }
+        add(PackBytes(copying: batch.lazy.map(\.1)), hashes: batch.map(\.0))
+    }
+
+    /// Remembers a stored pack whose parts are the chunks `hashes`, dropping the oldest batches
+    /// beyond the budget.
+    func add(_ pack: PackBytes, hashes: [ContentHash]) {
+        let bytes = pack.capacity
+        guard budget > 0, bytes <= budget else { return }
         lock.lock()
         defer { lock.unlock() }
         while held + bytes > budget, !batches.isEmpty {
@@ -40,18 +42,18 @@ final class RecentChunks: @unchecked Sendable {
             for h in old.hashes where chunks[h]?.batch == old.number { chunks[h] = nil }
         }
         added += 1
-        for ((h, _), r) in zip(batch, ranges) { chunks[h] = (added, copy[r]) }
-        batches.append((added, batch.map(\.0), bytes))
+        for (h, r) in zip(hashes, pack.ranges) { chunks[h] = (added, PackedChunk(pack: pack, range: r)) }
+        batches.append((added, hashes, bytes))
         held += bytes
     }
 
     /// The remembered chunks among `hashes`, by position.
-    func lookup(_ hashes: [ContentHash]) -> [Int: ArraySlice<UInt8>] {
+    func lookup(_ hashes: [ContentHash]) -> [Int: PackedChunk] {
         lock.lock()
         defer { lock.unlock() }
         guard !chunks.isEmpty else { return [:] }
-        var found: [Int: ArraySlice<UInt8>] = [:]
-        for (i, h) in hashes.enumerated() { if let c = chunks[h] { found[i] = c.bytes } }
+        var found: [Int: PackedChunk] = [:]
+        for (i, h) in hashes.enumerated() { if let c = chunks[h] { found[i] = c.chunk } }
         return found
     }
 }

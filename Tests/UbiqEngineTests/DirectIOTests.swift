@@ -74,4 +74,33 @@ struct DirectIOTests {
             print("[directio] \(dir.path): O_DIRECT \(sawDirect ? "used" : "refused by the file system; plain I/O")")
         }
     }
+
+    /// A whole file from aligned memory (`ubiq_write_whole`, the server's packs): exactly the
+    /// bytes up to `size`, none of the padding, on disk and on tmpfs.
+    @Test func wholeFilesFromAlignedMemoryAreExactlyTheirSize() throws {
+        var rng = SeededRandom.forTest("directio.whole")
+        for dir in try Self.folders() {
+            defer { dir.remove() }
+            for round in 0..<30 {
+                let size = [0, 1, 4095, 4096, 4097, 70_000, 1 << 20][round % 7] + (round >= 7 ? Int.random(in: 0...5000, using: &rng) : 0)
+                let padded = max(4096, (size + 4095) / 4096 * 4096)
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: padded, alignment: 4096)
+                defer { buffer.deallocate() }
+                let bytes = rng.bytes(size)
+                bytes.withUnsafeBytes { if size > 0 { buffer.copyMemory(from: $0.baseAddress!, byteCount: size) } }
+                (buffer + size).initializeMemory(as: UInt8.self, repeating: 0, count: padded - size)
+                let path = dir.url.appendingPathComponent("w\(round)").path
+                let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                #expect(fd >= 0)
+                #expect(ubiq_write_whole(fd, buffer, padded, Int64(size)) == 0)
+                // The descriptor is left without O_DIRECT: an unaligned write still works.
+                var one: UInt8 = 0x2A
+                #expect(pwrite(fd, &one, 1, off_t(size)) == 1)
+                #expect(ftruncate(fd, off_t(size)) == 0)
+                close(fd)
+                let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+                #expect(written == bytes, "round \(round) in \(dir.path): \(written.count) bytes, expected \(size)")
+            }
+        }
+    }
 }

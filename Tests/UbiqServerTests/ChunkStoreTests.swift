@@ -129,20 +129,20 @@ struct ChunkStoreTests {
     /// uploads of the same chunk racing), and a batch over the whole budget is not kept.
     @Test func aChunkInTwoRememberedBatchesStaysWithTheNewer() {
         var rng = SeededRandom.forTest("chunkstore.recent.twice")
-        let recent = RecentChunks(budget: 30_000)
+        let recent = RecentChunks(budget: 40_000)  // batches of 15,000 bytes take 16,384 (whole pages)
         let a = (0..<3).map { _ in rng.bytes(5_000) }, b = (0..<3).map { _ in rng.bytes(5_000) }
         func named(_ chunks: [[UInt8]]) -> [(ContentHash, ArraySlice<UInt8>)] { chunks.map { (ContentHash.of($0), $0[...]) } }
         recent.add(named(a))
         recent.add(named([a[0]] + b.prefix(2)))  // a[0] again, in the newer batch
         let c = (0..<3).map { _ in rng.bytes(5_000) }
-        recent.add(named(c))  // 45 KB: `a` is dropped
+        recent.add(named(c))  // 3 × 16,384 > 40,000: `a` is dropped
         let all = (a + b + c).map { ContentHash.of($0) }
         let found = recent.lookup(all)
         #expect(found[0].map(Array.init) == a[0])
         #expect(found[1] == nil && found[2] == nil)
         #expect(found[3].map(Array.init) == b[0] && found[5] == nil)
         #expect((6..<9).allSatisfy { found[$0].map(Array.init) == c[$0 - 6] })
-        recent.add(named([rng.bytes(30_001)]))
+        recent.add(named([rng.bytes(40_001)]))
         #expect(recent.lookup(all).count == 6)  // unchanged
     }
 
@@ -152,7 +152,7 @@ struct ChunkStoreTests {
         var rng = SeededRandom.forTest("chunkstore.recent.copy")
         let body = rng.bytes(1 << 20)
         let piece = body[1000..<1100]
-        let recent = RecentChunks(budget: 1000)
+        let recent = RecentChunks(budget: 8192)
         recent.add([(ContentHash.of(Array(piece)), piece)])
         let kept = try #require(recent.lookup([ContentHash.of(Array(piece))])[0])
         #expect(Array(kept) == Array(piece))

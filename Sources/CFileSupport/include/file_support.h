@@ -37,6 +37,12 @@ int ubiq_writer_is_direct(const ubiq_writer *w);
 /// Frees the writer (without writing what is buffered unless finished).
 void ubiq_writer_free(ubiq_writer *w);
 
+/// Writes a whole new file from aligned memory: `padded` bytes of `buf` (4096-aligned, a
+/// multiple of 4096, zeros past `size`) at offset 0 with O_DIRECT where the file system allows
+/// it (else just the `size` bytes, plainly), then leaves the file `size` bytes long and `fd`
+/// without O_DIRECT. 0, or -1 with errno set. Does not fsync.
+int ubiq_write_whole(int fd, const void *buf, size_t padded, int64_t size);
+
 /// Opens `path` read-only, with O_DIRECT where the file system allows it (else plainly): a
 /// descriptor for `ubiq_read_aligned`, or -1 with errno set.
 int ubiq_open_direct(const char *path);
