@@ -139,7 +139,9 @@ int ubiq_write_whole(int fd, const void *buf, size_t padded, int64_t size) {
         if (rc == 0) return ftruncate(fd, (off_t)size);
         if (saved != EINVAL) { errno = saved; return -1; }
     }
-    return write_fully(fd, buf, (size_t)size, 0);  // no direct I/O here: the bytes as they are
+    // No direct I/O here: the bytes as they are (and nothing a refused direct write left past them).
+    if (write_fully(fd, buf, (size_t)size, 0) != 0) return -1;
+    return ftruncate(fd, (off_t)size);
 }
 
 void ubiq_writer_free(ubiq_writer *w) {

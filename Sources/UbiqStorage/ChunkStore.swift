@@ -305,22 +305,6 @@ public enum FileIO {
         try writeFile(bytes, to: path, sync: true)
     }
 
-    /// Writes the parts (`size` bytes in all) one after another to a new file at `path`, through
-    /// an aligned buffer that bypasses the page cache where the file system allows (see
-    /// `ubiq_writer`), and fsyncs it.
-    public static func writeDurably<S: Sequence>(_ parts: S, size: Int, to path: String) throws where S.Element == ArraySlice<UInt8> {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw errnoError("open \(path)") }
-        defer { close(fd) }
-        guard let writer = ubiq_writer_open(fd, 0, min(size, 8 << 20)) else { throw errnoError("write \(path)") }
-        defer { ubiq_writer_free(writer) }
-        for part in parts {
-            guard part.withUnsafeBytes({ ubiq_writer_write(writer, $0.baseAddress, $0.count) }) == 0 else { throw errnoError("write \(path)") }
-        }
-        guard ubiq_writer_finish(writer) == 0 else { throw errnoError("write \(path)") }
-        guard fsync(fd) == 0 else { throw errnoError("fsync \(path)") }
-    }
-
     /// Writes a pack to a new file at `path` straight from its aligned memory (past the page
     /// cache where the file system allows, see `ubiq_write_whole`) and fsyncs it.
     static func writeDurably(_ pack: PackBytes, to path: String) throws {

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The page-cache-bypassing writer and reader (`ubiq_writer`, `ubiq_read_aligned`) that downloads
-/// and the server's packs go through: whatever the offsets and piece sizes, on a disk file system
+/// and the server's pack reads go through: whatever the offsets and piece sizes, on a disk file system
 /// (O_DIRECT) and on tmpfs (where they fall back to plain I/O if O_DIRECT is refused), the file
 /// holds exactly what was written after what was kept, and spans read back exactly.
 @Suite("Direct file I/O")
