@@ -87,12 +87,21 @@ struct LocalFiles: Sendable {
     /// same chunks as one pass), each part reading with `pread`. The file's hash comes from the
     /// chunk list (`Manifest.contentHash`): one SHA-256 pass over the bytes.
     static func manifest(path: String, chunker: Chunker = .standard) throws -> (Manifest, FileStamp)? {
+        try manifest(path: path, chunker: chunker, keepingUpTo: 0).map { ($0.0, $0.1) }
+    }
+
+    /// `manifest(path:)`, also returning the file's bytes when it is at most `keep` bytes long
+    /// (they were read to hash it; an upload that follows need not read them again).
+    static func manifest(path: String, chunker: Chunker = .standard, keepingUpTo keep: Int) throws -> (Manifest, FileStamp, [UInt8]?)? {
         guard let (_, before) = stamp(path) else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         let size = Int(before.size)
-        if size < 4 << 20 { return try smallManifest(fd: fd, path: path, before: before, chunker: chunker) }
+        if size < 4 << 20 {
+            guard let (m, st, bytes) = try smallManifest(fd: fd, path: path, before: before, chunker: chunker) else { return nil }
+            return (m, st, size <= keep ? bytes : nil)
+        }
         let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, size / (8 << 20)))
         let chunks = try chunker.parallelChunks(size: size, parts: parts) { offset, buffer in
             while true {
@@ -103,11 +112,11 @@ struct LocalFiles: Sendable {
         }
         let total = chunks.reduce(0) { $0 + $1.size }
         guard let (_, after) = stamp(path), after == before, total == size else { return nil }
-        return (Manifest(chunks: chunks), after)
+        return (Manifest(chunks: chunks), after, nil)
     }
 
     /// A small file's manifest on this thread alone (starting two queues costs more than it saves).
-    private static func smallManifest(fd: Int32, path: String, before: FileStamp, chunker: Chunker) throws -> (Manifest, FileStamp)? {
+    private static func smallManifest(fd: Int32, path: String, before: FileStamp, chunker: Chunker) throws -> (Manifest, FileStamp, [UInt8])? {
         var bytes = [UInt8](repeating: 0, count: Int(before.size) + 1)  // one more byte shows a file that grew
         var filled = 0
         while filled < bytes.count {
@@ -122,7 +131,7 @@ struct LocalFiles: Sendable {
             chunker.chunkRanges(of: bytes).map { ChunkRef(hash: ContentHash.of(buffer: UnsafeRawBufferPointer(rebasing: raw[$0])), size: $0.count) }
         }
         guard let (_, after) = stamp(path), after == before else { return nil }
-        return (Manifest(chunks: chunks), after)
+        return (Manifest(chunks: chunks), after, bytes)
     }
 
     /// Reads `size` bytes at `offset` of a file.

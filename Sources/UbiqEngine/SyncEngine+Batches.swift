@@ -150,11 +150,18 @@ extension SyncEngine {
         var groups: [[(ContentHash, [UInt8])]] = [[]]
         var groupBytes = 0
         for p in prepared where p.manifest.chunks.contains(where: { missing.contains($0.hash) }) {
+            // The bytes the scan read to hash the file, when it kept them (the server checks every
+            // chunk against its name either way).
+            var kept: [UInt8]?
+            if let b = keptContent.removeValue(forKey: p.stamp) {
+                keptContentBytes -= b.count
+                if b.count == p.manifest.size { kept = b }
+            }
             var offset = 0
             for c in p.manifest.chunks {
                 defer { offset += c.size }
                 guard missing.remove(c.hash) != nil else { continue }
-                guard let bytes = LocalFiles.read(path: p.file, offset: offset, size: c.size) else {
+                guard let bytes = kept.map({ Array($0[offset..<offset + c.size]) }) ?? LocalFiles.read(path: p.file, offset: offset, size: c.size) else {
                     throw EngineError(.hashMismatch, "\(p.path) changed while uploading; it will be sent again")
                 }
                 if groupBytes + bytes.count > Self.batchBytes || groups[groups.count - 1].count >= WireLimits.maxChunksPerBatch {

@@ -108,9 +108,10 @@ extension SyncEngine {
         }
         let jobs = toHash
         let hashStart = ContinuousClock.now
-        let hashed = jobs.isEmpty ? [] : await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp)?, Error>)] in
+        let hashed = jobs.isEmpty ? [] : await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] in
             Self.hashAll(jobs)
         }.value
+        if !jobs.isEmpty { keptContent.removeAll(); keptContentBytes = 0 }
         dispatchPrecondition(condition: .onQueue(queue))
         if !jobs.isEmpty { logger.debug("scan: walked in \(now - scanStart), hashed \(jobs.count) file(s) in \(ContinuousClock.now - hashStart)") }
         // A write reported after the scan began means what was hashed may be a torn prefix.
@@ -128,6 +129,10 @@ extension SyncEngine {
             case .success(let got?):
                 manifests[got.1] = got.0
                 if got.1 == expected { hashes[id] = got.0.hash } else { unstableCount += 1 }
+                if let bytes = got.2, keptContentBytes + bytes.count <= Self.keptContentLimit {
+                    keptContent[got.1] = bytes
+                    keptContentBytes += bytes.count
+                }
             case .success(nil): unstableCount += 1  // changed while being read: try again shortly
             case .failure(let e): itemErrors[id] = "\(e)"
             }
@@ -139,9 +144,11 @@ extension SyncEngine {
 
     /// Chunks and hashes files on every core when there are many (a big file already uses two
     /// queues of its own, so a few files stay on this thread).
-    nonisolated static func hashAll(_ jobs: [(ItemID, String, FileStamp)]) -> [(ItemID, FileStamp, Result<(Manifest, FileStamp)?, Error>)] {
-        typealias Hashed = (ItemID, FileStamp, Result<(Manifest, FileStamp)?, Error>)
-        @Sendable func one(_ job: (ItemID, String, FileStamp)) -> Hashed { (job.0, job.2, Result { try LocalFiles.manifest(path: job.1) }) }
+    nonisolated static func hashAll(_ jobs: [(ItemID, String, FileStamp)]) -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] {
+        typealias Hashed = (ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)
+        @Sendable func one(_ job: (ItemID, String, FileStamp)) -> Hashed {
+            (job.0, job.2, Result { try LocalFiles.manifest(path: job.1, keepingUpTo: Int(batchFileLimit)) })
+        }
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, jobs.count / 64)
         guard workers > 1 else { return jobs.map(one) }
         // Each worker fills its own slots (interleaved, so one worker does not get all the big

@@ -39,6 +39,11 @@ public actor SyncEngine {
     // Local identity of items the server has not seen yet (by inode), and hashes by stamp.
     var newLocalIDs: [UInt64: ItemID] = [:]
     var manifests: [FileStamp: Manifest] = [:]
+    /// The bytes of small files the last scan hashed, by stamp, for the uploads that follow
+    /// (at most `keptContentLimit` bytes in all; dropped by the next scan).
+    var keptContent: [FileStamp: [UInt8]] = [:]
+    var keptContentBytes = 0
+    static let keptContentLimit = 64 << 20
     var localHashes: TrackedMap<ContentHash>
 
     // Settling: files modified (not yet closed) recently.
