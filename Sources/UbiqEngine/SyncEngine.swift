@@ -40,7 +40,8 @@ public actor SyncEngine {
     var newLocalIDs: [UInt64: ItemID] = [:]
     var manifests: [FileStamp: Manifest] = [:]
     /// The bytes of small files the last scan hashed, by stamp, for the uploads that follow
-    /// (at most `keptContentLimit` bytes in all; dropped by the next scan).
+    /// (at most `keptContentLimit` bytes in all; dropped by the next scan that hashes, and at
+    /// the end of the pass).
     var keptContent: [FileStamp: [UInt8]] = [:]
     var keptContentBytes = 0
     static let keptContentLimit = 64 << 20
@@ -322,6 +323,7 @@ public actor SyncEngine {
             if !progressed { break }
         }
         pendingOps = []
+        keptContent.removeAll(); keptContentBytes = 0  // what the pass did not upload is not kept
         if unstable > 0 { requestPass(after: .milliseconds(200)) }
     }
 
