@@ -21,13 +21,6 @@ final class RecentChunks: @unchecked Sendable {
     /// Keeps up to `budget` bytes of chunks (0 keeps none).
     init(budget: Int) { self.budget = budget }
 
-    /// Remembers a batch's chunks (copied into a pack of their own).
-    func add(_ batch: [(ContentHash, ArraySlice<UInt8>)]) {
-        let bytes = batch.reduce(0) { $0 + $1.1.count }
-        guard budget > 0, bytes <= budget else { return }
-        add(PackBytes(copying: batch.lazy.map(\.1)), hashes: batch.map(\.0))
-    }
-
     /// Remembers a stored pack whose parts are the chunks `hashes`, dropping the oldest batches
     /// beyond the budget.
     func add(_ pack: PackBytes, hashes: [ContentHash]) {

@@ -131,18 +131,18 @@ struct ChunkStoreTests {
         var rng = SeededRandom.forTest("chunkstore.recent.twice")
         let recent = RecentChunks(budget: 40_000)  // batches of 15,000 bytes take 16,384 (whole pages)
         let a = (0..<3).map { _ in rng.bytes(5_000) }, b = (0..<3).map { _ in rng.bytes(5_000) }
-        func named(_ chunks: [[UInt8]]) -> [(ContentHash, ArraySlice<UInt8>)] { chunks.map { (ContentHash.of($0), $0[...]) } }
-        recent.add(named(a))
-        recent.add(named([a[0]] + b.prefix(2)))  // a[0] again, in the newer batch
+        func add(_ chunks: [[UInt8]]) { recent.add(PackBytes(copying: chunks.map { $0[...] }), hashes: chunks.map { ContentHash.of($0) }) }
+        add(a)
+        add([a[0]] + b.prefix(2))  // a[0] again, in the newer batch
         let c = (0..<3).map { _ in rng.bytes(5_000) }
-        recent.add(named(c))  // 3 × 16,384 > 40,000: `a` is dropped
+        add(c)  // 3 × 16,384 > 40,000: `a` is dropped
         let all = (a + b + c).map { ContentHash.of($0) }
         let found = recent.lookup(all)
         #expect(found[0].map(Array.init) == a[0])
         #expect(found[1] == nil && found[2] == nil)
         #expect(found[3].map(Array.init) == b[0] && found[5] == nil)
         #expect((6..<9).allSatisfy { found[$0].map(Array.init) == c[$0 - 6] })
-        recent.add(named([rng.bytes(40_001)]))
+        add([rng.bytes(40_001)])
         #expect(recent.lookup(all).count == 6)  // unchanged
     }
 
@@ -153,7 +153,7 @@ struct ChunkStoreTests {
         let body = rng.bytes(1 << 20)
         let piece = body[1000..<1100]
         let recent = RecentChunks(budget: 8192)
-        recent.add([(ContentHash.of(Array(piece)), piece)])
+        recent.add(PackBytes(copying: [piece]), hashes: [ContentHash.of(Array(piece))])  // as `putMany` stores a batch
         let kept = try #require(recent.lookup([ContentHash.of(Array(piece))])[0])
         #expect(Array(kept) == Array(piece))
         let bodyRange = body.withUnsafeBytes { UInt(bitPattern: $0.baseAddress!)..<UInt(bitPattern: $0.baseAddress! + $0.count) }
