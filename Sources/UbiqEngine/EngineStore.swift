@@ -258,10 +258,13 @@ final class EngineStore: Sendable {
                 try db.cachedStatement(sql: "DELETE FROM chunk_index WHERE item = ?").execute(arguments: [item.description])
                 let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_index (hash, item, offset, size) VALUES (?, ?, ?, ?)")
                 let itemText = item.description
+                var rows: [(ContentHash, Int, Int)] = []
+                rows.reserveCapacity(manifest.chunks.count)
                 var offset = 0
-                for c in manifest.chunks {
-                    try insert.execute(arguments: [c.hash.hex, itemText, offset, c.size])
-                    offset += c.size
+                for c in manifest.chunks { rows.append((c.hash, offset, c.size)); offset += c.size }
+                rows.sort { $0.0 < $1.0 }
+                for (h, o, n) in rows {
+                    try insert.execute(arguments: [h.hex, itemText, o, n])
                 }
             }
         }

@@ -311,9 +311,11 @@ extension SyncEngine {
             return false
         }
         FileIOSync.directory(dest.deletingLastPathComponent().path)
+        let placed = ContinuousClock.now
         let sPath = target == r.node.path ? r.node.path : (synced[id]?.node.path ?? target)
         try setSynced(id, SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: version, hash: m.hash), stamp: stamp, stampHash: m.hash))
         try store.indexChunks(item: id, manifest: m)
+        logger.debug("download \(target): placed in \(placed - assembled), recorded in \(ContinuousClock.now - placed)")
         manifests[stamp] = m
         local[id] = (target, LocalEntry(kind: .file, stamp: stamp))
         localHashes[id] = m.hash
