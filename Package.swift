@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // Pure: IDs, paths, versions, conflict rule, chunker, hashes, HLC, key-value values and limits.
@@ -29,6 +30,8 @@ let package = Package(
         ),
         // Wire types and stable error codes shared by server and clients.
         .target(name: "UbiqProtocol", dependencies: ["UbiqCore"]),
+        // Memory for chunk batches on the wire, shared by the server and the client.
+        .target(name: "UbiqTransport", dependencies: ["CFileSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // SQLite metadata (GRDB) and the content-addressed chunk folder, behind protocols.
         .target(
             name: "UbiqStorage",
@@ -43,7 +46,7 @@ let package = Package(
         .target(
             name: "UbiqServer",
             dependencies: [
-                "UbiqCore", "UbiqProtocol", "UbiqStorage",
+                "UbiqCore", "UbiqProtocol", "UbiqStorage", "UbiqTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -54,7 +57,7 @@ let package = Package(
         .target(
             name: "UbiqClient",
             dependencies: [
-                "UbiqCore", "UbiqProtocol",
+                "UbiqCore", "UbiqProtocol", "UbiqTransport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -123,7 +126,7 @@ let package = Package(
         .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqProtocol", "UbiqTesting"]),
         .testTarget(
             name: "UbiqEngineTests",
-            dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport", "UbiqTransport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "UbiqServerTests",

@@ -192,4 +192,7 @@ int ubiq_tune_malloc(void) {
     return 1;
 }
 
-void ubiq_trim_memory(void) { malloc_trim(0); }
+void ubiq_trim_memory(void) {
+    ubiq_block_trim();
+    malloc_trim(0);
+}

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import UbiqCore
 import UbiqProtocol
+import UbiqTransport
 
 /// A client of the server's HTTP API (one per device session). Every method maps a route of
 /// `Sources/UbiqServer/API.md`.
@@ -76,7 +77,7 @@ public struct UbiqAPIClient: Sendable {
             throw ClientError(.serverUnreachable, "cannot reach \(baseURL): \(Self.reason(error))")
         }
         let buffer: ByteBuffer
-        do { buffer = try await response.body.collect(upTo: limit) } catch {
+        do { buffer = try await Self.collect(response, upTo: limit) } catch {
             throw ClientError(.badResponse, "response from \(baseURL) broke off or was too large: \(error)")
         }
         let status = Int(response.status.code)
@@ -87,6 +88,22 @@ public struct UbiqAPIClient: Sendable {
             throw ClientError(status >= 500 ? .internalError : .invalidRequest, "server answered \(status)", status: status)
         }
         return (status, buffer)
+    }
+
+    /// The whole body of `response`. A large one goes into one buffer sized from its
+    /// Content-Length: collecting it by doubling would copy it several times over and, past
+    /// 16 MiB, map fresh memory for every answer.
+    static func collect(_ response: HTTPClientResponse, upTo limit: Int) async throws -> ByteBuffer {
+        guard let length = response.headers.first(name: "content-length").flatMap(Int.init), length >= 64 << 10 else {
+            return try await response.body.collect(upTo: limit)
+        }
+        guard length <= limit else { throw ClientError(.badResponse, "an answer of \(length) bytes is over the limit of \(limit)") }
+        var out = ByteBufferAllocator.transfer.buffer(capacity: length)
+        for try await var part in response.body {
+            guard out.readableBytes + part.readableBytes <= limit else { throw ClientError(.badResponse, "an answer ran over the limit of \(limit) bytes") }
+            out.writeBuffer(&part)
+        }
+        return out
     }
 
     func call<R: Decodable>(_ method: HTTPMethod, _ path: String, _ body: (some Encodable)?, as: R.Type) async throws -> R {
@@ -162,7 +179,7 @@ public struct UbiqAPIClient: Sendable {
     public func uploadChunks(named chunks: [(hash: ContentHash, size: Int)],
                              fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
         guard !chunks.isEmpty else { return }
-        var body = ByteBufferAllocator().buffer(capacity: chunks.reduce(0) { $0 + 68 + $1.size })
+        var body = ByteBufferAllocator.transfer.buffer(capacity: chunks.reduce(0) { $0 + 68 + $1.size })
         for (i, c) in chunks.enumerated() {
             c.hash.withHex { _ = body.writeBytes($0) }
             body.writeInteger(UInt32(c.size), endianness: .big)

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import UbiqCore
 import UbiqProtocol
+import UbiqTransport
 import UbiqStorage
 
 extension ServerServices {
@@ -46,25 +47,27 @@ extension ServerServices {
             if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
                 throw APIFailure(.payloadTooLarge, "a chunk batch is at most \(WireLimits.maxChunkBatchBody) bytes")
             }
-            let body: [UInt8]
-            do { body = try await request.collectBytes(upTo: limit) } catch {
+            let body: PackBytes
+            do { body = try await request.collectPack(upTo: limit) } catch let e as APIFailure where e.code != .payloadTooLarge {
+                throw e
+            } catch {
                 throw APIFailure(.payloadTooLarge, "a chunk batch is at most \(WireLimits.maxChunkBatchBody) bytes")
             }
-            // The chunks stay slices of the body: hashed and written to the pack from where they lie.
-            let named: [(ContentHash, ArraySlice<UInt8>)]
+            // The chunks stay where they arrived in the body: hashed there, and stored from there.
+            let named: [(ContentHash, Range<Int>)]
             if request.headers[.contentType] == NamedChunkFrames.contentType {
-                guard let chunks = NamedChunkFrames.ranges(body) else {
+                guard let chunks = body.withBytes({ NamedChunkFrames.ranges($0) }) else {
                     throw APIFailure(.invalidRequest, "a named chunk batch is chunks of 1 byte to \(WireLimits.maxChunkBody) bytes, each after its hash and length, at most \(WireLimits.maxChunksPerBatch)")
                 }
-                named = chunks.map { ($0.0, body[$0.1]) }
-                for (i, (h, bytes)) in named.enumerated() where ContentHash.of(bytes) != h {
+                named = chunks
+                for (i, (h, range)) in named.enumerated() where body.withBytes(range, { ContentHash.of(buffer: $0) }) != h {
                     throw APIFailure(.hashMismatch, "chunk \(i + 1) of the batch does not hash to \(h); nothing of the batch was stored")
                 }
             } else {
-                guard let chunks = ChunkFrames.decode(body) else {
+                guard let ranges = body.withBytes({ ChunkFrames.ranges($0) }) else {
                     throw APIFailure(.invalidRequest, "a chunk batch is length-prefixed chunks of 1 byte to \(WireLimits.maxChunkBody) bytes, at most \(WireLimits.maxChunksPerBatch)")
                 }
-                named = chunks.map { (ContentHash.of($0), $0[...]) }
+                named = ranges.map { r in (body.withBytes(r) { ContentHash.of(buffer: $0) }, r) }
             }
             let missing = Set(try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: named.map(\.0)))
             let fresh = named.filter { missing.contains($0.0) }
@@ -74,7 +77,7 @@ extension ServerServices {
                 if usage.used + adding > usage.quota {
                     throw APIFailure(.storageFull, "storage full: \(ByteSize.format(usage.used)) of \(ByteSize.format(usage.quota)) used")
                 }
-                try await self.chunks.putMany(fresh, hashesChecked: true)
+                try await self.chunks.putMany(body: body, chunks: fresh, hashesChecked: true)
                 try await self.metadata.recordChunks(accountID: ctx.accountID, fresh.map { ($0.0, $0.1.count) })
                 await self.arrivals.arrived(account: ctx.accountID)
             }
@@ -104,7 +107,7 @@ extension ServerServices {
                 }
             }
             // Room for chunks of about the average size, so the answer is rarely copied to grow.
-            var out = ByteBufferAllocator().buffer(capacity: min(WireLimits.maxChunkBatchBody, body.hashes.count * (48 << 10)))
+            var out = ByteBufferAllocator.transfer.buffer(capacity: min(WireLimits.maxChunkBatchBody, body.hashes.count * (48 << 10)))
             var next = 0  // chunks come in order; one skipped is absent from the store
             try await self.chunks.visitMany(body.hashes, limit: WireLimits.maxChunkBatchBody, verify: false) { i, bytes in
                 guard i == next else { throw APIFailure(.notFound, "no chunk \(body.hashes[next])") }

@@ -2,18 +2,20 @@ import Foundation
 import Hummingbird
 import UbiqCore
 import UbiqProtocol
+import UbiqStorage
 
 extension Request {
-    /// The body as one array, its room taken at once from the declared length (collecting into
-    /// a growing buffer copied a 16 MiB chunk batch about twice more); `payload_too_large` past `limit`.
-    func collectBytes(upTo limit: Int) async throws -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(min(limit, headers[.contentLength].flatMap(Int.init) ?? 0))
+    /// The body, received straight into page-aligned memory taken at once from the declared
+    /// length (a reusable transfer block for a chunk batch), where a chunk store can keep it as a
+    /// pack without copying it; `payload_too_large` past `limit`.
+    func collectPack(upTo limit: Int) async throws -> PackBytes {
+        let declared = headers[.contentLength].flatMap(Int.init)
+        if let declared, declared > limit { throw APIFailure(.payloadTooLarge, "request body larger than \(limit) bytes") }
+        guard let pack = PackBytes(capacity: declared ?? limit) else { throw APIFailure(.internalError, "out of memory for a request body") }
         for try await part in body {
-            guard out.count + part.readableBytes <= limit else { throw APIFailure(.payloadTooLarge, "request body larger than \(limit) bytes") }
-            part.withUnsafeReadableBytes { out.append(contentsOf: $0) }
+            guard part.withUnsafeReadableBytes({ pack.append($0) }) else { throw APIFailure(.payloadTooLarge, "request body larger than \(declared ?? limit) bytes") }
         }
-        return out
+        return pack
     }
 
     /// Reads and decodes a JSON body of at most `limit` bytes.

@@ -16,6 +16,9 @@ public protocol ChunkStore: Sendable {
     /// itself: `hashesChecked`); durable when it returns. Slices, so a request body's chunks
     /// need not be copied out of it.
     func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws
+    /// Like `putMany`, for chunks lying at `chunks`' ranges in a received `body` (which the
+    /// store may keep as it is rather than copy the chunks out).
+    func putMany(body: PackBytes, chunks: [(ContentHash, Range<Int>)], hashesChecked: Bool) async throws
     /// Hands each stored chunk of `hashes` to `visit` in order, with its index (absent ones are
     /// skipped), verified like `get` if `verify` (a caller that hands them to a client which
     /// checks every byte end to end may skip it); throws `payload_too_large` before reading on
@@ -31,6 +34,10 @@ extension ChunkStore {
 
     public func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws {
         for (h, b) in chunks { try await put(h, Array(b)) }
+    }
+
+    public func putMany(body: PackBytes, chunks: [(ContentHash, Range<Int>)], hashesChecked: Bool) async throws {
+        try await putMany(chunks.map { h, r in (h, body.withBytes(r) { ArraySlice(Array($0)) }) }, hashesChecked: hashesChecked)
     }
 
     /// Several chunks in order (nil for an absent one), verified like `get` if `verify`; throws
@@ -154,19 +161,48 @@ public struct FolderChunkStore: ChunkStore {
     /// Writes the chunks not stored yet into one new pack file, fsyncs it (and its folder), then
     /// records them in the pack index in one transaction.
     public func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws {
-        var fresh: [(ContentHash, ArraySlice<UInt8>)] = []
-        var seen = Set<ContentHash>()
-        let stored = try packedMany(chunks.map(\.0))
-        for (hash, bytes) in chunks where seen.insert(hash).inserted {
-            guard hashesChecked || ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
-            if stored[hash] != nil || FileManager.default.fileExists(atPath: url(hash).path) { continue }
-            fresh.append((hash, bytes))
-        }
+        let fresh = try freshChunks(chunks.map(\.0)) { i in hashesChecked || ContentHash.of(chunks[i].1) == chunks[i].0 }
         guard !fresh.isEmpty else { return }
+        guard let (pack, ranges) = PackBytes.copying(fresh.lazy.map { chunks[$0].1 }) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
+        try await store(pack, zip(fresh, ranges).map { (chunks[$0].0, $1) })
+    }
+
+    /// Like `putMany`, for chunks lying in a received body. When they are nearly all new, the
+    /// body itself becomes the pack — written and kept as it is, the framing between its chunks
+    /// included — so a batch's bytes are never copied on the server; otherwise the new chunks are
+    /// copied into a pack of their own.
+    public func putMany(body: PackBytes, chunks: [(ContentHash, Range<Int>)], hashesChecked: Bool) async throws {
+        let fresh = try freshChunks(chunks.map(\.0)) { i in hashesChecked || body.withBytes(chunks[i].1) { ContentHash.of(buffer: $0) } == chunks[i].0 }
+        guard !fresh.isEmpty else { return }
+        let freshBytes = fresh.reduce(0) { $0 + chunks[$1].1.count }
+        if freshBytes >= body.count / 4 * 3 {
+            return try await store(body, fresh.map { chunks[$0] })
+        }
+        guard let (pack, ranges) = PackBytes.copying(fresh.lazy.map { i in body.withBytes(chunks[i].1) { ArraySlice(Array($0)) } }) else {
+            throw StorageError(.storageFailure, "out of memory for a chunk pack")
+        }
+        try await store(pack, zip(fresh, ranges).map { (chunks[$0].0, $1) })
+    }
+
+    /// Positions of the chunks of `hashes` not stored yet (the first of each hash), each checked
+    /// with `verifies` first; `hash_mismatch` if one does not.
+    func freshChunks(_ hashes: [ContentHash], verifies: (Int) -> Bool) throws -> [Int] {
+        var fresh: [Int] = []
+        var seen = Set<ContentHash>()
+        let stored = try packedMany(hashes)
+        for (i, hash) in hashes.enumerated() where seen.insert(hash).inserted {
+            guard verifies(i) else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
+            // A chunk also stored loose (a single `put`) may be packed again: reads find either.
+            if stored[hash] == nil { fresh.append(i) }
+        }
+        return fresh
+    }
+
+    /// Writes `pack` as a new pack file, fsyncs it (and its folder), records where each of
+    /// `chunks` lies in it in one transaction, and keeps it in memory for the downloads next.
+    func store(_ pack: PackBytes, _ chunks: [(ContentHash, Range<Int>)]) async throws {
         let name = UUID().uuidString.lowercased()
         let path = packURL(name).path
-        let pack = PackBytes(copying: fresh.lazy.map(\.1))
-        let rows = zip(fresh, pack.ranges).map { ($0.0.hex, $1.lowerBound, $1.count) }
         do {
             let folder = root.appendingPathComponent("packs").path
             try await BlockingIO.run {
@@ -177,16 +213,15 @@ public struct FolderChunkStore: ChunkStore {
             unlink(path)
             throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
         }
-        let index = rows
         do {
             try await packs.write { db in
                 let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_packs (hash, pack, offset, size) VALUES (?, ?, ?, ?)")
-                for (hash, offset, size) in index { try insert.execute(arguments: [hash, name, offset, size]) }
+                for (hash, range) in chunks { try insert.execute(arguments: [hash.hex, name, range.lowerBound, range.count]) }
             }
         } catch {
             throw StorageError(.storageFailure, "cannot record a chunk pack: \(error)")
         }
-        recent.add(pack, hashes: fresh.map(\.0))
+        recent.add(pack, chunks: chunks)
     }
 
     public func get(_ hash: ContentHash) async throws -> [UInt8]? {
@@ -311,7 +346,7 @@ public enum FileIO {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw errnoError("open \(path)") }
         defer { close(fd) }
-        guard ubiq_write_whole(fd, pack.base, pack.capacity, Int64(pack.count)) == 0 else { throw errnoError("write \(path)") }
+        guard ubiq_write_whole(fd, pack.base, pack.paddedForWrite(), Int64(pack.count)) == 0 else { throw errnoError("write \(path)") }
         guard fsync(fd) == 0 else { throw errnoError("fsync \(path)") }
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import UbiqCore
 
 /// The chunks of the last few batches stored, kept in memory up to a byte budget, oldest
-/// dropped first. Each batch is the pack it was written to disk from (`PackBytes`): only the
-/// batch's new chunks, never the request body they came in, so the budget bounds the memory.
+/// dropped first. Each batch is the pack it was written to disk from (`PackBytes`: the batch's
+/// new chunks, or the request body they came in when nearly all of it was new), and the budget
+/// counts the whole pack, so it bounds the memory.
 ///
 /// A device that downloads a file while another device of the account uploads it asks for each
 /// chunk moments after it was stored: served from here, those bytes are not read back from disk
@@ -21,9 +22,9 @@ final class RecentChunks: @unchecked Sendable {
     /// Keeps up to `budget` bytes of chunks (0 keeps none).
     init(budget: Int) { self.budget = budget }
 
-    /// Remembers a stored pack whose parts are the chunks `hashes`, dropping the oldest batches
-    /// beyond the budget.
-    func add(_ pack: PackBytes, hashes: [ContentHash]) {
+    /// Remembers a stored pack holding `chunks` (each where it lies in the pack), dropping the
+    /// oldest batches beyond the budget.
+    func add(_ pack: PackBytes, chunks parts: [(ContentHash, Range<Int>)]) {
         let bytes = pack.capacity
         guard budget > 0, bytes <= budget else { return }
         lock.lock()
@@ -35,8 +36,8 @@ final class RecentChunks: @unchecked Sendable {
             for h in old.hashes where chunks[h]?.batch == old.number { chunks[h] = nil }
         }
         added += 1
-        for (h, r) in zip(hashes, pack.ranges) { chunks[h] = (added, PackedChunk(pack: pack, range: r)) }
-        batches.append((added, hashes, bytes))
+        for (h, r) in parts { chunks[h] = (added, PackedChunk(pack: pack, range: r)) }
+        batches.append((added, parts.map(\.0), bytes))
         held += bytes
     }
 
