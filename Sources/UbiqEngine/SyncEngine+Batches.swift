@@ -41,6 +41,12 @@ extension SyncEngine {
         // A few small files go the usual way: it lists them on other devices first and is as fast.
         if up.count < 4 { single += up; up = [] }
         if down.count < 4 { single += down; down = [] }
+        // Neighbours travel together: a batch then lands in a few folders, each flushed once
+        // per batch (10,000 files in 100 folders took 2,000 folder flushes in ID order).
+        let localPaths = up.map { local[$0.item]?.path.string ?? "" }
+        up = up.indices.sorted { localPaths[$0] < localPaths[$1] }.map { up[$0] }
+        let remotePaths = down.map { remote[$0.item]?.node.path.string ?? "" }
+        down = down.indices.sorted { remotePaths[$0] < remotePaths[$1] }.map { down[$0] }
         // A batch holds its content in memory: at most `batchFiles` files and `batchTotal` bytes.
         func groups(_ xs: [SyncOp], size: (ItemID) -> Int64) -> [[SyncOp]] {
             var out: [[SyncOp]] = []
@@ -132,7 +138,7 @@ extension SyncEngine {
         var prepared: [Prepared] = []
         for op in ops {
             guard case .upload(let id, let base) = op, let l = local[id], l.entry.kind == .file else { continue }
-            let file = files.url(l.path).path
+            let file = files.path(l.path)
             var m = manifests[l.entry.stamp]
             if m == nil, let (got, st) = try LocalFiles.manifest(path: file), st == l.entry.stamp { manifests[st] = got; m = got }
             guard let m else { continue }  // changed since the scan: re-planned next pass
@@ -271,7 +277,7 @@ extension SyncEngine {
         }
         let files = WrittenFiles(items: jobs.map { w, m in
             WrittenFiles.Item(manifest: m, partial: partials + "/\(w.id)-\(w.version).partial", modified: w.remote.modified,
-                              placement: Placement(partial: partials + "/\(w.id)-\(w.version).partial", dest: self.files.url(w.target).path,
+                              placement: Placement(partial: partials + "/\(w.id)-\(w.version).partial", dest: self.files.path(w.target),
                                                    path: w.target.string, expected: w.expected))
         })
         let (watcher, settle) = (self.watcher, settleTime)
@@ -348,7 +354,7 @@ extension SyncEngine {
     /// A chunk read from a synced file at a recorded place, if it still hashes right.
     func readChunk(_ hash: ContentHash, at loc: (item: ItemID, offset: Int, size: Int)) -> [UInt8]? {
         guard let s = synced[loc.item], s.node.kind == .file,
-              let bytes = LocalFiles.read(path: files.url(s.node.path).path, offset: loc.offset, size: loc.size), ContentHash.of(bytes) == hash else { return nil }
+              let bytes = LocalFiles.read(path: files.path(s.node.path), offset: loc.offset, size: loc.size), ContentHash.of(bytes) == hash else { return nil }
         return bytes
     }
 

@@ -139,7 +139,7 @@ extension SyncEngine {
     func mayCreateParents(of path: RelativePath) -> Bool {
         var a = path.parent
         while let ancestor = a {
-            if LocalFiles.stamp(files.url(ancestor).path) == nil,
+            if LocalFiles.stamp(files.path(ancestor)) == nil,
                synced.values.contains(where: { $0.node.kind == .folder && $0.node.path == ancestor }) {
                 return false
             }

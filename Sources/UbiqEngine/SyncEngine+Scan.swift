@@ -104,7 +104,7 @@ extension SyncEngine {
             if let m = manifests[l.entry.stamp] { hashes[id] = m.hash; continue }
             if let t = writing[l.path], now - t < settleTime { unstableCount += 1; continue }  // still being written
             if writesBefore?.recent[l.path.string] != nil { unstableCount += 1; continue }
-            toHash.append((id, files.url(l.path).path, l.entry.stamp))
+            toHash.append((id, files.path(l.path), l.entry.stamp))
         }
         let jobs = toHash
         let hashStart = ContinuousClock.now

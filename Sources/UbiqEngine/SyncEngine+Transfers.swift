@@ -14,7 +14,7 @@ extension SyncEngine {
     /// chunks the server lacks, then mark the content complete.
     func upload(_ id: ItemID, base: VersionID?) async throws -> Bool {
         guard let l = local[id], l.entry.kind == .file else { return false }
-        let path = files.url(l.path).path
+        let path = files.path(l.path)
         var manifest = manifests[l.entry.stamp]
         if manifest == nil {
             guard let (m, st) = try LocalFiles.manifest(path: path), st == l.entry.stamp else { return false }
@@ -204,7 +204,7 @@ extension SyncEngine {
         if let s = synced[id], s.node.kind == .file, let chunks = try? store.indexedChunks(item: id) {
             var off = 0
             for c in chunks { if sameFile[c.hash] == nil { sameFile[c.hash] = (off, c.size) }; off += c.size }
-            sameFD = open(files.url(s.node.path).path, O_RDONLY | O_CLOEXEC)
+            sameFD = open(files.path(s.node.path), O_RDONLY | O_CLOEXEC)
         }
         defer { if sameFD >= 0 { close(sameFD) } }
         func fromSameFile(_ c: ChunkRef) -> [UInt8]? {
