@@ -301,15 +301,19 @@ final class EngineStore: Sendable {
                 for (id, e) in synced { try Self.writeSynced(db, id, e) }
                 let delete = try db.cachedStatement(sql: "DELETE FROM chunk_index WHERE item = ?")
                 let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_index (hash, item, offset, size) VALUES (?, ?, ?, ?)")
+                var rows: [(ContentHash, String, Int, Int)] = []
                 for (id, m) in index {
                     let item = id.description
                     try delete.execute(arguments: [item])
                     var offset = 0
                     for c in m.chunks {
-                        try insert.execute(arguments: [c.hash.hex, item, offset, c.size])
+                        rows.append((c.hash, item, offset, c.size))
                         offset += c.size
                     }
                 }
+                // In key order (hash first), so each insert lands next to the one before.
+                rows.sort { $0.0 < $1.0 }
+                for (h, item, offset, size) in rows { try insert.execute(arguments: [h.hex, item, offset, size]) }
             }
         }
     }

@@ -216,7 +216,8 @@ public struct FolderChunkStore: ChunkStore {
         do {
             try await packs.write { db in
                 let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_packs (hash, pack, offset, size) VALUES (?, ?, ?, ?)")
-                for (hash, range) in chunks { try insert.execute(arguments: [hash.hex, name, range.lowerBound, range.count]) }
+                // In key order: each insert lands next to the one before (a batch's hashes are random).
+                for (hash, range) in chunks.sorted(by: { $0.0 < $1.0 }) { try insert.execute(arguments: [hash.hex, name, range.lowerBound, range.count]) }
             }
         } catch {
             throw StorageError(.storageFailure, "cannot record a chunk pack: \(error)")

@@ -88,7 +88,8 @@ extension SQLiteMetadataStore: ChunkOwnershipStore {
         try await write { db in
             var fresh: [(String, Int)] = []
             var seen = Set<ContentHash>()
-            for c in chunks where seen.insert(c.hash).inserted {
+            // In key order, so each look-up and insert lands next to the one before.
+            for c in chunks.sorted(by: { $0.hash < $1.hash }) where seen.insert(c.hash).inserted {
                 if try !db.ownsChunk(accountID: accountID, hash: c.hash) { fresh.append((c.hash.hex, c.size)) }
             }
             guard !fresh.isEmpty else { return }
