@@ -18,10 +18,9 @@ extension SyncEngine {
     /// Content bytes per batch (it is held in memory while it travels).
     static let batchTotal: Int64 = 32 << 20
     /// Chunk bytes per request. With each chunk's framing (68 bytes at most) a request or an
-    /// answer stays within 16 MiB: the buffers NIO rounds up to a power of two then stay below
-    /// the allocator's 32 MiB mapping threshold and are reused. At 16 MiB of chunks they became
-    /// 32 MiB, freshly mapped and zeroed page by page for every request (a tenth of the CPU of a
-    /// 1 GiB transfer).
+    /// answer fits one 16 MiB transfer block (`ubiq_block_alloc`), which is reused. At 16 MiB
+    /// of chunks the buffers became 32 MiB, mapped afresh and zeroed page by page for every
+    /// request (about a tenth of the CPU of a 1 GiB transfer).
     static let batchBytes = WireLimits.maxChunkBatchBody - 68 * WireLimits.maxChunksPerBatch
     /// Batches in flight at once.
     static let batchesAtOnce = 3

@@ -66,7 +66,8 @@ extension StorageError {
 }
 
 /// Chunks in a folder. A batch of chunks (`putMany`) is one **pack file**
-/// `<root>/packs/<uuid>.pack` (the chunks one after another), written and fsynced before its
+/// `<root>/packs/<uuid>.pack` (the new chunks one after another, or — for a received batch that
+/// is nearly all new — the request body as it came, framing included), written and fsynced before its
 /// index rows (hash → pack, offset, size in `<root>/packs.sqlite`) are committed, so a crash
 /// leaves at most an unreferenced pack, never a chunk that reads wrong. A single `put` is a loose
 /// file `<root>/ab/cd/abcd…` (two levels of fan-out), written to a temporary file, fsynced and
