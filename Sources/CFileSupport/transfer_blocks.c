@@ -8,7 +8,7 @@
 // Blocks of UBIQ_BLOCK_SIZE bytes, mapped once and handed out again and again. `all` lists every
 // block this pool owns (so `free` can tell its blocks from the heap's); `idle` those not in use.
 #define MAX_BLOCKS 64
-#define MAX_IDLE 32
+#define MAX_IDLE 16
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void *all[MAX_BLOCKS];

@@ -37,7 +37,7 @@ struct TransferBlockTests {
         var inUse: Int32 = 0, idle: Int32 = 0
         let mapped = ubiq_block_stats(&inUse, &idle)
         #expect(mapped == inUse + idle && mapped <= 64)
-        // A block freed is idle until someone takes it, not unmapped (below 32 idle ones).
+        // A block freed is idle until someone takes it, not unmapped (below 16 idle ones).
         let block = try #require(ubiq_block_alloc(2 << 20))
         ubiq_block_free(block)
         _ = ubiq_block_stats(&inUse, &idle)

@@ -80,7 +80,7 @@ void *ubiq_block_alloc(size_t size);
 /// Like `ubiq_block_alloc`, but outside the block sizes the memory is aligned to 4096 bytes
 /// (for direct I/O) too.
 void *ubiq_block_alloc_aligned(size_t size);
-/// Frees memory from `ubiq_block_alloc*` (a block goes back to the pool; up to 32 stay idle).
+/// Frees memory from `ubiq_block_alloc*` (a block goes back to the pool; up to 16 stay idle).
 void ubiq_block_free(void *p);
 /// Resizes memory from `ubiq_block_alloc` (`old_size` is its current size): a block already
 /// holds `UBIQ_BLOCK_SIZE` bytes, so growing within it moves nothing.
