@@ -179,10 +179,14 @@ public struct FolderChunkStore: ChunkStore {
         if freshBytes >= body.count / 4 * 3 {
             return try await store(body, fresh.map { chunks[$0] })
         }
-        guard let (pack, ranges) = PackBytes.copying(fresh.lazy.map { i in body.withBytes(chunks[i].1) { ArraySlice(Array($0)) } }) else {
-            throw StorageError(.storageFailure, "out of memory for a chunk pack")
+        guard let pack = PackBytes(capacity: freshBytes) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
+        var parts: [(ContentHash, Range<Int>)] = []
+        for i in fresh {
+            let start = pack.count
+            _ = body.withBytes(chunks[i].1) { pack.append($0) }
+            parts.append((chunks[i].0, start..<pack.count))
         }
-        try await store(pack, zip(fresh, ranges).map { (chunks[$0].0, $1) })
+        try await store(pack, parts)
     }
 
     /// Positions of the chunks of `hashes` not stored yet (the first of each hash), each checked
