@@ -46,7 +46,7 @@ final class EngineStore: Sendable {
     init(path: String) throws {
         var config = Configuration()
         config.busyMode = .timeout(10)
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY") }
         do {
             pool = try DatabasePool(path: path, configuration: config)
             try Self.migrator.migrate(pool)

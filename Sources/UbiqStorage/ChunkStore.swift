@@ -92,7 +92,7 @@ public struct FolderChunkStore: ChunkStore {
         }
         var config = Configuration()
         config.busyMode = .timeout(10)
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY") }
         do {
             packs = try DatabasePool(path: root.appendingPathComponent("packs.sqlite").path, configuration: config)
             var m = DatabaseMigrator()

@@ -13,6 +13,9 @@ public final class SQLiteMetadataStore: Sendable {
         config.busyMode = .timeout(10)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Savepoint journals (one per commit in a batch) stay in memory: on disk they were
+            // ~27 MB of temp-file writes per batch of 500 commits, a quarter of all syscalls.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
