@@ -38,13 +38,18 @@ struct Placement: Sendable {
         var out = [FileStamp?](repeating: nil, count: items.count)
         let seq = watcher?.writes(settle: settle).seq ?? 0
         var renamed: [Int] = []
+        var parentsSeen = Set<Substring>()
         for (i, p) in items.enumerated() {
             guard LocalFiles.stamp(p.dest)?.1 == p.expected, let (_, partialStamp) = LocalFiles.stamp(p.partial) else {
                 unlink(p.partial)
                 continue
             }
-            let parent = (p.dest as NSString).deletingLastPathComponent
-            if LocalFiles.stamp(parent) == nil { try LocalFiles.makeParents(of: URL(fileURLWithPath: p.dest)) }
+            // Each folder is looked at once per batch (a batch's files share a few folders).
+            let parent = Self.parent(p.dest)
+            if !parentsSeen.contains(parent) {
+                if LocalFiles.stamp(String(parent)) == nil { try LocalFiles.makeParents(of: URL(fileURLWithPath: p.dest)) }
+                parentsSeen.insert(parent)
+            }
             beforeRename?(p)
             guard try swapIn(p) else {
                 unlink(p.partial)
@@ -66,6 +71,13 @@ struct Placement: Sendable {
 }
 
 extension Placement {
+    /// The folder holding the absolute path `path` (`/a/b` for `/a/b/c`), cut at its last `/`
+    /// without Foundation's path parsing.
+    static func parent(_ path: String) -> Substring {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        return slash == path.utf8.startIndex ? "/" : path[..<slash]
+    }
+
     /// Puts the partial file at `dest` if `dest` is still as planned at that instant; false
     /// (nothing changed at `dest`) if it is not. Falls back to a plain rename on file systems
     /// without `renameat2` flags.
@@ -130,7 +142,7 @@ struct WrittenFiles: Sendable {
         }
         let stamps = try Placement.place(items.map(\.placement), watcher: watcher, settle: settle)
         var folders = Set<String>()
-        for (item, stamp) in zip(items, stamps) where stamp != nil { folders.insert((item.placement.dest as NSString).deletingLastPathComponent) }
+        for (item, stamp) in zip(items, stamps) where stamp != nil { folders.insert(String(Placement.parent(item.placement.dest))) }
         try FileIOSync.folders(folders)
         return stamps
     }

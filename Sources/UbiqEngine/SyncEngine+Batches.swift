@@ -93,7 +93,7 @@ extension SyncEngine {
             for start in stride(from: 0, to: wanted.count, by: Self.batchFiles) {
                 let group = wanted[start..<min(wanted.count, start + Self.batchFiles)]
                 let requests = group.map { id, l in
-                    CommitRequest(itemID: id, versionID: VersionID(uuid: UUID()), path: l.path, kind: .folder, base: nil,
+                    CommitRequest(itemID: id, versionID: VersionID(uuid: newUUID()), path: l.path, kind: .folder, base: nil,
                                   modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil)
                 }
                 let results = try await client.commitMany(config.container, requests)
@@ -190,7 +190,7 @@ extension SyncEngine {
         let t1 = ContinuousClock.now
         // 2. One commit request for the whole batch.
         let requests = prepared.map { p in
-            CommitRequest(itemID: p.id, versionID: VersionID(uuid: UUID()), path: p.path, kind: .file, base: p.base,
+            CommitRequest(itemID: p.id, versionID: VersionID(uuid: newUUID()), path: p.path, kind: .file, base: p.base,
                           modified: Self.date(nanos: p.stamp.mtimeNanos), manifest: p.manifest)
         }
         let results = try await client.commitMany(config.container, requests)

@@ -218,7 +218,7 @@ extension SyncEngine {
 
     func createRemoteFolder(_ id: ItemID) async throws -> Bool {
         guard let l = local[id], l.entry.kind == .folder else { return false }
-        let resp = try await client.commit(config.container, CommitRequest(itemID: id, versionID: VersionID(uuid: UUID()), path: l.path, kind: .folder,
+        let resp = try await client.commit(config.container, CommitRequest(itemID: id, versionID: VersionID(uuid: newUUID()), path: l.path, kind: .folder,
                                                                           base: nil, modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil))
         let sid = resp.item.id
         adopt(id, as: sid)

@@ -83,7 +83,7 @@ extension SyncEngine {
             } else if let rid = remoteByPath[path], remote[rid]!.node.kind == e.kind, result[rid] == nil, synced[rid] == nil {
                 id = rid
             } else {
-                id = ItemID(uuid: UUID())
+                id = ItemID(uuid: newUUID())
             }
             if synced[id] == nil { newLocalIDs[e.stamp.inode] = id }
             result[id] = (sharedPath(id, path), e)

@@ -30,7 +30,7 @@ extension SyncEngine {
             let d = ManifestDelta.make(base: bv, baseChunks: baseChunks, new: m)
             if d.pieces.count * 2 < m.chunks.count { delta = d }
         }
-        let versionID = VersionID(uuid: UUID())
+        let versionID = VersionID(uuid: newUUID())
         func request(_ useDelta: Bool) -> CommitRequest {
             CommitRequest(itemID: id, versionID: versionID, path: l.path, kind: .file, base: base,
                           modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil)

@@ -38,6 +38,8 @@ public actor SyncEngine {
 
     // Local identity of items the server has not seen yet (by inode), and hashes by stamp.
     var newLocalIDs: [UInt64: ItemID] = [:]
+    /// The last time-ordered UUID made (see `newUUID`).
+    var uuids = TimeOrderedUUIDs()
     var manifests: [FileStamp: Manifest] = [:]
     /// The bytes of small files the last scan hashed, by stamp, for the uploads that follow
     /// (at most `keptContentLimit` bytes in all; dropped by the next scan that hashes, and at

@@ -33,6 +33,13 @@ struct PlacementTests {
         func stamp(_ rel: String) -> FileStamp? { LocalFiles.stamp(root.appendingPathComponent(rel).path)?.1 }
     }
 
+    /// A destination's folder is cut from its path as Foundation would cut it.
+    @Test func theFolderOfADestination() {
+        for path in ["/tmp/h/Ubiquity/c/Documents/d0/f1.txt", "/tmp/h/Ubiquity/c/Documents/ä ö/x", "/a", "/a/b", "/tmp/x/.partial"] {
+            #expect(String(Placement.parent(path)) == (path as NSString).deletingLastPathComponent, "\(path)")
+        }
+    }
+
     @Test func aNewFileGoesInAndReplacesTheExpectedOne() throws {
         let f = try Folder()
         try f.write("downloaded", "partials/new.txt.partial")
