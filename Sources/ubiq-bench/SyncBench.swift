@@ -28,7 +28,9 @@ struct SyncBench: AsyncParsableCommand {
 
         // 1. A new 1 MiB file written in A until it is complete in B.
         var latencies: [Double] = []
-        var rng = SystemRandomNumberGenerator()
+        // Fresh data each run (a system-seeded SplitMix: the system generator costs a system call
+        // per 8 bytes, ~30 s of kernel time for the files of one run).
+        var rng = SplitMix(seed: UInt64.random(in: 0...UInt64.max))
         for i in 0..<runs {
             let bytes = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let name = "Documents/lat-\(i).bin"
