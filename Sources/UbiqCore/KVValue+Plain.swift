@@ -36,7 +36,7 @@ enum PlainJSON: Decodable {
         throw DecodingError.dataCorruptedError(in: c, debugDescription: "null is not a value the store can hold")
     }
 
-    var kv: KVValue { if case .value(let v) = self { return v }; fatalError("unreachable") }
+    var kv: KVValue { switch self { case .value(let v): v } }
 }
 
 extension KVValue {

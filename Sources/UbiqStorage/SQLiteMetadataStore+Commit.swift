@@ -19,8 +19,8 @@ extension SQLiteMetadataStore {
         }
     }
 
-    func commitFolder(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput) throws -> CommitResult {
-        if let r = try db.itemRow(container: c, uuid: input.itemID) {
+    func commitFolder(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, batch: CommitBatch? = nil) throws -> CommitResult {
+        if batch?.itemIsNew(input.itemID) != true, let r = try db.itemRow(container: c, uuid: input.itemID) {
             let id: Int64 = r["id"]
             guard (r["kind"] as String) == ItemKind.folder.rawValue else { throw StorageError(.invalidRequest, "item \(input.itemID) is a file") }
             if (r["deleted_at"] as Double?) != nil {
@@ -33,7 +33,7 @@ extension SQLiteMetadataStore {
             }
             return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: nil, missing: [], cursor: r["seq"])
         }
-        if let live = try db.liveItemRow(container: c, path: input.path) {
+        if batch?.pathIsFree(input.path) != true, let live = try db.liveItemRow(container: c, path: input.path) {
             guard (live["kind"] as String) == ItemKind.folder.rawValue else {
                 throw StorageError(.pathExists, "a file already exists at '\(input.path)'")
             }
@@ -42,7 +42,7 @@ extension SQLiteMetadataStore {
         try db.cachedStatement(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'folder', ?)").execute(
                        arguments: [c, input.itemID.description, input.path.string, input.modified.timeIntervalSince1970])
         let id = db.lastInsertedRowID
-        try db.reviveAncestors(container: c, of: input.path)
+        if try db.reviveAncestors(container: c, of: input.path) { batch?.invalidate() }
         let seq = try db.journal(container: c, item: id)
         return CommitResult(outcome: .created, item: try db.itemRecord(rowID: id), version: nil, missing: [], cursor: seq)
     }
@@ -96,18 +96,18 @@ extension SQLiteMetadataStore {
     }
 
     func commitFile(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date,
-                    liveFolders: LiveFolders? = nil) throws -> CommitResult {
+                    batch: CommitBatch? = nil) throws -> CommitResult {
         guard let manifest = input.manifest else { throw StorageError(.invalidRequest, "a file commit needs a manifest") }
         try Self.validate(manifest)
-        var item = try db.itemRow(container: c, uuid: input.itemID)
+        var item = batch?.itemIsNew(input.itemID) == true ? nil : try db.itemRow(container: c, uuid: input.itemID)
         if let r = item, (r["kind"] as String) != ItemKind.file.rawValue { throw StorageError(.invalidRequest, "item \(input.itemID) is a folder") }
-        if item == nil, let live = try db.liveItemRow(container: c, path: input.path) {
+        if item == nil, batch?.pathIsFree(input.path) != true, let live = try db.liveItemRow(container: c, path: input.path) {
             // Same path created independently on two devices: one item (a path is a document).
             guard (live["kind"] as String) == ItemKind.file.rawValue else { throw StorageError(.pathExists, "a folder already exists at '\(input.path)'") }
             item = live
         }
         let decision = ConflictRule.decide(existing: try item.map { try snapshot(db, item: $0) }, base: input.base, incoming: manifest.hash)
-        let missing = try db.missingChunks(accountID: ctx.accountID, manifest: manifest)
+        let missing = try batch?.missing(manifest) ?? db.missingChunks(accountID: ctx.accountID, manifest: manifest)
         if case .unchanged(let vid) = decision, let r = item {
             let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, vid.description])
             return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: try vr.map(db.versionRecord),
@@ -131,7 +131,7 @@ extension SQLiteMetadataStore {
                            arguments: [c, input.itemID.description, input.path.string, now.timeIntervalSince1970])
             let id = db.lastInsertedRowID
             let v = try insertVersion(db, ctx, container: c, item: id, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
-            try db.reviveAncestors(container: c, of: input.path, known: liveFolders)
+            if try db.reviveAncestors(container: c, of: input.path, known: batch?.liveFolders) { batch?.invalidate() }
             try db.cachedStatement(sql: "INSERT INTO changes (container_id, item_id) VALUES (?, ?)").execute(arguments: [c, id])
             let seq = db.lastInsertedRowID
             try db.cachedStatement(sql: "UPDATE items SET current_version = ?, seq = ? WHERE id = ?").execute(arguments: [v, seq, id])

@@ -14,35 +14,37 @@ extension SQLiteMetadataStore: ItemStore {
         try await write { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: true) else { throw StorageError(.internalError, "no container") }
             var results: [Result<CommitResult, StorageError>] = []
-            let liveFolders = LiveFolders()
+            let batch = try CommitBatch(db, account: ctx.accountID, container: c, inputs: inputs)
             for input in inputs {
                 var outcome: Result<CommitResult, StorageError>!
                 try db.inSavepoint {
                     do {
-                        outcome = .success(try self.commitOne(db, ctx, container: c, input, now: now, liveFolders: liveFolders))
+                        outcome = .success(try self.commitOne(db, ctx, container: c, input, now: now, batch: batch))
                         return .commit
                     } catch let e as StorageError {
                         outcome = .failure(e)
                         return .rollback
                     }
                 }
+                batch.record(input, outcome)
                 results.append(outcome)
             }
             return results
         }
     }
 
+    /// - Parameter batch: the look-ups of the batch this commit is part of, if any.
     func commitOne(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date,
-                   liveFolders: LiveFolders? = nil) throws -> CommitResult {
+                   batch: CommitBatch? = nil) throws -> CommitResult {
         // A retried commit (same version ID) is answered with what the first attempt did.
-        if let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, input.versionID.description]) {
+        if batch?.versionIsNew(input.versionID) != true, let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, input.versionID.description]) {
             let item = try db.itemRecord(rowID: vr["item_id"])
             let missing = try input.manifest.map { try db.missingChunks(accountID: ctx.accountID, manifest: $0).map(\.hash) } ?? []
             return CommitResult(outcome: .unchanged, item: item, version: try db.versionRecord(vr), missing: missing, cursor: item.changeSeq)
         }
         switch input.kind {
-        case .folder: return try commitFolder(db, ctx, container: c, input)
-        case .file: return try commitFile(db, ctx, container: c, input, now: now, liveFolders: liveFolders)
+        case .folder: return try commitFolder(db, ctx, container: c, input, batch: batch)
+        case .file: return try commitFile(db, ctx, container: c, input, now: now, batch: batch)
         }
     }
 

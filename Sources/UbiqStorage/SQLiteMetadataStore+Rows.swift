@@ -131,17 +131,20 @@ extension Database {
     /// and whose path is free, so a revived item never sits in a deleted folder.
     /// - Parameter known: folders already seen live (with all their ancestors) in this
     ///   transaction, where nothing can make them not live again (a commit batch).
-    func reviveAncestors(container: Int64, of path: RelativePath, known: LiveFolders? = nil) throws {
+    /// - Returns: true if it revived any folder.
+    @discardableResult
+    func reviveAncestors(container: Int64, of path: RelativePath, known: LiveFolders? = nil) throws -> Bool {
         // Usually every ancestor is live: one query says so.
         var ancestors: [String] = []
         var a = path.parent
         while let x = a { ancestors.append(x.string); a = x.parent }
-        if ancestors.isEmpty { return }
-        if let known, known.paths.contains(ancestors[0]) { return }
+        if ancestors.isEmpty { return false }
+        if let known, known.paths.contains(ancestors[0]) { return false }
         let marks = Array(repeating: "?", count: ancestors.count).joined(separator: ", ")
         let live = try Int.fetchOne(self.cachedStatement(sql: "SELECT COUNT(*) FROM items WHERE container_id = ? AND deleted_at IS NULL AND path IN (\(marks))"),
                                     arguments: StatementArguments([container] + ancestors)) ?? 0
-        if live == ancestors.count { known?.paths.insert(ancestors[0]); return }
+        if live == ancestors.count { known?.paths.insert(ancestors[0]); return false }
+        var revived = false
         var p = path.parent
         while let ancestor = p {
             if try liveItemRow(container: container, path: ancestor) == nil,
@@ -149,9 +152,11 @@ extension Database {
                 let id: Int64 = dead["id"]
                 try cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?").execute(arguments: [id])
                 _ = try journal(container: container, item: id)
+                revived = true
             }
             p = ancestor.parent
         }
+        return revived
     }
 }
 

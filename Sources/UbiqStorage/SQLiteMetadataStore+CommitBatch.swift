@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+import UbiqCore
+
+/// What the commits of one batch look up, asked for the whole batch at once: which of its
+/// version IDs, item IDs and paths the container already holds, and which of its chunks the
+/// account owns. A batch of new files (the usual one) then needs no look-up per file: four
+/// `IN (…)` queries instead of four queries per file.
+///
+/// The answers are kept true while the batch runs: an input that creates an item adds its IDs
+/// and path; an input that leaves everything unchanged changes nothing; any other input (an
+/// update, a revival, a conflict, a failure, or a creation that revived deleted folders) stops
+/// the answers (`current` false), and the rest of the batch asks the database each time. That
+/// matters for chunks above all: an update prunes history, which can release chunks.
+final class CommitBatch {
+    /// Folders known to be live during the batch (see `reviveAncestors`).
+    let liveFolders = LiveFolders()
+    private var knownVersions: Set<String> = []
+    private var knownItems: Set<String> = []
+    private var livePaths: Set<String> = []
+    private var owned: Set<ContentHash> = []
+    private var madeVersions: Set<String> = []
+    private var madeItems: Set<String> = []
+    private var madePaths: Set<String> = []
+    /// True while the answers asked at the start still say how the database stands.
+    private(set) var current = true
+
+    init(_ db: Database, account: Int64, container: Int64, inputs: [CommitInput]) throws {
+        knownVersions = try db.present("SELECT uuid FROM versions WHERE container_id = ? AND uuid", container, inputs.map(\.versionID.description))
+        knownItems = try db.present("SELECT uuid FROM items WHERE container_id = ? AND uuid", container, inputs.map(\.itemID.description))
+        livePaths = try db.present("SELECT path FROM items WHERE container_id = ? AND deleted_at IS NULL AND path", container, inputs.map(\.path.string))
+        let hashes = inputs.flatMap { $0.manifest?.chunks.map(\.hash) ?? [] }
+        owned = Set(hashes).subtracting(try db.missingHashes(accountID: account, hashes))
+    }
+
+    /// True if no version with this ID exists (so the commit is not a retry); false if it may.
+    func versionIsNew(_ id: VersionID) -> Bool {
+        let key = id.description
+        return current && !knownVersions.contains(key) && !madeVersions.contains(key)
+    }
+
+    /// True if no item with this ID exists; false if one may.
+    func itemIsNew(_ id: ItemID) -> Bool {
+        let key = id.description
+        return current && !knownItems.contains(key) && !madeItems.contains(key)
+    }
+
+    /// True if no live item has this path; false if one may.
+    func pathIsFree(_ path: RelativePath) -> Bool {
+        current && !livePaths.contains(path.string) && !madePaths.contains(path.string)
+    }
+
+    /// The manifest's chunks the account does not hold (deduplicated, in manifest order), as
+    /// `Database.missingChunks` says; nil once the answers may be stale.
+    func missing(_ manifest: Manifest) -> [ChunkRef]? {
+        guard current else { return nil }
+        var seen = Set<ContentHash>()
+        return manifest.chunks.filter { !owned.contains($0.hash) && seen.insert($0.hash).inserted }
+    }
+
+    /// Notes what an input did, after its savepoint was released or rolled back.
+    func record(_ input: CommitInput, _ result: Result<CommitResult, StorageError>) {
+        guard current else { return }
+        switch result {
+        case .success(let r) where r.outcome == .created:
+            madeItems.insert(input.itemID.description)
+            madePaths.insert(input.path.string)
+            if input.kind == .file { madeVersions.insert(input.versionID.description) }
+        case .success(let r) where r.outcome == .unchanged:
+            break
+        default:
+            current = false
+        }
+    }
+
+    /// Stops the answers: the input under way changed the database in a way they do not follow.
+    func invalidate() { current = false }
+}
+
+extension Database {
+    /// Which of `values` the query `sql` — ending in the column compared, `… AND column` —
+    /// finds with its one other argument `first`, asked in lists of up to `SQLBatch.rows`.
+    func present(_ sql: String, _ first: Int64, _ values: [String]) throws -> Set<String> {
+        let unique = Array(Set(values))
+        var found = Set<String>()
+        try SQLBatch.each(unique.count) { range in
+            let stmt = try cachedStatement(sql: "\(sql) IN (\(SQLBatch.marks(range.count)))")
+            var args: [(any DatabaseValueConvertible)?] = [first]
+            args.reserveCapacity(range.count + 1)
+            for v in unique[range] { args.append(v) }
+            for text in try String.fetchAll(stmt, arguments: StatementArguments(args)) { found.insert(text) }
+        }
+        return found
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import Testing
+import UbiqCore
+@testable import UbiqStorage
+import UbiqTesting
+
+/// A commit batch asks its look-ups once for all its commits; it must still decide every
+/// commit exactly as that commit alone would, in order. Two metadata stores get the same random
+/// history — batches of commits (new files, updates, retries, conflicts, folders over files,
+/// files in deleted folders), deletions, moves and chunk uploads between them, a clock running
+/// over months so history is pruned and chunks are released — one store taking each batch with
+/// `commitMany`, the other one commit at a time. Every answer and the final state must agree.
+@Suite("Commit batches")
+struct CommitBatchTests {
+    struct Twin {
+        let batched: SQLiteMetadataStore
+        let single: SQLiteMetadataStore
+        let ctx: AuthContext
+    }
+
+    static let container = try! ContainerID(validating: "iCloud.batch")
+
+    @Test func aBatchDecidesEveryCommitAsThatCommitAloneWould() async throws {
+        let dir = try TempDirectory("commit-batch")
+        defer { dir.remove() }
+        var rng = SeededRandom.forTest("commit.batch")
+        let batched = try SQLiteMetadataStore(path: dir.url.appendingPathComponent("batched.sqlite").path)
+        let single = try SQLiteMetadataStore(path: dir.url.appendingPathComponent("single.sqlite").path)
+        var now = Date(timeIntervalSince1970: 1_800_000_000)
+        let password = PasswordRecord(salt: [1], iterations: 1, derived: [2])
+        let account = try await batched.createAccount(name: "alice", password: password, quota: 1 << 40, now: now)
+        #expect(try await single.createAccount(name: "alice", password: password, quota: 1 << 40, now: now).id == account.id)
+        let ctx = AuthContext(accountID: account.id, user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "laptop")
+        let stores = [batched, single]
+
+        let paths = ["a", "a/x.txt", "a/y.txt", "a/b", "a/b/deep.txt", "b", "b/z.txt", "c.txt", "d.txt"].map { try! RelativePath(validating: $0) }
+        // Each item has a kind and a path of its own (one of the above), mostly committed as such.
+        let items = paths.map { (id: ItemID(uuid: UUID()), path: $0, kind: $0.string.hasSuffix(".txt") ? ItemKind.file : .folder) }
+        // Chunks named so far: a file's chunks are new ones or any of these (maybe since released).
+        var chunks: [ChunkRef] = []
+        func chunk() -> ChunkRef {
+            if !chunks.isEmpty && Bool.random(using: &rng) { return chunks.randomElement(using: &rng)! }
+            let bytes = rng.bytes(16) + withUnsafeBytes(of: chunks.count) { Array($0) }
+            chunks.append(ChunkRef(hash: ContentHash.of(bytes), size: bytes.count))
+            return chunks.last!
+        }
+        var current: [ItemID: VersionID] = [:]
+        var kinds: [ItemID: ItemKind] = [:]
+        var versions: [VersionID] = []
+        var outcomes: [String: Int] = [:]
+        var usedFell = false
+
+        for round in 0..<150 {
+            // Between batches: the same deletions, moves and uploads on both stores.
+            for _ in 0..<Int.random(in: 0...2, using: &rng) {
+                let item = items.randomElement(using: &rng)!.id
+                let op = Int.random(in: 0..<3, using: &rng)
+                let to = paths.randomElement(using: &rng)!
+                var answers: [String] = []
+                for s in stores {
+                    do {
+                        switch op {
+                        case 0: answers.append("\(try await s.delete(ctx, container: Self.container, item: item, now: now).item)")
+                        case 1: answers.append("\(try await s.restore(ctx, container: Self.container, item: item, now: now).item)")
+                        default:
+                            answers.append("\(try await s.move(ctx, container: Self.container, item: item, to: to, now: now).item)")
+                        }
+                    } catch let e as StorageError { answers.append("\(e.code)") }
+                }
+                #expect(answers[0] == answers[1], "round \(round): \(answers)")
+            }
+            let upload = chunks.filter { _ in Int.random(in: 0..<4, using: &rng) == 0 }.map { ($0.hash, $0.size) }
+            for s in stores { try await s.recordChunks(accountID: ctx.accountID, upload) }
+
+            // A batch of commits.
+            var inputs: [CommitInput] = []
+            for _ in 0..<Int.random(in: 1...20, using: &rng) {
+                let fresh = VersionID(uuid: UUID())
+                let retry = !versions.isEmpty && Int.random(in: 0..<10, using: &rng) == 0
+                let versionID = retry ? versions.randomElement(using: &rng)! : fresh
+                var (itemID, path, kind) = items.randomElement(using: &rng)!
+                kind = kinds[itemID] ?? kind  // as its first commit made it
+                switch Int.random(in: 0..<10, using: &rng) {
+                case 0: itemID = ItemID(uuid: UUID())  // the same path created on another device
+                case 1: path = paths.randomElement(using: &rng)!
+                case 2: kind = kind == .file ? .folder : .file
+                case 3, 4, 5:  // a new file in one of the folders (live or deleted)
+                    itemID = ItemID(uuid: UUID())
+                    kind = .file
+                    let folder = ["", "a/", "a/b/", "b/"].randomElement(using: &rng)!
+                    path = try RelativePath(validating: "\(folder)n\(versions.count).txt")
+                default: break
+                }
+                let base: VersionID? = switch Int.random(in: 0..<8, using: &rng) {
+                case 0: nil
+                case 1: versions.randomElement(using: &rng)
+                default: current[itemID]
+                }
+                let refs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in chunk() }
+                var input = CommitInput(itemID: itemID, versionID: versionID, path: path, kind: kind, base: base,
+                                        modified: now, manifest: kind == .file ? Manifest(chunks: refs) : nil)
+                if let earlier = inputs.randomElement(using: &rng), Int.random(in: 0..<4, using: &rng) == 0 {
+                    // Something an earlier commit of this batch made: its path, its item, or its version.
+                    input = earlier
+                    switch Int.random(in: 0..<4, using: &rng) {
+                    case 0: input.itemID = ItemID(uuid: UUID()); input.versionID = fresh
+                    case 1:
+                        input.versionID = fresh
+                        input.base = Bool.random(using: &rng) ? earlier.versionID : nil
+                        if Bool.random(using: &rng) { input.path = path }
+                    case 2: input.itemID = itemID; input.path = path  // a retry naming something else: answered by version ID
+                    default: break
+                    }
+                }
+                inputs.append(input)
+                versions.append(fresh)
+            }
+            let usedBefore = try await batched.usage(accountID: ctx.accountID).used
+            let many = try await batched.commitMany(ctx, container: Self.container, inputs, now: now)
+            var alone: [Result<CommitResult, StorageError>] = []
+            for input in inputs {
+                do { alone.append(.success(try await single.commit(ctx, container: Self.container, input, now: now))) } catch let e as StorageError { alone.append(.failure(e)) }
+            }
+            #expect(many.count == inputs.count)
+            for (i, (m, a)) in zip(many, alone).enumerated() {
+                #expect(Self.describe(m) == Self.describe(a), "round \(round), input \(i) of \(inputs.count): \(inputs[i].kind) \(inputs[i].path)")
+                outcomes[Self.kindOf(m), default: 0] += 1
+                if case .success(let r) = m {
+                    kinds[r.item.id] = r.item.kind
+                    if let v = r.item.current { current[r.item.id] = v.id }
+                }
+            }
+            let used = try await batched.usage(accountID: ctx.accountID).used
+            #expect(try await single.usage(accountID: ctx.accountID).used == used)
+            if used < usedBefore { usedFell = true }
+            now += TimeInterval(Int.random(in: 0...(5 * 86_400), using: &rng))
+        }
+
+        // Both stores end the same: the change feed, and every item's versions.
+        let feedA = try await batched.changes(ctx, container: Self.container, after: 0, limit: 10_000)
+        let feedB = try await single.changes(ctx, container: Self.container, after: 0, limit: 10_000)
+        #expect(feedA.items == feedB.items && feedA.cursor == feedB.cursor)
+        for item in feedA.items {
+            let a = try await batched.versions(ctx, container: Self.container, item: item.id)
+            let b = try await single.versions(ctx, container: Self.container, item: item.id)
+            #expect(a.current == b.current && a.conflicts == b.conflicts && a.others == b.others)
+        }
+        // The history covered what the batch look-ups must follow.
+        print("[commit.batch] outcomes \(outcomes.sorted { $0.key < $1.key }), chunks released: \(usedFell)")
+        for kind in ["created", "updated", "revived", "conflict", "unchanged", "pathExists", "invalidRequest"] {
+            #expect(outcomes[kind, default: 0] > 0, "no commit was \(kind)")
+        }
+        #expect(usedFell, "history pruning never released a chunk")
+    }
+
+    /// A new file in a deleted folder revives it; later commits of the same batch see it live.
+    @Test func aFolderRevivedByABatchIsLiveForTheRestOfIt() async throws {
+        let dir = try TempDirectory("commit-batch")
+        defer { dir.remove() }
+        let (store, ctx) = try await Self.store(in: dir)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let folder = ItemID(uuid: UUID())
+        func input(_ path: String, _ kind: ItemKind, item: ItemID = ItemID(uuid: UUID())) throws -> CommitInput {
+            CommitInput(itemID: item, versionID: VersionID(uuid: UUID()), path: try RelativePath(validating: path), kind: kind, base: nil,
+                        modified: now, manifest: kind == .file ? Manifest(chunks: [ChunkRef(hash: ContentHash.of([1]), size: 1)]) : nil)
+        }
+        _ = try await store.commit(ctx, container: Self.container, try input("a", .folder, item: folder), now: now)
+        _ = try await store.delete(ctx, container: Self.container, item: folder, now: now)
+        let results = try await store.commitMany(ctx, container: Self.container,
+                                                 [try input("a/n.txt", .file), try input("a", .file), try input("a", .folder)], now: now)
+        #expect(Self.kindOf(results[0]) == "created")
+        #expect(Self.kindOf(results[1]) == "pathExists")  // a file where the revived folder is
+        #expect(Self.kindOf(results[2]) == "unchanged")   // a folder there: the revived one
+        if case .success(let r) = results[2] { #expect(r.item.id == folder && r.item.deletedAt == nil) }
+    }
+
+    /// An update prunes history and releases chunks only the pruned versions used; a later
+    /// commit of the same batch naming one of them must be told to send it again.
+    @Test func chunksReleasedByAnEarlierCommitOfTheBatchAreMissingForTheLaterOnes() async throws {
+        let dir = try TempDirectory("commit-batch")
+        defer { dir.remove() }
+        let (store, ctx) = try await Self.store(in: dir)
+        var now = Date(timeIntervalSince1970: 1_800_000_000)
+        let item = ItemID(uuid: UUID())
+        let path = try RelativePath(validating: "history.txt")
+        var refs: [ChunkRef] = []
+        var base: VersionID?
+        for i in 0..<(HistoryPolicy.keepCount + 2) {  // the first two versions will be pruned
+            let bytes = Array("version \(i)".utf8)
+            let ref = ChunkRef(hash: ContentHash.of(bytes), size: bytes.count)
+            refs.append(ref)
+            try await store.recordChunks(accountID: ctx.accountID, [(ref.hash, ref.size)])
+            let v = VersionID(uuid: UUID())
+            let r = try await store.commit(ctx, container: Self.container, CommitInput(itemID: item, versionID: v, path: path, kind: .file, base: base,
+                                                                                        modified: now, manifest: Manifest(chunks: [ref])), now: now)
+            #expect(r.version?.uploaded == true)
+            base = v
+            now += 60
+        }
+        now += HistoryPolicy.keepAge + 86_400
+        let fresh = ChunkRef(hash: ContentHash.of(Array("newest".utf8)), size: 6)
+        try await store.recordChunks(accountID: ctx.accountID, [(fresh.hash, fresh.size)])
+        let results = try await store.commitMany(ctx, container: Self.container, [
+            CommitInput(itemID: item, versionID: VersionID(uuid: UUID()), path: path, kind: .file, base: base, modified: now, manifest: Manifest(chunks: [fresh])),
+            CommitInput(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: try RelativePath(validating: "copy.txt"), kind: .file,
+                        base: nil, modified: now, manifest: Manifest(chunks: [refs[0], refs[2]])),
+        ], now: now)
+        #expect(Self.kindOf(results[0]) == "updated")
+        guard case .success(let copy) = results[1] else { Issue.record("the second commit failed: \(results[1])"); return }
+        #expect(copy.missing == [refs[0].hash])  // released by the update's pruning; refs[2] is still held
+        #expect(copy.version?.uploaded == false)
+        #expect(try await store.ownsChunk(accountID: ctx.accountID, hash: refs[0].hash) == false)
+    }
+
+    static func store(in dir: TempDirectory) async throws -> (SQLiteMetadataStore, AuthContext) {
+        let store = try SQLiteMetadataStore(path: dir.url.appendingPathComponent("meta.sqlite").path)
+        let account = try await store.createAccount(name: "alice", password: PasswordRecord(salt: [1], iterations: 1, derived: [2]), quota: 1 << 40,
+                                                    now: Date(timeIntervalSince1970: 1_800_000_000))
+        return (store, AuthContext(accountID: account.id, user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "laptop"))
+    }
+
+    static func kindOf(_ r: Result<CommitResult, StorageError>) -> String {
+        switch r {
+        case .success(let c): c.outcome.rawValue
+        case .failure(let e): "\(e.code)"
+        }
+    }
+
+    static func describe(_ r: Result<CommitResult, StorageError>) -> String {
+        switch r {
+        case .success(let c): "\(c.outcome) \(c.item) \(String(describing: c.version)) missing \(c.missing) at \(c.cursor)"
+        case .failure(let e): "\(e.code): \(e.message)"
+        }
+    }
+}
