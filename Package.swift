@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "UbiqServerTests",
-            dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting"]
+            dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ]
 )

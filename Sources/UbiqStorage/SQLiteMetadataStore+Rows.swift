@@ -131,6 +131,11 @@ extension Database {
     /// and whose path is free, so a revived item never sits in a deleted folder.
     /// - Parameter known: folders already seen live (with all their ancestors) in this
     ///   transaction, where nothing can make them not live again (a commit batch).
+    /// The last deleted folder at a path (container, path): asked through `items_deleted_path`.
+    static let deletedFolderAtPath = """
+        SELECT id FROM items WHERE container_id = ? AND path = ? AND kind = 'folder' AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1
+        """
+
     /// - Returns: true if it revived any folder.
     @discardableResult
     func reviveAncestors(container: Int64, of path: RelativePath, known: LiveFolders? = nil) throws -> Bool {
@@ -148,7 +153,7 @@ extension Database {
         var p = path.parent
         while let ancestor = p {
             if try liveItemRow(container: container, path: ancestor) == nil,
-               let dead = try Row.fetchOne(self.cachedStatement(sql: "SELECT id FROM items WHERE container_id = ? AND path = ? AND kind = 'folder' AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1"), arguments: [container, ancestor.string]) {
+               let dead = try Row.fetchOne(self.cachedStatement(sql: Self.deletedFolderAtPath), arguments: [container, ancestor.string]) {
                 let id: Int64 = dead["id"]
                 try cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?").execute(arguments: [id])
                 _ = try journal(container: container, item: id)

@@ -131,6 +131,12 @@ extension SQLiteMetadataStore {
                 try update.execute(arguments: [Manifest.contentHash(of: refs).hex, v])
             }
         }
+        // Deleted items by path: a commit under a folder that is not live looks for a deleted
+        // folder there to revive, which scanned every item of the container (a batch of files
+        // in folders never committed took seconds per 500 files in a container of 20,000).
+        m.registerMigration("v4-deleted-item-paths") { db in
+            try db.execute(sql: "CREATE INDEX items_deleted_path ON items(container_id, path, deleted_at) WHERE deleted_at IS NOT NULL")
+        }
         return m
     }
 }

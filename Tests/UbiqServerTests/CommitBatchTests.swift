@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import UbiqCore
 @testable import UbiqStorage
@@ -210,6 +211,18 @@ struct CommitBatchTests {
         #expect(copy.missing == [refs[0].hash])  // released by the update's pruning; refs[2] is still held
         #expect(copy.version?.uploaded == false)
         #expect(try await store.ownsChunk(accountID: ctx.accountID, hash: refs[0].hash) == false)
+    }
+
+    /// Files under a folder that is not live look for a deleted one to revive, once per file:
+    /// that look-up goes through an index, not over every item of the container.
+    @Test func lookingForADeletedFolderUsesAnIndex() async throws {
+        let dir = try TempDirectory("commit-batch")
+        defer { dir.remove() }
+        let (store, _) = try await Self.store(in: dir)
+        let plan = try await store.pool.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Database.deletedFolderAtPath, arguments: [1, "a"]).map { $0["detail"] as String }
+        }
+        #expect(plan.count == 1 && plan[0].contains("USING INDEX items_deleted_path") && !plan[0].contains("SCAN"), "\(plan)")
     }
 
     static func store(in dir: TempDirectory) async throws -> (SQLiteMetadataStore, AuthContext) {
