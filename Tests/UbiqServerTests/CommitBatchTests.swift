@@ -156,9 +156,8 @@ struct CommitBatchTests {
 
     /// A new file in a deleted folder revives it; later commits of the same batch see it live.
     @Test func aFolderRevivedByABatchIsLiveForTheRestOfIt() async throws {
-        let dir = try TempDirectory("commit-batch")
+        let (dir, store, ctx) = try await Self.store()
         defer { dir.remove() }
-        let (store, ctx) = try await Self.store(in: dir)
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let folder = ItemID(uuid: UUID())
         func input(_ path: String, _ kind: ItemKind, item: ItemID = ItemID(uuid: UUID())) throws -> CommitInput {
@@ -178,9 +177,8 @@ struct CommitBatchTests {
     /// An update prunes history and releases chunks only the pruned versions used; a later
     /// commit of the same batch naming one of them must be told to send it again.
     @Test func chunksReleasedByAnEarlierCommitOfTheBatchAreMissingForTheLaterOnes() async throws {
-        let dir = try TempDirectory("commit-batch")
+        let (dir, store, ctx) = try await Self.store()
         defer { dir.remove() }
-        let (store, ctx) = try await Self.store(in: dir)
         var now = Date(timeIntervalSince1970: 1_800_000_000)
         let item = ItemID(uuid: UUID())
         let path = try RelativePath(validating: "history.txt")
@@ -216,20 +214,21 @@ struct CommitBatchTests {
     /// Files under a folder that is not live look for a deleted one to revive, once per file:
     /// that look-up goes through an index, not over every item of the container.
     @Test func lookingForADeletedFolderUsesAnIndex() async throws {
-        let dir = try TempDirectory("commit-batch")
+        let (dir, store, _) = try await Self.store()
         defer { dir.remove() }
-        let (store, _) = try await Self.store(in: dir)
         let plan = try await store.pool.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Database.deletedFolderAtPath, arguments: [1, "a"]).map { $0["detail"] as String }
         }
         #expect(plan.count == 1 && plan[0].contains("USING INDEX items_deleted_path") && !plan[0].contains("SCAN"), "\(plan)")
     }
 
-    static func store(in dir: TempDirectory) async throws -> (SQLiteMetadataStore, AuthContext) {
+    /// A metadata store with one account in a fresh folder (the caller removes it).
+    static func store() async throws -> (TempDirectory, SQLiteMetadataStore, AuthContext) {
+        let dir = try TempDirectory("commit-batch")
         let store = try SQLiteMetadataStore(path: dir.url.appendingPathComponent("meta.sqlite").path)
         let account = try await store.createAccount(name: "alice", password: PasswordRecord(salt: [1], iterations: 1, derived: [2]), quota: 1 << 40,
                                                     now: Date(timeIntervalSince1970: 1_800_000_000))
-        return (store, AuthContext(accountID: account.id, user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "laptop"))
+        return (dir, store, AuthContext(accountID: account.id, user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "laptop"))
     }
 
     static func kindOf(_ r: Result<CommitResult, StorageError>) -> String {
