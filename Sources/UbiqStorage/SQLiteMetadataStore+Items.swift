@@ -83,10 +83,8 @@ extension SQLiteMetadataStore: ItemStore {
             }
             var descendants: [Row] = []
             if isFolder {
-                descendants = try Row.fetchAll(db, sql: "SELECT id, path FROM items WHERE container_id = ? AND deleted_at IS NULL AND substr(path, 1, ?) = ?",
-                                               arguments: [c, old.string.utf8.count + 1, old.string + "/"])
-                if try Row.fetchOne(db, sql: "SELECT 1 FROM items WHERE container_id = ? AND deleted_at IS NULL AND substr(path, 1, ?) = ?",
-                                    arguments: [c, path.string.utf8.count + 1, path.string + "/"]) != nil {
+                descendants = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, path FROM items WHERE \(Database.liveUnder)"), arguments: Database.under(c, old))
+                if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM items WHERE \(Database.liveUnder) LIMIT 1"), arguments: Database.under(c, path)) != nil {
                     throw StorageError(.pathExists, "items already exist under '\(path)'")
                 }
             }
@@ -115,8 +113,8 @@ extension SQLiteMetadataStore: ItemStore {
             var seq = try db.journal(container: c, item: id)
             if (r["kind"] as String) == ItemKind.folder.rawValue {
                 let path: String = r["path"]
-                let ids = try Int64.fetchAll(db, sql: "SELECT id FROM items WHERE container_id = ? AND deleted_at IS NULL AND substr(path, 1, ?) = ?",
-                                             arguments: [c, path.utf8.count + 1, path + "/"])
+                let ids = try Int64.fetchAll(db.cachedStatement(sql: "SELECT id FROM items WHERE \(Database.liveUnder)"),
+                                             arguments: Database.under(c, try RelativePath(validating: path)))
                 for d in ids {
                     try db.cachedStatement(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?").execute(arguments: [t, group, d])
                     seq = try db.journal(container: c, item: d)

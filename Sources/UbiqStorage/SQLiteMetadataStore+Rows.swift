@@ -131,6 +131,17 @@ extension Database {
     /// and whose path is free, so a revived item never sits in a deleted folder.
     /// - Parameter known: folders already seen live (with all their ancestors) in this
     ///   transaction, where nothing can make them not live again (a commit batch).
+    /// Live items under a folder (container, then the bounds from `under`): a range of the
+    /// live-path index, not a look at every live item of the container.
+    static let liveUnder = "container_id = ? AND deleted_at IS NULL AND path > ? AND path < ?"
+
+    /// The arguments of `liveUnder` for the items under `folder`: in byte order, the paths
+    /// that start with `folder/` are exactly those after `folder/` and before `folder0`
+    /// (`0` is the byte after `/`).
+    static func under(_ container: Int64, _ folder: RelativePath) -> StatementArguments {
+        [container, folder.string + "/", folder.string + "0"]
+    }
+
     /// The last deleted folder at a path (container, path): asked through `items_deleted_path`.
     static let deletedFolderAtPath = """
         SELECT id FROM items WHERE container_id = ? AND path = ? AND kind = 'folder' AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1
