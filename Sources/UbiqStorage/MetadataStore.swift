@@ -147,5 +147,5 @@ public protocol KeyValueStore: Sendable {
 }
 
 /// Everything the server needs from its metadata database. A PostgreSQL implementation
-/// conforms to the same protocol, so routes never change.
+/// (not built yet) would conform to the same protocol, so routes would not change.
 public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore & KeyValueStore

@@ -127,10 +127,6 @@ extension Database {
         try String.fetchAll(self.cachedStatement(sql: "SELECT hash FROM version_chunks WHERE version_id = ? ORDER BY idx"), arguments: [version]).map(ContentHash.init(validating:))
     }
 
-    /// Clears the deleted mark of every deleted folder item that is an ancestor of `path`
-    /// and whose path is free, so a revived item never sits in a deleted folder.
-    /// - Parameter known: folders already seen live (with all their ancestors) in this
-    ///   transaction, where nothing can make them not live again (a commit batch).
     /// Live items under a folder (container, then the bounds from `under`): a range of the
     /// live-path index, not a look at every live item of the container.
     static let liveUnder = "container_id = ? AND deleted_at IS NULL AND path > ? AND path < ?"
@@ -147,6 +143,10 @@ extension Database {
         SELECT id FROM items WHERE container_id = ? AND path = ? AND kind = 'folder' AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1
         """
 
+    /// Clears the deleted mark of every deleted folder item that is an ancestor of `path`
+    /// and whose path is free, so a revived item never sits in a deleted folder.
+    /// - Parameter known: folders already seen live (with all their ancestors) in this
+    ///   transaction, where nothing can make them not live again (a commit batch).
     /// - Returns: true if it revived any folder.
     @discardableResult
     func reviveAncestors(container: Int64, of path: RelativePath, known: LiveFolders? = nil) throws -> Bool {
