@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTLS
 import Logging
 import UbiqCore
+import UbiqEngine
 import UbiqServer
 
 /// `ubiq server …`
@@ -59,6 +60,11 @@ struct ServerRun: AsyncParsableCommand {
         }
         let dir = data.directory()
         let services = try ServerServices.embedded(at: dir)
+        // One server per data folder: a second one would not see the first one's pushes.
+        let lock: HomeLock?
+        do { lock = try HomeLock.acquire(file: dir.appendingPathComponent("server.lock")) } catch let e as EngineError { throw CLIError(.storageFailure, e.message) }
+        guard let lock else { throw CLIError(.invalidRequest, "another ubiq server is already using \(dir.path); stop it first or give --data another folder") }
+        defer { withExtendedLifetime(lock) {} }
         var logger = Logger(label: "ubiq.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let scheme = tls == nil ? "http" : "https"

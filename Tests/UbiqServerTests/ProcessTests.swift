@@ -58,14 +58,26 @@ struct ProcessTests {
         #expect(try await c2.kvAll(notes).entries.map(\.value) == [.string("v")])
     }
 
-    @Test func sigtermStopsTheServerCleanly() async throws {
+    /// SIGTERM stops a server cleanly; while one runs, a second server on the same data folder
+    /// is refused with one clear line (accounts can still be added), and once it has stopped
+    /// the folder is free again. (After a SIGKILL it is free too: see the restart above.)
+    @Test func sigtermStopsTheServerCleanlyAndOneServerHoldsADataFolder() async throws {
         let dir = try TempDirectory("ubiq-term")
         defer { dir.remove() }
-        let (server, url) = try startServer(dir.url.appendingPathComponent("d").path)
+        let data = dir.url.appendingPathComponent("d").path
+        let (server, url) = try startServer(data)
         let (s, _) = try await UbiqAPIClient(baseURL: url).raw(.GET, "/v1/health", body: nil)
         #expect(s == 200)
+        var (status, _, err) = try ChildProcess.runUbiq(["server", "--data", data, "--listen", "127.0.0.1:0"])
+        #expect(status == 1 && err.contains("another ubiq server is already using") && err.split(separator: "\n").count == 1, "\(err)")
+        (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "bob", "--password-stdin", "--data", data], stdin: "pw-bob\n")
+        #expect(status == 0, "\(err)")
+        #expect(try await UbiqAPIClient(baseURL: url).login(user: "bob", password: "pw-bob", deviceName: "laptop").0.token?.isEmpty == false)
         server.signal(SIGTERM)
         #expect(server.wait(timeout: 30) == 0)
+        let (again, _) = try startServer(data)
+        again.signal(SIGTERM)
+        #expect(again.wait(timeout: 30) == 0)
     }
 
     /// `ubiq server --tls-cert/--tls-key` as a person runs it, with a certificate authority of
