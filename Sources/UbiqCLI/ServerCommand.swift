@@ -6,6 +6,7 @@ import Logging
 import UbiqCore
 import UbiqEngine
 import UbiqServer
+import UbiqStorage
 
 /// `ubiq server …`
 struct ServerCommand: AsyncParsableCommand {
@@ -67,6 +68,7 @@ struct ServerRun: AsyncParsableCommand {
         defer { withExtendedLifetime(lock) {} }
         var logger = Logger(label: "ubiq.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        removeLeftovers(services, logger)
         let scheme = tls == nil ? "http" : "https"
         let app = try CLIError.map({ "cannot use the TLS certificate and key: \($0)" }) {
             try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, tls: tls) { bound in
@@ -79,6 +81,27 @@ struct ServerRun: AsyncParsableCommand {
             try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         } catch {
             throw CLIError(.storageFailure, "cannot serve on \(host):\(port): \(error)")
+        }
+    }
+}
+
+/// Removes, beside the serving, the packs and temporary files an earlier server process left
+/// when it was killed mid-write. Listed now — under the data folder's lock, before anything is
+/// served — so nothing this process writes is among them.
+func removeLeftovers(_ services: ServerServices, _ logger: Logger) {
+    guard let store = services.chunks as? FolderChunkStore else { return }
+    let candidates: OrphanCandidates
+    do { candidates = try store.leftovers() } catch {
+        logger.warning("cannot look for leftovers in the chunk folder: \(error)")
+        return
+    }
+    guard !candidates.packs.isEmpty || !candidates.temporaries.isEmpty else { return }
+    Task.detached(priority: .background) {
+        do {
+            let (files, bytes) = try await store.removeOrphans(candidates)
+            if files > 0 { logger.info("removed \(files) file(s), \(ByteSize.format(bytes)), left in the chunk folder by an interrupted write") }
+        } catch {
+            logger.warning("cannot remove leftovers from the chunk folder: \(error)")
         }
     }
 }

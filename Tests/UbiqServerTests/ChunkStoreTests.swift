@@ -8,6 +8,42 @@ import UbiqTesting
 /// after the store is reopened.
 @Suite("Chunk store")
 struct ChunkStoreTests {
+    /// A pack no index row names and a temporary file (what a crash mid-write leaves) are
+    /// removed; every stored chunk — in packs, loose, or stored after the listing — stays readable.
+    @Test func leftoversOfAnInterruptedWriteAreRemovedAndNothingElse() async throws {
+        let dir = try TempDirectory("ubiq-chunkstore")
+        defer { dir.remove() }
+        var rng = SeededRandom.forTest("chunkstore.orphans")
+        let before = (0..<3).map { _ in (0..<50).map { _ in rng.bytes(Int.random(in: 1...20_000, using: &rng)) } }
+        let loose = rng.bytes(3000)
+        do {
+            let store = try FolderChunkStore(root: dir.url)
+            for batch in before { try await store.putMany(batch.map { (ContentHash.of($0), $0) }) }
+            try await store.put(ContentHash.of(loose), loose)
+        }
+        // What a killed process leaves: a written pack whose index rows never committed, a temporary file.
+        let orphan = rng.bytes(70_000)
+        let orphanPack = dir.url.appendingPathComponent("packs/\(UUID().uuidString.lowercased()).pack")
+        try Data(orphan).write(to: orphanPack)
+        let temporary = dir.url.appendingPathComponent("tmp/\(ContentHash.of(loose).hex).12345")
+        try Data(loose.prefix(100)).write(to: temporary)
+
+        let store = try FolderChunkStore(root: dir.url, recentBytes: 0)
+        let candidates = try store.leftovers()
+        #expect(candidates.packs.count == 4 && candidates.temporaries.count == 1)
+        let after = (0..<50).map { _ in rng.bytes(Int.random(in: 1...20_000, using: &rng)) }
+        try await store.putMany(after.map { (ContentHash.of($0), $0) })  // written after the listing
+        let (files, bytes) = try await store.removeOrphans(candidates)
+        #expect(files == 2 && bytes == 70_100)
+        #expect(!FileManager.default.fileExists(atPath: orphanPack.path) && !FileManager.default.fileExists(atPath: temporary.path))
+        let packs = try FileManager.default.contentsOfDirectory(atPath: dir.url.appendingPathComponent("packs").path)
+        #expect(packs.count == 4)
+        for b in before.joined() + after { #expect(try await store.get(ContentHash.of(b)) == b) }
+        #expect(try await store.get(ContentHash.of(loose)) == loose)
+        // Nothing more to remove the next time.
+        #expect(try await store.removeOrphans(try store.leftovers()) == (0, 0))
+    }
+
     @Test func packsAndLooseChunksSurviveReopeningAndCorruptionIsReported() async throws {
         let dir = try TempDirectory("ubiq-chunkstore")
         defer { dir.remove() }

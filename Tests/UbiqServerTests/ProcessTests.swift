@@ -75,9 +75,15 @@ struct ProcessTests {
         #expect(try await UbiqAPIClient(baseURL: url).login(user: "bob", password: "pw-bob", deviceName: "laptop").0.token?.isEmpty == false)
         server.signal(SIGTERM)
         #expect(server.wait(timeout: 30) == 0)
+        // A pack and a temporary file left by a write that was cut off go when a server starts.
+        let orphans = ["chunks/packs/\(UUID().uuidString.lowercased()).pack", "chunks/tmp/partial.1"].map { data + "/" + $0 }
+        for path in orphans { try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: path)) }
         let (again, _) = try startServer(data)
+        let gone = again.waitForOutput(timeout: 30) { _ in orphans.allSatisfy { !FileManager.default.fileExists(atPath: $0) } }
         again.signal(SIGTERM)
         #expect(again.wait(timeout: 30) == 0)
+        #expect(gone != nil, "left: \(orphans.filter { FileManager.default.fileExists(atPath: $0) })")
+        #expect(again.stderr.contains("removed 2 file(s), 8.0 KiB"), "\(again.stderr)")
     }
 
     /// `ubiq server --tls-cert/--tls-key` as a person runs it, with a certificate authority of
