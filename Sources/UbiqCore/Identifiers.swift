@@ -87,11 +87,6 @@ public struct VersionID: UUIDIdentifier { public let uuid: UUID; public init(uui
 /// One installation of the client.
 public struct DeviceID: UUIDIdentifier { public let uuid: UUID; public init(uuid: UUID) { self.uuid = uuid } }
 
-/// Makes UUIDs; injected so pure code never creates them itself.
-public protocol UUIDSource: Sendable {
-    func next() -> UUID
-}
-
 /// A container's name, e.g. `TEAM.com.example.notes`: 1–255 bytes of `A–Z a–z 0–9 . _ -`,
 /// not starting with a dot.
 public struct ContainerID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {

@@ -54,8 +54,7 @@ final class CommitBatch {
     /// `Database.missingChunks` says; nil once the answers may be stale.
     func missing(_ manifest: Manifest) -> [ChunkRef]? {
         guard current else { return nil }
-        var seen = Set<ContentHash>()
-        return manifest.chunks.filter { !owned.contains($0.hash) && seen.insert($0.hash).inserted }
+        return manifest.distinctChunks { !owned.contains($0) }
     }
 
     /// Notes what an input did, after its savepoint was released or rolled back.
@@ -75,6 +74,14 @@ final class CommitBatch {
 
     /// Stops the answers: the input under way changed the database in a way they do not follow.
     func invalidate() { current = false }
+}
+
+extension Manifest {
+    /// The manifest's chunks whose hash passes `include`, each hash once, in manifest order.
+    func distinctChunks(where include: (ContentHash) -> Bool) -> [ChunkRef] {
+        var seen = Set<ContentHash>()
+        return chunks.filter { include($0.hash) && seen.insert($0.hash).inserted }
+    }
 }
 
 extension Database {

@@ -103,24 +103,14 @@ extension Database {
     func missingHashes(accountID: Int64, _ hashes: [ContentHash]) throws -> [ContentHash] {
         var seen = Set<ContentHash>()
         let unique = hashes.filter { seen.insert($0).inserted }
-        var owned = Set<ContentHash>()
-        try SQLBatch.each(unique.count) { range in
-            let stmt = try cachedStatement(sql: "SELECT hash FROM account_chunks WHERE account_id = ? AND hash IN (\(SQLBatch.marks(range.count)))")
-            var args: [(any DatabaseValueConvertible)?] = [accountID]
-            args.reserveCapacity(range.count + 1)
-            for h in unique[range] { args.append(h.hex) }
-            for text in try String.fetchAll(stmt, arguments: StatementArguments(args)) {
-                if let h = ContentHash(hexIn: text.utf8) { owned.insert(h) }
-            }
-        }
-        return unique.filter { !owned.contains($0) }
+        let owned = try present("SELECT hash FROM account_chunks WHERE account_id = ? AND hash", accountID, unique.map(\.hex))
+        return unique.filter { !owned.contains($0.hex) }
     }
 
     /// The chunks of `manifest` the account does not hold (deduplicated, in manifest order).
     func missingChunks(accountID: Int64, manifest: Manifest) throws -> [ChunkRef] {
         let missing = Set(try missingHashes(accountID: accountID, manifest.chunks.map(\.hash)))
-        var seen = Set<ContentHash>()
-        return manifest.chunks.filter { missing.contains($0.hash) && seen.insert($0.hash).inserted }
+        return manifest.distinctChunks { missing.contains($0) }
     }
 
     func versionChunkHashes(version: Int64) throws -> [ContentHash] {
