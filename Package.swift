@@ -113,7 +113,7 @@ let package = Package(
         .target(
             name: "UbiqTesting",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "CFileSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),  // certificates for the TLS tests

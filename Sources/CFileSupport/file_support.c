@@ -26,6 +26,22 @@ int ubiq_rename_noreplace(const char *from, const char *to) { return rename2(fro
 
 int ubiq_rename_exchange(const char *a, const char *b) { return rename2(a, b, RENAME_EXCHANGE); }
 
+// MARK: statx
+
+#include <sys/stat.h>
+
+int ubiq_stat_at(int dirfd, const char *path, ubiq_stat *out) {
+    struct statx sx;
+    if (statx(dirfd, path, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS | STATX_BTIME, &sx) != 0) return -1;
+    out->mode = sx.stx_mode;
+    out->ino = sx.stx_ino;
+    out->size = (int64_t)sx.stx_size;
+    out->mtime_ns = (int64_t)sx.stx_mtime.tv_sec * 1000000000LL + sx.stx_mtime.tv_nsec;
+    out->ctime_ns = (int64_t)sx.stx_ctime.tv_sec * 1000000000LL + sx.stx_ctime.tv_nsec;
+    out->btime_ns = (sx.stx_mask & STATX_BTIME) ? (int64_t)sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec : 0;
+    return 0;
+}
+
 // MARK: sequential writer
 
 #include <stdlib.h>

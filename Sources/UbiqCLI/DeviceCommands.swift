@@ -186,9 +186,7 @@ struct SyncCommand: AsyncParsableCommand {
     func run() async throws {
         let (h, config) = try home.config()
         guard let lock = try HomeLock.acquire(h) else {
-            guard let r = DaemonSocket.ask(h.socketPath, .sync) else {
-                throw CLIError(.invalidRequest, "another engine holds this home but does not answer")
-            }
+            let r = try await DaemonAnswer.ask(h, .sync)
             if !r.ok { throw CLIError(.invalidRequest, r.message ?? "not in sync") }
             print("in sync")
             return
@@ -219,10 +217,10 @@ struct StatusCommand: AsyncParsableCommand {
                 let engine = try SyncEngine(home: h, config: config)
                 status = await engine.peek()
                 _ = lock
-            } else if let r = DaemonSocket.ask(h.socketPath, .status), let s = r.status {
+            } else if let s = try await DaemonAnswer.ask(h, .status).status {
                 status = s
             } else {
-                throw CLIError(.invalidRequest, "another engine holds this home but does not answer")
+                throw CLIError(.invalidRequest, "the daemon answered without a status")
             }
         } else {
             status = .signedOut

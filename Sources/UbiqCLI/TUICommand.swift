@@ -61,8 +61,8 @@ struct TUICommand: AsyncParsableCommand {
         logger.logLevel = .info
         guard let lock = try HomeLock.acquire(h) else {
             // A daemon runs this home's engine: attach to it through its socket.
-            guard DaemonSocket.ask(h.socketPath, .status)?.status != nil else {
-                throw CLIError(.invalidRequest, "another engine holds this home but does not answer")
+            guard try await DaemonAnswer.ask(h, .status).status != nil else {
+                throw CLIError(.invalidRequest, "the daemon answered without a status")
             }
             let app = await TUIApp(connection: .daemon(socketPath: h.socketPath), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
             await app.run(flash: warning)

@@ -257,8 +257,20 @@ public struct UbiqAPIClient: Sendable {
         try await call(.POST, containerPath(container) + "/items/\(item)/move", MoveRequest(path: path), as: ItemRecord.self)
     }
 
+    /// A sync engine's move: only into a folder the server has at the new parent path
+    /// (`item_changed` otherwise, after a deleted one is brought back).
+    public func move(_ container: ContainerID, item: ItemID, intoFolderAt path: RelativePath) async throws -> ItemRecord {
+        try await call(.POST, containerPath(container) + "/items/\(item)/move?strict=1", MoveRequest(path: path), as: ItemRecord.self)
+    }
+
     public func delete(_ container: ContainerID, item: ItemID) async throws -> ItemRecord {
         try await call(.POST, containerPath(container) + "/items/\(item)/delete", Optional<Int>.none, as: ItemRecord.self)
+    }
+
+    /// A sync engine's delete: only if neither the item nor anything under it changed after
+    /// change `since` (the device's cursor); `item_changed` otherwise.
+    public func delete(_ container: ContainerID, item: ItemID, unchangedSince since: Int64) async throws -> ItemRecord {
+        try await call(.POST, containerPath(container) + "/items/\(item)/delete?since=\(since)", Optional<Int>.none, as: ItemRecord.self)
     }
 
     public func restore(_ container: ContainerID, item: ItemID) async throws -> ItemRecord {

@@ -21,6 +21,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case missingChunks = "missing_chunks"
     case incompleteContent = "incomplete_content"
     case userExists = "user_exists"
+    /// A conditional delete found the item changed since the version it named (an edit wins
+    /// over a delete), or a folder that still holds items.
+    case itemChanged = "item_changed"
     // Key-value limits
     case kvTooManyKeys = "kv_too_many_keys"
     case kvKeyInvalid = "kv_key_invalid"

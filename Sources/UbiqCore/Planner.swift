@@ -11,8 +11,11 @@ public enum Planner {
     ///     still listed); they are not downloaded again until asked, and their absence is not a delete.
     ///   - streaming: items whose current version another device is still uploading that may be
     ///     downloaded as its chunks arrive (otherwise a version is downloaded once it is complete).
+    ///   - abandoned: versions this device committed whose content it stopped uploading because
+    ///     the file changed or went away; where the file is gone here, the item is deleted on
+    ///     the server (the user deleted it before its content went up), not waited for.
     public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], evicted: Set<ItemID> = [],
-                            streaming: Set<ItemID> = []) -> [SyncOp] {
+                            streaming: Set<ItemID> = [], abandoned: Set<VersionID> = []) -> [SyncOp] {
         func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
         func fetchable(_ id: ItemID, _ r: RemoteNode) -> Bool { r.uploaded || streaming.contains(id) }
         var ops: [SyncOp] = []
@@ -39,6 +42,16 @@ public enum Planner {
             }
             return remoteAtMap![p]
         }
+        var localAtMap: [RelativePath: ItemID]?
+        func localAt(_ p: RelativePath) -> ItemID? {
+            if localAtMap == nil {
+                var m: [RelativePath: ItemID] = [:]
+                m.reserveCapacity(t.local.count)
+                for (id, l) in t.local { m[l.path] = id }
+                localAtMap = m
+            }
+            return localAtMap![p]
+        }
         // New local items (never synced) by path: a server move onto one of them cannot be
         // applied locally, so the local position wins instead.
         var newLocalPaths: Set<RelativePath>?
@@ -59,6 +72,15 @@ public enum Planner {
                 a = ancestor.parent
             }
             return true
+        }
+        // True if the server has, under a folder this device deleted, an item that the delete did
+        // not cover: one the device never had, one edited or moved in elsewhere since.
+        func holdsNews(_ folder: RelativePath, deletedAt old: RelativePath) -> Bool {
+            t.remote.contains { cid, c in
+                guard c.path != folder, c.path.isSelfOrDescendant(of: folder) else { return false }
+                guard let cs = t.synced[cid] else { return c.kind == .folder || wanted(cid) || t.local[cid] != nil }
+                return cs.version != c.version || cs.kind != c.kind || !cs.path.isSelfOrDescendant(of: old)
+            }
         }
         // Items are looked at in any order; those with operations are put in ID order after.
         var planned: [(id: ItemID, ops: [SyncOp])] = []
@@ -106,6 +128,8 @@ public enum Planner {
                 break
             case (nil, let l?, nil):
                 if l.kind == .folder { ops.append(.createRemoteFolder(id)) } else if l.hash != nil { ops.append(.upload(id, base: nil)) }
+            case (nil, nil, let r?) where r.kind == .file && !r.uploaded && r.version.map(abandoned.contains) == true:
+                ops.append(.deleteRemote(id))
             case (nil, nil, let r?):
                 if r.kind == .folder {
                     ops.append(.createLocalFolder(id))
@@ -126,11 +150,12 @@ public enum Planner {
             case (let s?, let l?, nil):
                 // Deleted on the server.
                 if l.kind == .folder {
-                    // Keep (revive) the folder while it holds unsynced content, or items the server
-                    // still has inside it.
+                    // Keep (revive) the folder while it holds unsynced content, items the server
+                    // still has inside it, or items the user moved into it here.
                     let keep = unsafeLocalPaths().contains { $0 != l.path && $0.isSelfOrDescendant(of: l.path) }
                         || t.local.contains { cid, c in c.path != l.path && c.path.isSelfOrDescendant(of: l.path)
-                            && (t.remote[cid].map { $0.path.isSelfOrDescendant(of: l.path) } ?? false) }
+                            && ((t.remote[cid].map { $0.path.isSelfOrDescendant(of: l.path) } ?? false)
+                                || (t.synced[cid].map { $0.path != c.path } ?? false)) }
                     ops.append(keep ? .createRemoteFolder(id) : .deleteLocal(id))
                 } else if l.hash == nil {
                     break  // still being written: decide once it is stable
@@ -144,15 +169,33 @@ public enum Planner {
                 ops.append(.forget(id))
             case (let s?, nil, let r?):
                 // Deleted locally.
-                if r.version == s.version && r.kind == s.kind {
+                if r.kind == .file && !r.uploaded && r.version.map(abandoned.contains) == true {
                     ops.append(.deleteRemote(id))
+                } else if r.version == s.version && r.kind == s.kind {
+                    // A folder holding something this device has not seen deleted (another
+                    // device's edit, or an item moved in) comes back instead: no user deleted that.
+                    ops.append(r.kind == .folder && holdsNews(r.path, deletedAt: s.path) ? .createLocalFolder(id) : .deleteRemote(id))
                 } else if r.kind == .folder {
                     ops.append(.createLocalFolder(id))
                 } else if fetchable(id, r), let v = r.version {
                     ops.append(.download(id, version: v))  // remote edit against local delete: the edit wins
                 }
             case (let s?, let l?, let r?):
-                ops += planBoth(id, s, l, r, blocked: l.path != r.path && newLocalAt(r.path), fetchable: fetchable(id, r))
+                var both = planBoth(id, s, l, r, blocked: l.path != r.path && newLocalAt(r.path), fetchable: fetchable(id, r))
+                if let i = both.firstIndex(where: \.isRemoteMove), case .moveRemote(_, let to) = both[i], let parent = to.parent {
+                    // The server applies a move to its own paths: the local parent must be the
+                    // server's folder at that path. A parent the server has inside this very item
+                    // (another device moved it there first) is a cycle: the server's order wins
+                    // and the item goes back where the server has it. Any other mismatch waits
+                    // for the parent's own step.
+                    let lp = localAt(parent)
+                    if let lp, lp != id, let rp = t.remote[lp], rp.path.isSelfOrDescendant(of: r.path) {
+                        both[i] = .moveLocal(id, to: r.path)
+                    } else if lp == nil || remoteAt(parent) != lp {
+                        both.remove(at: i)
+                    }
+                }
+                ops += both
             }
         }
     }

@@ -138,3 +138,18 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
         return "'" + String(shown.prefix(200)) + "'"
     }
 }
+
+extension RelativePath {
+    /// The same path with ` (n)` before the name's extension (`notes (2).txt`, `Folder (3)`): the
+    /// visible rename an item gets when another item took its name first, as iCloud Drive does.
+    public func numbered(_ n: Int) -> RelativePath {
+        let name = self.name
+        let newName: String
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            newName = "\(name[..<dot]) (\(n))\(name[dot...])"
+        } else {
+            newName = "\(name) (\(n))"
+        }
+        return (try? parent.map { try $0.appending(newName) } ?? RelativePath(validating: newName)) ?? self
+    }
+}

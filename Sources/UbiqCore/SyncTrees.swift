@@ -72,6 +72,9 @@ public enum SyncOp: Hashable, Sendable {
     /// Gone on both sides: drop the merge base.
     case forget(ItemID)
 
+    /// True for `moveRemote`.
+    public var isRemoteMove: Bool { if case .moveRemote = self { true } else { false } }
+
     public var item: ItemID {
         switch self {
         case .upload(let i, _), .createRemoteFolder(let i), .moveRemote(let i, _), .deleteRemote(let i), .download(let i, _),

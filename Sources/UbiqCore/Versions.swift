@@ -22,12 +22,17 @@ public struct ItemSnapshot: Sendable, Equatable {
     public var currentHash: ContentHash?
     public var conflictHashes: [VersionID: ContentHash]
     public var isDeleted: Bool
+    /// The device that wrote the current version, while that version's content is still being
+    /// uploaded (nil once complete).
+    public var currentUnfinishedBy: DeviceID?
 
-    public init(currentVersion: VersionID?, currentHash: ContentHash?, conflictHashes: [VersionID: ContentHash] = [:], isDeleted: Bool = false) {
+    public init(currentVersion: VersionID?, currentHash: ContentHash?, conflictHashes: [VersionID: ContentHash] = [:], isDeleted: Bool = false,
+                currentUnfinishedBy: DeviceID? = nil) {
         self.currentVersion = currentVersion
         self.currentHash = currentHash
         self.conflictHashes = conflictHashes
         self.isDeleted = isDeleted
+        self.currentUnfinishedBy = currentUnfinishedBy
     }
 }
 
@@ -52,11 +57,17 @@ public enum ConflictRule {
     ///   - existing: the item as stored, nil for an item the server does not know.
     ///   - base: the version the device's content was based on (nil for a new file).
     ///   - incoming: the content hash being committed.
-    public static func decide(existing: ItemSnapshot?, base: VersionID?, incoming: ContentHash) -> CommitDecision {
+    ///   - device: the committing device. A device whose own current version never finished
+    ///     uploading (its file changed or went away meanwhile) supersedes it: that version was
+    ///     an earlier state of the same device's file, which no other device could have seen
+    ///     complete; keeping it current would leave every device waiting for content that
+    ///     never comes.
+    public static func decide(existing: ItemSnapshot?, base: VersionID?, incoming: ContentHash, device: DeviceID? = nil) -> CommitDecision {
         guard let existing else { return .create }
         if existing.isDeleted { return .revive }
         if let cur = existing.currentVersion, existing.currentHash == incoming { return .unchanged(cur) }
         if existing.currentVersion == nil || base == existing.currentVersion { return .advance }
+        if let device, existing.currentUnfinishedBy == device { return .advance }
         if let same = existing.conflictHashes.first(where: { $0.value == incoming }) { return .unchanged(same.key) }
         return .conflict
     }

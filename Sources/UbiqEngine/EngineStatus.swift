@@ -25,11 +25,41 @@ public struct EngineStatus: Codable, Sendable, Equatable {
     public var conflicts: Int
     /// The last error, if the last pass hit one.
     public var lastError: String?
+    /// Items whose last step failed (each retried with a growing delay).
+    public var errors: [ItemError]
+
+    /// An item that is stuck: its path, the stable error code, what went wrong, since when.
+    public struct ItemError: Codable, Sendable, Equatable {
+        public var path: String
+        public var code: String
+        public var message: String
+        public var since: Date
+        public var attempts: Int
+        public init(path: String, code: String, message: String, since: Date, attempts: Int) {
+            self.path = path; self.code = code; self.message = message; self.since = since; self.attempts = attempts
+        }
+    }
 
     public init(state: State, idle: Bool, account: String?, server: String?, device: String?, container: String?,
-                uploads: Transfers = .init(), downloads: Transfers = .init(), conflicts: Int = 0, lastError: String? = nil) {
+                uploads: Transfers = .init(), downloads: Transfers = .init(), conflicts: Int = 0, lastError: String? = nil, errors: [ItemError] = []) {
         self.state = state; self.idle = idle; self.account = account; self.server = server; self.device = device
         self.container = container; self.uploads = uploads; self.downloads = downloads; self.conflicts = conflicts; self.lastError = lastError
+        self.errors = errors
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        state = try c.decode(State.self, forKey: .state)
+        idle = try c.decode(Bool.self, forKey: .idle)
+        account = try c.decodeIfPresent(String.self, forKey: .account)
+        server = try c.decodeIfPresent(String.self, forKey: .server)
+        device = try c.decodeIfPresent(String.self, forKey: .device)
+        container = try c.decodeIfPresent(String.self, forKey: .container)
+        uploads = try c.decode(Transfers.self, forKey: .uploads)
+        downloads = try c.decode(Transfers.self, forKey: .downloads)
+        conflicts = try c.decode(Int.self, forKey: .conflicts)
+        lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
+        errors = try c.decodeIfPresent([ItemError].self, forKey: .errors) ?? []  // older daemons send none
     }
 
     public static let signedOut = EngineStatus(state: .signedOut, idle: true, account: nil, server: nil, device: nil, container: nil)

@@ -168,6 +168,18 @@ final class EngineStore: Sendable {
         try wrap { try pool.read { db in try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = ?"), arguments: [key]) } }
     }
 
+    func setMeta(_ key: String, _ value: String?) throws {
+        try wrap {
+            try pool.write { db in
+                if let value {
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(arguments: [key, value])
+                } else {
+                    try db.cachedStatement(sql: "DELETE FROM meta WHERE key = ?").execute(arguments: [key])
+                }
+            }
+        }
+    }
+
     // MARK: writing
 
     func setSynced(_ id: ItemID, _ e: SyncedEntry?) throws {

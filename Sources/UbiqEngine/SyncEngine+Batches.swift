@@ -100,7 +100,7 @@ extension SyncEngine {
                 var remoteRows: [(ItemID, RemoteEntry?)] = [], syncedRows: [(ItemID, SyncedEntry?)] = []
                 for ((id, l), result) in zip(group, results) {
                     guard let item = result.response?.item else {
-                        itemErrors[id] = "\(result.error?.code.rawValue ?? "error"): \(result.error?.message ?? "refused")"
+                        failed(id, code: result.error?.code.rawValue ?? "error", message: result.error?.message ?? "refused")
                         continue
                     }
                     adopt(id, as: item.id)
@@ -111,7 +111,7 @@ extension SyncEngine {
                                             stamp: l.entry.stamp, stampHash: nil)
                     synced[item.id] = entry
                     syncedRows.append((item.id, entry))
-                    itemErrors[id] = nil
+                    succeeded(id)
                     done += 1
                 }
                 try store.recordBatch(remote: remoteRows, synced: syncedRows, index: [])
@@ -201,7 +201,7 @@ extension SyncEngine {
         var done = 0
         for (p, result) in zip(prepared, results) {
             guard let resp = result.response else {
-                itemErrors[p.id] = "\(result.error?.code.rawValue ?? "error"): \(result.error?.message ?? "refused")"
+                failed(p.id, code: result.error?.code.rawValue ?? "error", message: result.error?.message ?? "refused")
                 continue
             }
             let sid = resp.item.id
@@ -209,7 +209,12 @@ extension SyncEngine {
             var item = resp.item
             if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
                 // A chunk went missing meanwhile (another device's upload raced ours): send it the usual way.
-                try await sendChunks(of: p.manifest, path: p.file, missing: Set(resp.missing), item: sid)
+                do {
+                    try await sendChunks(of: p.manifest, path: p.file, missing: Set(resp.missing), item: sid)
+                } catch let e as EngineError where e.code == .hashMismatch {
+                    noteAbandoned(v.id)
+                    throw e
+                }
                 item = try await client.complete(config.container, version: v.id)
             }
             let re = Self.remoteEntry(item)
@@ -228,7 +233,7 @@ extension SyncEngine {
             }
             synced[sid] = entry
             syncedRows.append((sid, entry))
-            itemErrors[p.id] = nil
+            succeeded(p.id)
             done += 1
         }
         try store.recordBatch(remote: remoteRows, synced: syncedRows, index: index)
@@ -309,7 +314,7 @@ extension SyncEngine {
             manifests[stamp] = m
             local[w.id] = (w.target, LocalEntry(kind: .file, stamp: stamp))
             localHashes[w.id] = m.hash
-            itemErrors[w.id] = nil
+            succeeded(w.id)
         }
         try store.recordBatch(remote: [], synced: syncedRows, index: index)
         logger.debug("download batch: manifests \(t1 - t0), chunks \(t2 - t1), written, flushed and placed \(t3 - t2), recorded \(ContinuousClock.now - t3)")

@@ -1,3 +1,4 @@
+import CFileSupport
 import Foundation
 import UbiqClient
 import UbiqCore
@@ -111,15 +112,20 @@ extension SyncEngine {
             case .markSynced(let id): done = try markSynced(id)
             case .forget(let id): try setSynced(id, nil); done = true
             }
-            if done { itemErrors[op.item] = nil }
+            if done { succeeded(op.item) }
             logger.debug("\(op) → \(done ? "done" : "skipped")")
             return done
         } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
             markOffline(e.message)
             return false
         } catch {
-            itemErrors[op.item] = "\(error)"
+            failed(op.item, error: error)
             logger.warning("\(op): \(error)")
+            if case .upload(let id, nil) = op, (error as? ClientError)?.code == .invalidRequest, local[id] != nil, synced[id] == nil {
+                // The server refused the ID for this content (it names an item of another kind):
+                // the local item takes a fresh ID instead of retrying the same refusal.
+                adopt(id, as: ItemID(uuid: newUUID()))
+            }
             return false
         }
     }
@@ -231,7 +237,7 @@ extension SyncEngine {
     func moveRemote(_ id: ItemID, to: RelativePath) async throws -> Bool {
         guard let s = synced[id] else { return false }
         do {
-            let item = try await client.move(config.container, item: id, to: to)
+            let item = try await client.move(config.container, item: id, intoFolderAt: to)
             let old = remote[id]?.node.path ?? s.node.path
             noteRemote(item)
             // The server moved the folder's contents with it; so does our copy of its tree.
@@ -246,17 +252,48 @@ extension SyncEngine {
             try rebaseSynced(id, from: s.node.path, to: to)
             return true
         } catch let e as ClientError where e.code == .pathExists {
-            itemErrors[id] = "cannot move to \(to): another item is there on the server"
-            return false
+            // Another device took the name first: this item gets a visible rename (`name (2)`)
+            // here, which the next round sends to the server; nothing is dropped.
+            announced += 1
+            return try renameAside(id, from: to)
+        } catch let e as ClientError where e.code == .itemChanged {
+            logger.debug("move of \(id) waits: \(e.message)")
+            announced += 1  // the server's folders moved: the next round pulls first
+            return true
         }
+    }
+
+    /// Deletes an item on the server only if nothing in it changed after what this device last
+    /// pulled (`item_changed`: another device edited it, renamed it or moved something into the
+    /// folder; the change is pulled and the item planned again, never deleted unseen).
+    /// Renames a local item at `path` to the first free `path (n)` (free here and on the server).
+    func renameAside(_ id: ItemID, from path: RelativePath) throws -> Bool {
+        guard let l = local[id], l.path == path else { return false }
+        let taken = Set(remote.values.map(\.node.path))
+        for n in 2..<1000 {
+            let to = path.numbered(n)
+            if taken.contains(to) || LocalFiles.stamp(files.path(to)) != nil { continue }
+            guard ubiq_rename_noreplace(files.path(path), files.path(to)) == 0 else {
+                if errno == EEXIST { continue }
+                throw EngineError(.storageFailure, "cannot rename \(path) to \(to.name): \(String(cString: strerror(errno)))")
+            }
+            logger.info("\(path) is taken on the server: renamed to \(to.name)")
+            local[id] = (to, l.entry)
+            return true
+        }
+        return false
     }
 
     func deleteRemote(_ id: ItemID) async throws -> Bool {
         do {
-            let item = try await client.delete(config.container, item: id)
+            let item = try await client.delete(config.container, item: id, unchangedSince: cursor)
             noteRemote(item)
         } catch let e as ClientError where e.code == .notFound {
             remote[id] = nil
+        } catch let e as ClientError where e.code == .itemChanged {
+            logger.debug("delete of \(id) waits: \(e.message)")
+            announced += 1  // the next round pulls first
+            return true
         }
         try setSynced(id, nil)
         return true

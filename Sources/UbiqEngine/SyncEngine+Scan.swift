@@ -78,17 +78,21 @@ extension SyncEngine {
             var id: ItemID
             if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, result[sid] == nil {
                 id = sid
-            } else if let nid = newLocalIDs[e.stamp.inode], result[nid] == nil {
+            } else if let nid = newLocalIDs[e.stamp.inode], result[nid] == nil, knownKind(nid) ?? e.kind == e.kind {
                 id = nid
             } else if let rid = remoteByPath[path], remote[rid]!.node.kind == e.kind, result[rid] == nil, synced[rid] == nil {
                 id = rid
             } else {
                 id = ItemID(uuid: newUUID())
             }
-            if synced[id] == nil { newLocalIDs[e.stamp.inode] = id }
             result[id] = (sharedPath(id, path), e)
             if e.kind == .file { check.append(id) }
         }
+        // New items keep their IDs by identity while they exist; IDs of files and folders gone
+        // from the folder are forgotten (an identity is never reused, but the map must not grow).
+        var stillNew: [UInt64: ItemID] = [:]
+        for (id, l) in result where synced[id] == nil { stillNew[l.entry.stamp.inode] = id }
+        newLocalIDs = stillNew
         local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.
@@ -134,7 +138,7 @@ extension SyncEngine {
                     keptContentBytes += bytes.count
                 }
             case .success(nil): unstableCount += 1  // changed while being read: try again shortly
-            case .failure(let e): itemErrors[id] = "\(e)"
+            case .failure(let e): failed(id, error: e)
             }
         }
         unstable = unstableCount
@@ -162,6 +166,10 @@ extension SyncEngine {
         }
         return (0..<jobs.count).map { (out.baseAddress! + $0).move()! }  // moved out: nothing left to deinitialize
     }
+
+    /// The kind the server or the merge base gives an item, if either knows it: an ID is never
+    /// claimed by an entry of the other kind.
+    func knownKind(_ id: ItemID) -> ItemKind? { remote[id]?.node.kind ?? synced[id]?.node.kind }
 
     /// `path`, or an equal path the item's other trees already hold: the three nodes of an item
     /// then share one string, so the planner's copies and comparisons touch one object instead

@@ -48,7 +48,12 @@ extension SyncEngine {
 
         var item = resp.item
         if !resp.missing.isEmpty {
-            try await sendChunks(of: m, path: path, missing: Set(resp.missing), item: sid)
+            do {
+                try await sendChunks(of: m, path: path, missing: Set(resp.missing), item: sid)
+            } catch let e as EngineError where e.code == .hashMismatch {
+                if let v = resp.version, !v.uploaded { noteAbandoned(v.id) }
+                throw e
+            }
         }
         if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
             item = try await client.complete(config.container, version: v.id)

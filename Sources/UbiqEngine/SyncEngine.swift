@@ -72,6 +72,11 @@ public actor SyncEngine {
     var transfers: TrackedMap<Transfer>
     var lastError: String?
     var itemErrors: TrackedMap<String>
+    /// Failed items and when each may be tried again.
+    var backoff = ItemBackoff()
+    /// Versions this device committed whose content it stopped sending (the file changed or went
+    /// away meanwhile), kept in the state database until the server no longer has them current.
+    var abandoned: Set<VersionID> = []
     var waiters: [CheckedContinuation<Void, Never>] = []
     var watcher: DirectoryWatcher?
     var backgroundTasks: [Task<Void, Never>] = []
@@ -136,6 +141,7 @@ public actor SyncEngine {
         self.itemErrors = TrackedMap(log: changeLog)
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
         (self.pinnedIDs, self.evicted) = try store.loadWanted()
+        self.abandoned = Set((try store.meta("abandoned") ?? "").split(separator: ",").compactMap { VersionID(string: String($0)) })
         let counts = (synced.count, remote.count)
         logger.debug("loaded \(counts.0) synced and \(counts.1) remote items in \(ContinuousClock.now - loadStart)")
     }
@@ -187,6 +193,11 @@ public actor SyncEngine {
                     soon = true
                 }
             case .closedWrite: if let p = e.path { writing[p] = nil }; immediate = true
+            case .placed:
+                // A rename ends a write (an atomic save, a file moved in): no settle wait. The
+                // re-check after hashing still catches a writer at work on the file meanwhile.
+                if let p = e.path { writing[p] = nil }
+                immediate = true
             case .overflow: manifests.removeAll(); immediate = true
             }
         }
@@ -359,8 +370,8 @@ public actor SyncEngine {
                 evicted.subtract(stale)
             } catch { logger.warning("\(error)") }
         }
-        return Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinnedIDs, evicted: evicted,
-                            streaming: streamable())
+        return withoutWaiting(Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinnedIDs, evicted: evicted,
+                                           streaming: streamable(), abandoned: abandonedVersions()))
     }
 
     /// Big files whose current version another device is still uploading: downloaded while the
@@ -447,7 +458,7 @@ public actor SyncEngine {
         let idle = online && !passRunning && !passRequested && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
         return EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
                             device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
-                            conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError)
+                            conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())
     }
 
     /// True when the last pass left nothing to do.

@@ -7,7 +7,10 @@ import Glibc
 
 /// What the watcher reports.
 struct WatchEvent: Sendable {
-    enum Kind: Sendable { case changed, closedWrite, overflow }
+    /// `changed`: written or created (a writer may still be at work); `placed`: renamed or moved
+    /// in, removed, attributes changed — no write in progress, so nothing to wait for;
+    /// `closedWrite`: a writer closed the file.
+    enum Kind: Sendable { case changed, placed, closedWrite, overflow }
     var path: RelativePath?
     var kind: Kind
 }
@@ -150,7 +153,13 @@ final class DirectoryWatcher: @unchecked Sendable {
                     continue
                 }
                 if mask & UInt32(IN_IGNORED) != 0 { paths[wd] = nil; continue }
-                guard let dir = paths[wd] else { foreign += 1; continue }
+                guard let dir = paths[wd] else {
+                    // A watch dropped a moment ago (its folder moved, the new watch is not in
+                    // place yet): something changed somewhere, so the engine looks.
+                    foreign += 1
+                    events.append(WatchEvent(path: nil, kind: .placed))
+                    continue
+                }
                 let name = String(decoding: nameBytes, as: UTF8.self)
                 let rel = name.isEmpty ? dir : (dir.isEmpty ? name : dir + "/" + name)
                 let isDir = mask & UInt32(bitPattern: IN_ISDIR) != 0
@@ -175,7 +184,9 @@ final class DirectoryWatcher: @unchecked Sendable {
                 }
                 let path = rel.isEmpty ? nil : try? RelativePath(validating: rel)
                 if let path, path.isExcluded { continue }
-                events.append(WatchEvent(path: path, kind: mask & UInt32(IN_CLOSE_WRITE) != 0 ? .closedWrite : .changed))
+                let kind: WatchEvent.Kind = mask & UInt32(IN_CLOSE_WRITE) != 0 ? .closedWrite
+                    : mask & UInt32(IN_MODIFY | IN_CREATE) != 0 ? .changed : .placed
+                events.append(WatchEvent(path: path, kind: kind))
             }
         }
         if !events.isEmpty { onEvents(events) }

@@ -27,7 +27,7 @@ extension ErrorCode {
         case .forbidden: 403
         case .tooManyAttempts: 429
         case .notFound: 404
-        case .pathExists, .userExists: 409
+        case .pathExists, .userExists, .itemChanged: 409
         case .payloadTooLarge: 413
         case .hashMismatch, .missingChunks, .incompleteContent: 422
         case .storageFull: 507

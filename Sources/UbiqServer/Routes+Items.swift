@@ -109,7 +109,9 @@ extension ServerServices {
             let container = try context.container()
             let item = try context.uuidParameter("item", as: ItemID.self)
             let body = try await request.decodeJSON(MoveRequest.self, limit: 16 << 10)
-            let change = try await self.metadata.move(ctx, container: container, item: item, to: body.path, now: self.clock())
+            // `?strict=1`: only into a folder the server has (`item_changed` otherwise).
+            let strict = request.uri.queryParameters["strict"].map { $0 == "1" || $0 == "true" } ?? false
+            let change = try await self.metadata.move(ctx, container: container, item: item, to: body.path, intoFolder: strict, now: self.clock())
             await self.notify(ctx, container, cursor: change.cursor)
             return try json(change.item)
         }
@@ -117,7 +119,15 @@ extension ServerServices {
         router.post("\(base)/items/:item/delete") { request, context -> Response in
             let ctx = try await self.authenticate(request)
             let container = try context.container()
-            let change = try await self.metadata.delete(ctx, container: container, item: try context.uuidParameter("item", as: ItemID.self), now: self.clock())
+            let item = try context.uuidParameter("item", as: ItemID.self)
+            // `?since=N`: only if neither the item nor anything under it changed after change N.
+            let change: ItemChange
+            if let raw = request.uri.queryParameters["since"] {
+                guard let since = Int64(String(raw)), since >= 0 else { throw APIFailure(.invalidRequest, "query parameter 'since' must be a change position") }
+                change = try await self.metadata.delete(ctx, container: container, item: item, unchangedSince: since, now: self.clock())
+            } else {
+                change = try await self.metadata.delete(ctx, container: container, item: item, now: self.clock())
+            }
             await self.notify(ctx, container, cursor: change.cursor)
             return try json(change.item)
         }

@@ -50,16 +50,19 @@ extension SQLiteMetadataStore {
     func snapshot(_ db: Database, item r: Row) throws -> ItemSnapshot {
         let id: Int64 = r["id"]
         var current: (VersionID, ContentHash)?
-        if let cv: Int64 = r["current_version"], let v = try Row.fetchOne(db.cachedStatement(sql: "SELECT uuid, hash FROM versions WHERE id = ?"), arguments: [cv]),
+        var unfinishedBy: DeviceID?
+        if let cv: Int64 = r["current_version"],
+           let v = try Row.fetchOne(db.cachedStatement(sql: "SELECT uuid, hash, uploaded, device_id FROM versions WHERE id = ?"), arguments: [cv]),
            let vid = VersionID(string: v["uuid"]) {
             current = (vid, try ContentHash(validating: v["hash"]))
+            if !(v["uploaded"] as Bool) { unfinishedBy = (v["device_id"] as String?).flatMap(DeviceID.init(string:)) }
         }
         var conflicts: [VersionID: ContentHash] = [:]
         for v in try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, hash FROM versions WHERE item_id = ? AND state = 'conflict'"), arguments: [id]) {
             if let vid = VersionID(string: v["uuid"]) { conflicts[vid] = try ContentHash(validating: v["hash"]) }
         }
         return ItemSnapshot(currentVersion: current?.0, currentHash: current?.1, conflictHashes: conflicts,
-                            isDeleted: (r["deleted_at"] as Double?) != nil)
+                            isDeleted: (r["deleted_at"] as Double?) != nil, currentUnfinishedBy: unfinishedBy)
     }
 
     func insertVersion(_ db: Database, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
@@ -106,7 +109,7 @@ extension SQLiteMetadataStore {
             guard (live["kind"] as String) == ItemKind.file.rawValue else { throw StorageError(.pathExists, "a folder already exists at '\(input.path)'") }
             item = live
         }
-        let decision = ConflictRule.decide(existing: try item.map { try snapshot(db, item: $0) }, base: input.base, incoming: manifest.hash)
+        let decision = ConflictRule.decide(existing: try item.map { try snapshot(db, item: $0) }, base: input.base, incoming: manifest.hash, device: ctx.deviceID)
         let missing = try batch?.missing(manifest) ?? db.missingChunks(accountID: ctx.accountID, manifest: manifest)
         if case .unchanged(let vid) = decision, let r = item {
             let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, vid.description])

@@ -69,6 +69,10 @@ extension SQLiteMetadataStore: ItemStore {
     }
 
     public func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, now: Date) async throws -> ItemChange {
+        try await move(ctx, container: container, item: item, to: path, intoFolder: false, now: now)
+    }
+
+    public func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, intoFolder: Bool, now: Date) async throws -> ItemChange {
         try await write { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
@@ -88,6 +92,14 @@ extension SQLiteMetadataStore: ItemStore {
                     throw StorageError(.pathExists, "items already exist under '\(path)'")
                 }
             }
+            // `intoFolder` (a sync engine's move): the new parent must be a folder the server has
+            // (a deleted one comes back), never a path no folder holds, nor a file.
+            if intoFolder, let parent = path.parent {
+                _ = try db.reviveAncestors(container: c, of: path)
+                guard let p = try db.liveItemRow(container: c, path: parent), (p["kind"] as String) == ItemKind.folder.rawValue else {
+                    throw StorageError(.itemChanged, "no folder '\(parent)' to move \(old) into")
+                }
+            }
             try db.cachedStatement(sql: "UPDATE items SET path = ? WHERE id = ?").execute(arguments: [path.string, id])
             var seq = try db.journal(container: c, item: id)
             for d in descendants {
@@ -101,12 +113,29 @@ extension SQLiteMetadataStore: ItemStore {
     }
 
     public func delete(_ ctx: AuthContext, container: ContainerID, item: ItemID, now: Date) async throws -> ItemChange {
+        try await delete(ctx, container: container, item: item, unchangedSince: nil, now: now)
+    }
+
+    public func delete(_ ctx: AuthContext, container: ContainerID, item: ItemID, unchangedSince: Int64, now: Date) async throws -> ItemChange {
+        try await delete(ctx, container: container, item: item, unchangedSince: Optional(unchangedSince), now: now)
+    }
+
+    func delete(_ ctx: AuthContext, container: ContainerID, item: ItemID, unchangedSince: Int64?, now: Date) async throws -> ItemChange {
         try await write { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
             guard let c else { throw StorageError(.notFound, "no item \(item)") }
             let id: Int64 = r["id"]
             if (r["deleted_at"] as Double?) != nil { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
+            if let since = unchangedSince {
+                var changed = (r["seq"] as Int64) > since
+                if !changed && (r["kind"] as String) == ItemKind.folder.rawValue {
+                    var args = Database.under(c, try RelativePath(validating: r["path"]))
+                    args += [since]
+                    changed = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM items WHERE \(Database.liveUnder) AND seq > ? LIMIT 1"), arguments: args) != nil
+                }
+                if changed { throw StorageError(.itemChanged, "\(r["path"] as String) changed after change \(since)") }
+            }
             let group = item.description
             let t = now.timeIntervalSince1970
             try db.cachedStatement(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?").execute(arguments: [t, group, id])
@@ -147,7 +176,11 @@ extension SQLiteMetadataStore: ItemStore {
             if let group, (r["kind"] as String) == ItemKind.folder.rawValue {
                 let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, path FROM items WHERE container_id = ? AND trash_group = ? AND id != ?"), arguments: [c, group, id])
                 for d in rows {
-                    let dp = try RelativePath(validating: d["path"]).rebased(from: old, to: target)
+                    // Only what was under this folder (a folder restored from inside a bigger
+                    // deletion brings back its own contents, not its siblings).
+                    let p = try RelativePath(validating: d["path"])
+                    guard p.isSelfOrDescendant(of: old) else { continue }
+                    let dp = p.rebased(from: old, to: target)
                     if try db.liveItemRow(container: c, path: dp) != nil { continue }
                     try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?").execute(arguments: [dp.string, d["id"] as Int64])
                     seq = try db.journal(container: c, item: d["id"])
@@ -253,7 +286,9 @@ extension SQLiteMetadataStore: ItemStore {
     public func trash(_ ctx: AuthContext, container: ContainerID) async throws -> [ItemRecord] {
         try await read { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else { return [] }
-            return try Row.fetchAll(db, sql: "SELECT * FROM items WHERE container_id = ? AND deleted_at IS NOT NULL AND trash_group = uuid ORDER BY deleted_at DESC",
+            // Every restorable item: each deletion's head, and what a deleted folder held (listed
+            // after its folder), so a user finds any file to bring back.
+            return try Row.fetchAll(db, sql: "SELECT * FROM items WHERE container_id = ? AND deleted_at IS NOT NULL AND trash_group IS NOT NULL ORDER BY deleted_at DESC, trash_group, path",
                                     arguments: [c]).map(db.itemRecord)
         }
     }

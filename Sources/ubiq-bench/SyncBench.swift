@@ -15,6 +15,8 @@ struct SyncBench: AsyncParsableCommand {
 
     @Option(help: "Runs of the 1 MiB latency measure.") var runs = 21
     @Option(help: "Runs of each 64 MiB edit measure.") var editRuns = 5
+    @Option(help: "Runs of each moved-in / atomic-save measure.") var placedRuns = 7
+    @Option(help: "MiB of the big moved-in / atomically saved file (0 skips it).") var placedBigMiB = 64
 
     func run() async throws {
         let server = try await BenchServer.start(label: "syncbench")
@@ -43,6 +45,33 @@ struct SyncBench: AsyncParsableCommand {
         latencies.sort()
         print(String(format: "new 1 MiB file A → complete in B: median %.1f ms, p95 %.1f ms (n=%d)", median(latencies),
                      latencies[Int(Double(latencies.count - 1) * 0.95)], runs))
+
+        // 1b. Files that arrive by a rename: moved into the folder from outside it, and saved
+        //     atomically (written to a temporary name beside the document, renamed over it).
+        let staging = try TempDirectory("syncbench-staging")
+        defer { staging.remove() }
+        for (label, size, n) in [("5 KB", 5_000, placedRuns), ("\(placedBigMiB) MiB", placedBigMiB << 20, placedBigMiB > 0 ? 3 : 0)] where n > 0 {
+            var moved: [Double] = [], saved: [Double] = []
+            for i in 0..<n {
+                var bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let name = "Documents/placed-\(size)-\(i).bin"
+                let outside = staging.url.appendingPathComponent("in-\(i)")
+                try Data(bytes).write(to: outside)
+                var start = ContinuousClock.now
+                guard rename(outside.path, a.folder.appendingPathComponent(name).path) == 0 else { throw CleanExit.message("rename failed") }
+                moved.append(seconds(try await waitFor(b.folder.appendingPathComponent(name), ContentHash.of(bytes)) - start) * 1000)
+                // An editor's save of the same document: new bytes under a temporary name, renamed over it.
+                bytes[bytes.count / 2] &+= 1
+                bytes[0] &+= 1
+                let tmp = a.folder.appendingPathComponent("Documents/.placed-\(size)-\(i).bin.tmp")
+                try Data(bytes).write(to: tmp)
+                start = ContinuousClock.now
+                guard rename(tmp.path, a.folder.appendingPathComponent(name).path) == 0 else { throw CleanExit.message("rename failed") }
+                saved.append(seconds(try await waitFor(b.folder.appendingPathComponent(name), ContentHash.of(bytes)) - start) * 1000)
+            }
+            print(String(format: "%@ file moved in A → complete in B: median %.0f ms (min %.0f, max %.0f); saved atomically: median %.0f ms (min %.0f, max %.0f) (n=%d)",
+                         label, median(moved.sorted()), moved.min() ?? 0, moved.max() ?? 0, median(saved.sorted()), saved.min() ?? 0, saved.max() ?? 0, n))
+        }
 
         // 2. One byte changed in a synced 64 MiB file, then one byte inserted at its start.
         var big = (0..<(64 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }

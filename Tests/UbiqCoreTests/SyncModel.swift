@@ -146,6 +146,12 @@ struct SyncModel {
 
     mutating func moveRemote(_ id: ItemID, to: RelativePath) {
         guard let r = t.remote[id], liveRemote(at: to, except: id) == nil, !(r.kind == .folder && to.isSelfOrDescendant(of: r.path) && to != r.path) else { return }
+        // The engine's moves are strict: into a folder the server has (or a deleted one it revives).
+        if let parent = to.parent {
+            let live = liveRemote(at: parent).map { t.remote[$0]!.kind == .folder } ?? false
+            let revivable = trashed.contains { $0.value.path == parent && $0.value.kind == .folder }
+            guard live || revivable else { return }
+        }
         let old = r.path
         for (k, v) in t.remote where v.path.isSelfOrDescendant(of: old) { t.remote[k]!.path = v.path.rebased(from: old, to: to) }
         for (k, v) in t.synced where v.path.isSelfOrDescendant(of: old) && t.remote[k] != nil { t.synced[k]!.path = v.path.rebased(from: old, to: to) }

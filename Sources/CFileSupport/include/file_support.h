@@ -13,6 +13,21 @@ int ubiq_rename_noreplace(const char *from, const char *to);
 /// 0, or -1 with errno set (EINVAL or ENOSYS when unsupported).
 int ubiq_rename_exchange(const char *a, const char *b);
 
+/// What the engine reads of a directory entry (`statx`, not following a symbolic link).
+typedef struct {
+    uint32_t mode;
+    uint64_t ino;
+    int64_t size;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+    /// The file's birth time, or 0 where the file system does not record one.
+    int64_t btime_ns;
+} ubiq_stat;
+
+/// `statx` of `path` relative to `dirfd` (AT_FDCWD for an absolute path), without following a
+/// final symbolic link: 0, or -1 with errno set.
+int ubiq_stat_at(int dirfd, const char *path, ubiq_stat *out);
+
 /// A file written front to back through one aligned buffer. Where the file system allows it the
 /// buffer goes to disk with O_DIRECT, bypassing the page cache (on this kind of machine copying
 /// into the page cache costs ~2 s of CPU per GiB, O_DIRECT ~0.1 s); elsewhere (tmpfs, odd file

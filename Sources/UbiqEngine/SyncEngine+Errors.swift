@@ -1,0 +1,87 @@
+import Foundation
+import UbiqClient
+import UbiqCore
+
+extension SyncEngine {
+    /// Records a failed step of an item: its message (listings, `status`) and its backoff.
+    func failed(_ id: ItemID, error: Error) {
+        let code = (error as? ClientError)?.code.rawValue ?? (error as? EngineError)?.code.rawValue ?? ErrorCode.internalError.rawValue
+        let message = (error as? ClientError)?.message ?? (error as? EngineError)?.message ?? "\(error)"
+        failed(id, code: code, message: message)
+    }
+
+    func failed(_ id: ItemID, code: String, message: String) {
+        itemErrors[id] = "\(message) [\(code)]"
+        backoff.failed(id, code: code, message: message, now: .now, wall: Date())
+    }
+
+    /// An item's step succeeded: its error and backoff are gone.
+    func succeeded(_ id: ItemID) {
+        itemErrors[id] = nil
+        backoff.succeeded(id)
+    }
+
+    /// The plan without the steps of items waiting out a backoff; asks for a pass when the first
+    /// of them may be tried again.
+    func withoutWaiting(_ ops: [SyncOp]) -> [SyncOp] {
+        guard !backoff.entries.isEmpty else { return ops }
+        backoff.keep { self.remote[$0] != nil || self.local[$0] != nil || self.synced[$0] != nil }
+        let now = ContinuousClock.now
+        // An item due for a retry that the plan no longer touches has come right (another
+        // device's version arrived, the file was removed): its error is over.
+        let planned = Set(ops.map(\.item))
+        for id in backoff.entries.keys where !planned.contains(id) && !backoff.waiting(id, now: now) { succeeded(id) }
+        let out = ops.filter { !backoff.waiting($0.item, now: now) }
+        if let next = backoff.nextRetry, next > now { requestPass(after: next - now) }
+        return out
+    }
+
+    /// Notes a version whose content this device stopped sending.
+    func noteAbandoned(_ v: VersionID) {
+        abandoned.insert(v)
+        saveAbandoned()
+    }
+
+    /// The abandoned versions the server still has as an item's unfinished current version
+    /// (the others are forgotten).
+    func abandonedVersions() -> Set<VersionID> {
+        guard !abandoned.isEmpty else { return [] }
+        var current: Set<VersionID> = []
+        for r in remote.values where !r.node.uploaded { if let v = r.node.version, abandoned.contains(v) { current.insert(v) } }
+        if current.count != abandoned.count {
+            abandoned = current
+            saveAbandoned()
+        }
+        return current
+    }
+
+    private func saveAbandoned() {
+        do { try store.setMeta("abandoned", abandoned.isEmpty ? nil : abandoned.map(\.description).sorted().joined(separator: ",")) } catch { logger.warning("\(error)") }
+    }
+
+    /// Items whose last step failed, for `status` (`errors`).
+    func errorList() -> [EngineStatus.ItemError] {
+        backoff.entries.map { id, e in
+            let path = local[id]?.path ?? remote[id]?.node.path ?? synced[id]?.node.path
+            return EngineStatus.ItemError(path: path?.string ?? id.description, code: e.code, message: e.message, since: e.since, attempts: e.attempts)
+        }.sorted { $0.path < $1.path }
+    }
+}
+
+extension SyncEngine {
+    /// What each tree says about the items at (or once at) `path`, one line each: for a
+    /// support question ("why is this file not here?") and for the randomized tests' reports.
+    public func diagnose(_ path: String) -> String {
+        var ids: Set<ItemID> = []
+        for (id, r) in remote where r.node.path.string == path { ids.insert(id) }
+        for (id, s) in synced where s.node.path.string == path { ids.insert(id) }
+        for (id, l) in local where l.path.string == path { ids.insert(id) }
+        if ids.isEmpty { return "\(path): no item in any tree" }
+        return ids.sorted().map { id in
+            let r = remote[id].map { "\($0.node.kind) \($0.node.path) v\($0.node.version.map { String($0.description.suffix(6)) } ?? "-") h\($0.node.hash.map { String($0.hex.prefix(8)) } ?? "-")\($0.node.uploaded ? "" : " uploading")" } ?? "none"
+            let s = synced[id].map { "\($0.node.kind) \($0.node.path) v\($0.node.version.map { String($0.description.suffix(6)) } ?? "-") h\($0.node.hash.map { String($0.hex.prefix(8)) } ?? "-")\($0.node.conflictHash.map { " conflict \(String($0.hex.prefix(8)))" } ?? "")" } ?? "none"
+            let l = local[id].map { "\($0.entry.kind) \($0.path) h\(localHashes[id].map { String($0.hex.prefix(8)) } ?? "-")" } ?? "none"
+            return "\(id): remote \(r) | synced \(s) | local \(l)\(evicted.contains(id) ? " | evicted" : "")\(itemErrors[id].map { " | error \($0)" } ?? "")"
+        }.joined(separator: "\n")
+    }
+}

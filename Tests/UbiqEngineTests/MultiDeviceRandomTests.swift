@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+import UbiqTesting
+
+/// The real engines as three devices of one account against a real server, under seeded random
+/// user operations and faults (see `FleetRun`). A failing run prints its seed and operation log;
+/// `UBIQ_SEED=<seed>` replays it, `UBIQ_FLEET_OPS` sets the number of steps.
+@Suite("Randomized multi-device runs", .serialized)
+struct MultiDeviceRandomTests {
+    static func seeds() -> [UInt64] {
+        if let s = ProcessInfo.processInfo.environment["UBIQ_SEED"].flatMap(UInt64.init) { return [s] }
+        var g = SystemRandomNumberGenerator()
+        let runs = ProcessInfo.processInfo.environment["UBIQ_FLEET_RUNS"].flatMap(Int.init) ?? 2
+        return (0..<runs).map { _ in g.next() }
+    }
+
+    static var operations: Int { ProcessInfo.processInfo.environment["UBIQ_FLEET_OPS"].flatMap(Int.init) ?? 150 }
+
+    @Test(arguments: seeds()) func threeDevicesWithFaultsConverge(seed: UInt64) async throws {
+        let report = try await FleetRun(seed: seed, options: .init(devices: 3, operations: Self.operations, faults: true)).run()
+        print("[fleet] seed \(seed): \(report.operations) steps, \(report.faults) faults, \(report.skipped) skipped, quiet after \(report.quietAfter), \(report.files) files in \(report.folders) folders")
+        if !report.failures.isEmpty {
+            print("[fleet] seed \(seed) FAILED (replay with UBIQ_SEED=\(seed)):\n  " + report.failures.joined(separator: "\n  "))
+            print("[fleet] operation log:\n  " + report.log.joined(separator: "\n  "))
+        }
+        #expect(report.failures.isEmpty, "seed \(seed): \(report.failures.prefix(5))")
+    }
+}

@@ -1,0 +1,161 @@
+import CFileSupport
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+@testable import UbiqEngine
+import UbiqProtocol
+import UbiqTesting
+
+/// One deterministic test per class of loss the randomized multi-device runs found, each named
+/// after what it checks.
+@Suite("Multi-device regressions", .serialized)
+struct MultiDeviceRegressionTests {
+    func mkdirs(_ d: TestDevice, _ ps: String...) throws {
+        for p in ps { try FileManager.default.createDirectory(at: d.url(p), withIntermediateDirectories: true) }
+    }
+
+    func mv(_ d: TestDevice, _ from: String, _ to: String) throws {
+        guard ubiq_rename_noreplace(d.url(from).path, d.url(to).path) == 0 else {
+            throw EngineError(.storageFailure, "mv \(from) \(to): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Two devices move two folders into each other at once: the server keeps the first move,
+    /// both devices converge on it and no file is lost.
+    @Test func foldersMovedIntoEachOtherConvergeWithoutLoss() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/d1/one.txt", "one")
+            try a.write("Documents/d2/two.txt", "two")
+            #expect(await eventually { b.read("Documents/d1/one.txt") == "one" && b.read("Documents/d2/two.txt") == "two" })
+            await b.stop()
+            try mv(a, "Documents/d2", "Documents/d1/d2")
+            #expect(await eventually { (try? await a.engine.versions(of: RelativePath(validating: "Documents/d1/d2/two.txt"))) != nil })
+            try mv(b, "Documents/d1", "Documents/d2/d1")
+            try await b.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            #expect(a.read("Documents/d1/d2/two.txt") == "two" && a.read("Documents/d1/one.txt") == "one", "\(a.snapshot().keys.sorted())")
+            #expect(await b.engine.status().errors.isEmpty)
+        }
+    }
+
+    /// A device deletes a folder it last saw empty while another device moved a file into it:
+    /// the file (no user deleted it) stays, in its folder, on both devices.
+    @Test func folderDeletedWhileAnotherDeviceMovedAFileInKeepsTheFile() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/box/old.txt", "old")
+            try a.write("Documents/keep.txt", "keep me")
+            #expect(await eventually { b.read("Documents/box/old.txt") == "old" && b.read("Documents/keep.txt") == "keep me" })
+            await a.stop()
+            try mv(b, "Documents/keep.txt", "Documents/box/keep.txt")
+            #expect(await eventually { (try? await b.engine.versions(of: RelativePath(validating: "Documents/box/keep.txt"))) != nil })
+            try FileManager.default.removeItem(at: a.url("Documents/box"))
+            try await a.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            #expect(a.read("Documents/box/keep.txt") == "keep me", "\(a.snapshot().keys.sorted())")
+            #expect(!a.exists("Documents/box/old.txt"), "what the user deleted stays deleted")
+        }
+    }
+
+    /// A device deletes a file another device edited meanwhile: the edit wins, on every device.
+    @Test func deleteAgainstAnUnseenEditKeepsTheEdit() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/doc.txt", "v1")
+            #expect(await eventually { b.read("Documents/doc.txt") == "v1" })
+            await a.stop()
+            try b.write("Documents/doc.txt", "v2 from B")
+            #expect(await eventually { (try? await b.engine.versions(of: RelativePath(validating: "Documents/doc.txt")))?.current?.size == 9 })
+            try FileManager.default.removeItem(at: a.url("Documents/doc.txt"))
+            try await a.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            #expect(a.read("Documents/doc.txt") == "v2 from B")
+        }
+    }
+
+    /// Two devices rename two files to one name: one keeps it, the other becomes `name (2)`
+    /// on every device; both contents stay.
+    @Test func renameOntoANameAnotherDeviceTookGetsAVisibleRename() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/x.txt", "from x")
+            try a.write("Documents/y.txt", "from y")
+            #expect(await eventually { b.read("Documents/x.txt") == "from x" && b.read("Documents/y.txt") == "from y" })
+            await b.stop()
+            try mv(a, "Documents/x.txt", "Documents/n.txt")
+            #expect(await eventually { (try? await a.engine.versions(of: RelativePath(validating: "Documents/n.txt"))) != nil })
+            try mv(b, "Documents/y.txt", "Documents/n.txt")
+            try await b.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            let texts = Set([a.read("Documents/n.txt"), a.read("Documents/n (2).txt")])
+            #expect(texts == ["from x", "from y"], "\(a.snapshot().keys.sorted())")
+            #expect(await b.engine.status().errors.isEmpty)
+        }
+    }
+
+    /// ext4 hands a deleted folder's inode to the next new file at once: the file must not take
+    /// the folder's item ID (the server would refuse every upload of it for ever).
+    @Test func aFileReusingADeletedFoldersInodeGetsItsOwnID() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            var reused = false
+            for i in 0..<20 where !reused {
+                let dir = "Documents/dir\(i)"
+                try mkdirs(a, dir)
+                #expect(await eventually { b.exists(dir) })
+                let inode = try FileManager.default.attributesOfItem(atPath: a.url(dir).path)[.systemFileNumber] as? UInt64
+                try FileManager.default.removeItem(at: a.url(dir))
+                try a.write("Documents/file\(i).txt", "content \(i)")
+                let now = try FileManager.default.attributesOfItem(atPath: a.url("Documents/file\(i).txt").path)[.systemFileNumber] as? UInt64
+                reused = inode == now
+                #expect(await eventually { b.read("Documents/file\(i).txt") == "content \(i)" && !b.exists(dir) }, "\(describeDiff(a, b))")
+            }
+            #expect(await a.engine.status().errors.isEmpty)
+            #expect(await converge(a, b))
+            if !reused { print("note: the file system never reused an inode in 20 tries") }
+        }
+    }
+
+    /// The identity of a file mixes its inode number with its birth time.
+    @Test func identityChangesWithBirthTime() {
+        #expect(LocalFiles.identity(inode: 42, birthNanos: 0) == 42)
+        #expect(LocalFiles.identity(inode: 42, birthNanos: 1) != LocalFiles.identity(inode: 42, birthNanos: 2))
+        #expect(LocalFiles.identity(inode: 42, birthNanos: 7) != LocalFiles.identity(inode: 43, birthNanos: 7))
+    }
+
+    /// A step the server keeps refusing is retried with a growing delay, not in a hot loop, and
+    /// `status` lists the item with its code.
+    @Test func aRefusedItemBacksOffAndIsListedInStatus() async throws {
+        let server = try await TestServer.start()
+        try await server.user("tight", quota: 4000)
+        let a = try await TestDevice.make(server, user: "tight", name: "A")
+        defer { a.remove() }
+        var rng = SeededRandom.forTest("backoff")
+        try a.write("Documents/big.bin", bytes: rng.bytes(20_000))
+        let listed = await eventually(timeout: .seconds(20)) { await a.engine.status().errors.contains { $0.path == "Documents/big.bin" } }
+        #expect(listed)
+        let first = await a.engine.status().errors.first { $0.path == "Documents/big.bin" }
+        #expect(first?.code == ErrorCode.storageFull.rawValue, "\(String(describing: first))")
+        try await Task.sleep(for: .seconds(3))
+        let later = await a.engine.status().errors.first { $0.path == "Documents/big.bin" }
+        #expect((later?.attempts ?? 99) <= 5, "attempts in ~3 s: \(later?.attempts ?? -1)")
+        await a.stop()
+        await server.stop()
+    }
+
+    @Test func backoffDoublesUpToItsLongestDelay() {
+        #expect(ItemBackoff.delay(afterAttempts: 1) == .milliseconds(500))
+        #expect(ItemBackoff.delay(afterAttempts: 2) == .seconds(1))
+        #expect(ItemBackoff.delay(afterAttempts: 4) == .seconds(4))
+        #expect(ItemBackoff.delay(afterAttempts: 40) == ItemBackoff.longest)
+        var b = ItemBackoff()
+        let id = ItemID(uuid: UUID()), t0 = ContinuousClock.now
+        b.failed(id, code: "x", message: "m", now: t0, wall: Date())
+        #expect(b.waiting(id, now: t0) && !b.waiting(id, now: t0 + .seconds(1)))
+        b.failed(id, code: "x", message: "m", now: t0, wall: Date())
+        #expect(b.entries[id]?.attempts == 2 && b.waiting(id, now: t0 + .milliseconds(900)))
+        #expect(b.succeeded(id) && b.entries.isEmpty)
+    }
+}

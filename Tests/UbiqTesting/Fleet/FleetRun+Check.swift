@@ -1,0 +1,117 @@
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+
+extension FleetRun {
+    /// One device's folder: path → content (nil for a folder), `Documents/` and below.
+    func snapshot(_ d: Int) -> [String: [UInt8]?] {
+        let (files, folders) = FleetFiles.tree(root(d))
+        var out: [String: [UInt8]?] = [:]
+        for f in folders { out[f] = .some(nil) }
+        for f in files { out[f] = FleetFiles.read(root(d) + "/" + f) }
+        return out
+    }
+
+    /// Every live item the server has under `Documents/`.
+    func serverItems() async throws -> [String: ItemRecord] {
+        let (client, _) = try await server.device(user, name: "checker")
+        var out: [String: ItemRecord] = [:]
+        var cursor: Int64 = 0
+        while true {
+            let page = try await client.changes(devices[0].config.container, after: cursor)
+            for i in page.items where i.path.string.hasPrefix("Documents/") {
+                if i.deletedAt == nil { out[i.path.string] = i } else if out[i.path.string]?.id == i.id { out[i.path.string] = nil }
+            }
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+        return out.filter { $0.value.deletedAt == nil }
+    }
+
+    /// Waits (bounded) until every device is idle, every folder is the same and the server lists
+    /// the same paths, twice in a row.
+    func waitQuiet() async -> Bool {
+        let end = ContinuousClock.now + options.quietTimeout
+        var agreedOnce = false
+        while ContinuousClock.now < end {
+            var idle = true
+            for d in devices where !(await d.engine.isIdle()) { idle = false }
+            if idle {
+                let first = snapshot(0)
+                var same = (1..<devices.count).allSatisfy { snapshot($0) == first }
+                if same, let items = try? await serverItems() { same = Set(items.keys) == Set(first.keys) } else { same = false }
+                if same && agreedOnce { return true }
+                agreedOnce = same
+            } else {
+                agreedOnce = false
+            }
+            try? await Task.sleep(for: .milliseconds(agreedOnce ? 700 : 200))
+        }
+        return false
+    }
+
+    /// The invariants, on the real folders and the real server.
+    func check() async {
+        let snaps = (0..<devices.count).map(snapshot)
+        func show(_ c: [UInt8]??) -> String {
+            guard let c else { return "absent" }
+            guard let c else { return "folder" }
+            return "\(c.count) B t\(FleetFiles.token(of: c).map(String.init) ?? "?") \(Self.hash(c).hex.prefix(8))"
+        }
+        var diagnosed: Set<String> = []
+        for d in 1..<devices.count where snaps[d] != snaps[0] {
+            let keys = Set(snaps[d].keys).union(snaps[0].keys).filter { snaps[d][$0] != snaps[0][$0] }.sorted()
+            for k in keys.prefix(4) where diagnosed.insert(k).inserted {
+                for (i, dev) in devices.enumerated() { report.log.append("diagnose dev\(i) " + (await dev.engine.diagnose(k))) }
+            }
+            report.failures.append("dev\(d)'s folder differs from dev0's at " + keys.prefix(8).map { k in
+                "\(k) [" + snaps.indices.map { "dev\($0): \(show(snaps[$0][k]))" }.joined(separator: ", ") + "]"
+            }.joined(separator: "; "))
+        }
+        let final = snaps[0]
+        report.files = final.values.filter { $0 != nil }.count
+        report.folders = final.count - report.files
+        // Each token at most once in the folder; every token no user deleted is there, or its
+        // content is kept as a conflict version.
+        var seen: [Int: [String]] = [:]
+        for (p, c) in final { if let c, let t = FleetFiles.token(of: c) { seen[t, default: []].append(p) } }
+        for (t, ps) in seen where ps.count > 1 { report.failures.append("t\(t) is in \(ps.count) files: \(ps.sorted())") }
+        var versions: Set<ContentHash> = []
+        if let items = try? await serverItems(), Set(items.keys) != Set(final.keys) {
+            let extra = Set(items.keys).subtracting(final.keys).sorted(), missing = Set(final.keys).subtracting(items.keys).sorted()
+            report.failures.append("the server lists other paths than the folders: only on the server \(extra.prefix(8)), only in the folders \(missing.prefix(8))")
+        }
+        if let items = try? await serverItems() {
+            let (client, _) = try! await server.device(user, name: "checker")
+            for (_, i) in items where i.kind == .file {
+                guard let v = try? await client.versions(devices[0].config.container, item: i.id) else { continue }
+                for r in [v.current].compactMap({ $0 }) + v.conflicts + v.others { versions.insert(r.hash) }
+            }
+        } else {
+            report.failures.append("the server could not be listed")
+        }
+        for (t, byDevice) in written.sorted(by: { $0.key < $1.key }) where !deleted.contains(t) {
+            if seen[t] == nil && !byDevice.values.contains(where: { versions.contains(Self.hash($0)) }) {
+                report.failures.append("t\(t) is lost: in no file and in no version (no user deleted it)")
+                continue
+            }
+            for (d, bytes) in byDevice where !versions.contains(Self.hash(bytes)) {
+                report.failures.append("t\(t): dev\(d)'s last content is in no version")
+            }
+        }
+        for (i, d) in devices.enumerated() {
+            let s = await d.engine.status()
+            if let e = s.lastError { report.failures.append("dev\(i) ends with an error: \(e)") }
+            for e in s.errors { report.failures.append("dev\(i) has a stuck item: \(e.path): \(e.message) [\(e.code)] × \(e.attempts)") }
+            if !s.idle { report.failures.append("dev\(i) is not idle: \(s.uploads.queued + s.uploads.running) up, \(s.downloads.queued + s.downloads.running) down") }
+        }
+    }
+
+    /// A content's hash as the server names it (`Manifest.contentHash` of its chunks).
+    static func hash(_ bytes: [UInt8]) -> ContentHash {
+        let chunks = Chunker.standard.chunkRanges(of: bytes).map { ChunkRef(hash: ContentHash.of(bytes[$0]), size: $0.count) }
+        return Manifest.contentHash(of: chunks)
+    }
+}

@@ -1,0 +1,253 @@
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+
+/// A randomized run of several real devices (the shipped `SyncEngine`, each with its own home,
+/// folder, inotify watcher and push channel) of one account against a real server on loopback:
+/// seeded user operations on their folders with faults between them, then the invariants
+/// checked once every device has gone quiet. Modelled on Dropbox's Trinity.
+///
+/// Replay a run with the seed it printed (`UBIQ_SEED`); the operation log says what happened.
+public final class FleetRun: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var devices = 3
+        public var operations = 120
+        public var faults = true
+        /// Longest wait for the devices to agree once the operations are done.
+        public var quietTimeout: Duration = .seconds(90)
+        public init(devices: Int = 3, operations: Int = 120, faults: Bool = true) {
+            self.devices = devices; self.operations = operations; self.faults = faults
+        }
+    }
+
+    /// What a run did and found.
+    public struct Report: Sendable {
+        public var seed: UInt64
+        public var operations = 0
+        public var faults = 0
+        public var skipped = 0
+        public var quietAfter: Duration = .zero
+        public var files = 0
+        public var folders = 0
+        /// Broken invariants (empty when the run passed).
+        public var failures: [String] = []
+        public var log: [String] = []
+    }
+
+    let options: Options
+    var rng: SeededRandom
+    var report: Report
+    var server: TestServer!
+    var devices: [TestDevice] = []
+    /// Devices whose engine is paused, and until when.
+    var paused: [Int: ContinuousClock.Instant] = [:]
+    var serverDownUntil: ContinuousClock.Instant?
+    var outside: TempDirectory!
+    var nextToken = 0, nextName = 0
+    /// Each token's last content as written on each device.
+    var written: [Int: [Int: [UInt8]]] = [:]
+    /// Tokens a user deleted (the file, or a folder holding it, was removed by a user).
+    var deleted: Set<Int> = []
+    let user = "fleet"
+
+    public init(seed: UInt64, options: Options = Options()) {
+        self.options = options
+        self.rng = SeededRandom(seed: seed)
+        self.report = Report(seed: seed)
+    }
+
+    /// Runs the whole thing: start, operations, quiet, checks, teardown.
+    public func run() async throws -> Report {
+        outside = try TempDirectory("ubiq-fleet-outside")
+        server = try await TestServer.start()
+        try await server.user(user, quota: 4 << 30)
+        for i in 0..<options.devices { devices.append(try await TestDevice.make(server, user: user, name: "dev\(i)")) }
+        defer { for d in devices { d.remove() }; outside.remove() }
+        for _ in 0..<options.operations {
+            try await resumeDue()
+            let op = await step()
+            report.log.append(op)
+        }
+        try await resumeAll()
+        let quietStart = ContinuousClock.now
+        let quiet = await waitQuiet()
+        report.quietAfter = ContinuousClock.now - quietStart
+        if !quiet { report.failures.append("the devices did not agree within \(options.quietTimeout)") }
+        await check()
+        for d in devices { await d.stop() }
+        await server.stop()
+        return report
+    }
+
+    func note(_ s: String) { report.log.append(s) }
+
+    func root(_ d: Int) -> String { devices[d].folder.path }
+
+    func content(token: Int, device: Int) -> [UInt8] {
+        let n = Int.random(in: 8...2400, using: &rng)
+        var out = Array("t\(token)\n\(device):\(report.operations) ".utf8)
+        for _ in 0..<n { out.append(UInt8(ascii: "a") + UInt8.random(in: 0..<26, using: &rng)) }
+        return out
+    }
+
+    func record(_ d: Int, _ bytes: [UInt8]) {
+        guard let t = FleetFiles.token(of: bytes) else { return }
+        written[t, default: [:]][d] = bytes
+    }
+
+    func newName(_ prefix: String, _ ext: String = "") -> String { nextName += 1; return "\(prefix)\(nextName)\(ext)" }
+
+    /// Runs one randomly chosen step; returns its log line.
+    func step() async -> String {
+        report.operations += 1
+        let roll = Int.random(in: 0..<1000, using: &rng)
+        if options.faults && roll < 25 { report.faults += 1; return await fault() }
+        let d = Int.random(in: 0..<devices.count, using: &rng)
+        let (files, folders) = FleetFiles.tree(root(d))
+        let parents = ["Documents"] + folders
+        func pick<T>(_ a: [T]) -> T? { a.isEmpty ? nil : a[Int.random(in: 0..<a.count, using: &rng)] }
+        let r = root(d)
+        var op: FleetOp
+        var ok = false
+        let kind = Int.random(in: 0..<100, using: &rng)
+        switch kind {
+        case 0..<18:
+            let p = pick(parents)! + "/" + newName("f", ".txt")
+            nextToken += 1
+            let bytes = content(token: nextToken, device: d)
+            op = .create(device: d, path: p, token: nextToken)
+            ok = FleetFiles.create(r + "/" + p, bytes)
+            if ok { record(d, bytes) }
+        case 18..<28:
+            guard let f = pick(files) else { return "dev\(d) nothing to overwrite" }
+            op = .overwrite(device: d, path: f)
+            let fresh = content(token: 0, device: d).dropFirst(3)
+            let new = FleetFiles.edit(r + "/" + f, truncate: true) { old in
+                FleetFiles.token(of: old).map { Array("t\($0)\n".utf8) + fresh }
+            }
+            if let new { ok = true; record(d, new) }
+        case 28..<36:
+            guard let f = pick(files) else { return "dev\(d) nothing to append to" }
+            op = .append(device: d, path: f)
+            let more = Array(" +\(d):\(report.operations)".utf8)
+            let new = FleetFiles.edit(r + "/" + f, truncate: false) { old in FleetFiles.token(of: old) == nil ? nil : old + more }
+            if let new { ok = true; record(d, new) }
+        case 36..<42:
+            guard let f = pick(files) else { return "dev\(d) nothing to edit" }
+            op = .editInPlace(device: d, path: f)
+            let c = UInt8(ascii: "A") + UInt8.random(in: 0..<26, using: &rng)
+            let at = Int.random(in: 0..<1000, using: &rng)
+            let new = FleetFiles.edit(r + "/" + f, truncate: false) { old in
+                guard let t = FleetFiles.token(of: old) else { return nil }
+                let head = "t\(t)\n".utf8.count
+                guard old.count > head else { return nil }
+                var o = old
+                o[head + at % (old.count - head)] = c
+                return o
+            }
+            if let new { ok = true; record(d, new) }
+        case 42..<50:
+            guard let f = pick(files) else { return "dev\(d) nothing to save" }
+            op = .atomicSave(device: d, path: f)
+            let dir = (f as NSString).deletingLastPathComponent
+            let tmp = r + "/" + dir + "/." + newName("save", ".tmp")
+            if let old = FleetFiles.read(r + "/" + f), let t = FleetFiles.token(of: old) {
+                let new = Array("t\(t)\n".utf8) + content(token: 0, device: d).dropFirst(3)
+                if FleetFiles.create(tmp, new) {
+                    ok = FleetFiles.replace(tmp, r + "/" + f)
+                    if ok { record(d, new) } else { unlink(tmp) }
+                }
+            }
+        case 50..<60:
+            guard let f = pick(files), let to = pick(parents) else { return "dev\(d) nothing to move" }
+            let name = Bool.random(using: &rng) ? (f as NSString).lastPathComponent : newName("f", ".txt")
+            let dst = to + "/" + name
+            op = .moveFile(device: d, from: f, to: dst)
+            ok = FleetFiles.move(r + "/" + f, r + "/" + dst)
+        case 60..<66:
+            let p = pick(parents)! + "/" + newName("d")
+            op = .mkdir(device: d, path: p)
+            ok = mkdir(r + "/" + p, 0o755) == 0
+        case 66..<80:
+            guard let f = pick(folders), let to = pick(parents) else { return "dev\(d) no folder to move" }
+            let name = Int.random(in: 0..<3, using: &rng) == 0 ? newName("d") : (f as NSString).lastPathComponent
+            let dst = to + "/" + name
+            op = .moveFolder(device: d, from: f, to: dst)
+            ok = !dst.hasPrefix(f + "/") && FleetFiles.move(r + "/" + f, r + "/" + dst)
+        case 80..<87:
+            guard let f = pick(files) else { return "dev\(d) nothing to delete" }
+            op = .deleteFile(device: d, path: f)
+            ok = remove(d, f)
+        case 87..<91:
+            guard let f = pick(folders) else { return "dev\(d) no folder to delete" }
+            op = .deleteFolder(device: d, path: f)
+            ok = remove(d, f)
+        case 91..<95:
+            let p = pick(parents)! + "/" + newName("f", ".txt")
+            nextToken += 1
+            let bytes = content(token: nextToken, device: d)
+            op = .moveIn(device: d, path: p, token: nextToken)
+            let staged = outside.path + "/" + newName("in")
+            if FleetFiles.create(staged, bytes) {
+                ok = FleetFiles.move(staged, r + "/" + p)
+                if ok { record(d, bytes) } else { unlink(staged) }
+            }
+        default:
+            let ms = Int.random(in: 20...400, using: &rng)
+            try? await Task.sleep(for: .milliseconds(ms))
+            return FleetOp.wait(milliseconds: ms).description
+        }
+        if !ok { report.skipped += 1 }
+        // Users do not act all at once: a short gap lets the engines see some steps alone.
+        try? await Task.sleep(for: .milliseconds(Int.random(in: 0...40, using: &rng)))
+        return op.description + (ok ? "" : " (skipped)")
+    }
+
+    /// Takes an item out of a device's folder (a user's delete), noting the tokens it held.
+    func remove(_ d: Int, _ rel: String) -> Bool {
+        let aside = outside.path + "/" + newName("gone")
+        guard rename(root(d) + "/" + rel, aside) == 0 else { return false }
+        deleted.formUnion(FleetFiles.tokens(under: aside))
+        try? FileManager.default.removeItem(atPath: aside)
+        return true
+    }
+
+    func fault() async -> String {
+        let d = Int.random(in: 0..<devices.count, using: &rng)
+        switch Int.random(in: 0..<3, using: &rng) {
+        case 0:
+            guard paused[d] == nil else { return "dev\(d) (paused, no restart)" }
+            try? await devices[d].restart()
+            return FleetOp.restartEngine(device: d).description
+        case 1:
+            guard paused[d] == nil else { return "dev\(d) (already paused)" }
+            let ms = Int.random(in: 200...3000, using: &rng)
+            await devices[d].stop()
+            paused[d] = .now + .milliseconds(ms)
+            return FleetOp.pauseEngine(device: d, milliseconds: ms).description
+        default:
+            guard serverDownUntil == nil else { return "(server already down)" }
+            let ms = Int.random(in: 100...2000, using: &rng)
+            await server.stop(keepData: true)
+            serverDownUntil = .now + .milliseconds(ms)
+            return FleetOp.restartServer(downMilliseconds: ms).description
+        }
+    }
+
+    func resumeDue(all: Bool = false) async throws {
+        let now = ContinuousClock.now
+        if let until = serverDownUntil, all || until <= now {
+            server = try await TestServer.start(directory: server.directory, port: server.port)
+            serverDownUntil = nil
+            note("server back")
+        }
+        for (d, until) in paused where all || until <= now {
+            try await devices[d].restart()
+            paused[d] = nil
+            note("dev\(d) engine back")
+        }
+    }
+
+    func resumeAll() async throws { try await resumeDue(all: true) }
+}
