@@ -257,10 +257,10 @@ public struct UbiqAPIClient: Sendable {
         try await call(.POST, containerPath(container) + "/items/\(item)/move", MoveRequest(path: path), as: ItemRecord.self)
     }
 
-    /// A sync engine's move: only into a folder the server has at the new parent path
-    /// (`item_changed` otherwise, after a deleted one is brought back).
-    public func move(_ container: ContainerID, item: ItemID, intoFolderAt path: RelativePath) async throws -> ItemRecord {
-        try await call(.POST, containerPath(container) + "/items/\(item)/move?strict=1", MoveRequest(path: path), as: ItemRecord.self)
+    /// A sync engine's move: only if the live folder at the new parent path is `parent`
+    /// (`item_changed` otherwise).
+    public func move(_ container: ContainerID, item: ItemID, to path: RelativePath, into parent: ItemID) async throws -> ItemRecord {
+        try await call(.POST, containerPath(container) + "/items/\(item)/move?parent=\(parent)", MoveRequest(path: path), as: ItemRecord.self)
     }
 
     public func delete(_ container: ContainerID, item: ItemID) async throws -> ItemRecord {

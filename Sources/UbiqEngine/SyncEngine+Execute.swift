@@ -113,7 +113,7 @@ extension SyncEngine {
             case .forget(let id): try setSynced(id, nil); done = true
             }
             if done { succeeded(op.item) }
-            logger.debug("\(op) → \(done ? "done" : "skipped")")
+            logger.debug("\(op) \((local[op.item]?.path ?? remote[op.item]?.node.path ?? synced[op.item]?.node.path).map { "'\($0)' " } ?? "")→ \(done ? "done" : "skipped")")
             return done
         } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
             markOffline(e.message)
@@ -237,7 +237,14 @@ extension SyncEngine {
     func moveRemote(_ id: ItemID, to: RelativePath) async throws -> Bool {
         guard let s = synced[id] else { return false }
         do {
-            let item = try await client.move(config.container, item: id, intoFolderAt: to)
+            let item: ItemRecord
+            if let parent = to.parent {
+                // The folder this device sees at the new parent path; none yet: wait for it.
+                guard let pid = local.first(where: { $0.value.path == parent && $0.value.entry.kind == .folder })?.key else { return false }
+                item = try await client.move(config.container, item: id, to: to, into: pid)
+            } else {
+                item = try await client.move(config.container, item: id, to: to)
+            }
             let old = remote[id]?.node.path ?? s.node.path
             noteRemote(item)
             // The server moved the folder's contents with it; so does our copy of its tree.

@@ -57,8 +57,26 @@ extension SyncEngine {
                 moved.append((path, e))
             }
         }
+        // A synced file renamed over another synced file (an editor's atomic save whose temporary
+        // file was synced before the rename): the document keeps its identity and takes the new
+        // content; the temporary item is gone.
+        var replaced: [RelativePath: ItemID] = [:]
+        if !moved.isEmpty {
+            var syncedFileAt: [RelativePath: ItemID] = [:]
+            for (id, s) in synced where s.node.kind == .file { syncedFileAt[s.node.path] = id }
+            var present: Set<UInt64>?
+            for (path, e) in moved where e.kind == .file {
+                guard let doc = syncedFileAt[path], let tid = syncedByInode[e.stamp.inode], tid != doc, result[doc] == nil,
+                      synced[tid]?.node.kind == .file, let docInode = synced[doc]?.stamp?.inode else { continue }
+                if present == nil { present = Set(entries.values.map(\.stamp.inode)) }
+                if !present!.contains(docInode) { replaced[path] = doc }  // the document's own file is gone, not moved
+            }
+        }
         for (path, e) in moved.sorted(by: { $0.key < $1.key }) {
-            if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, result[id] == nil,
+            if let doc = replaced[path], result[doc] == nil {
+                result[doc] = (sharedPath(doc, path), e)
+                check.append(doc)
+            } else if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, result[id] == nil,
                s.node.path == path || entries[s.node.path]?.stamp.inode != e.stamp.inode {
                 result[id] = (sharedPath(id, path), e)
                 if e.kind == .file { check.append(id) }

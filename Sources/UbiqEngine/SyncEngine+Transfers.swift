@@ -23,7 +23,8 @@ extension SyncEngine {
         }
         let m = manifest!
         transfers[id] = Transfer(direction: .up, bytesDone: 0, bytesTotal: Int64(m.size))
-        defer { transfers[id] = nil }
+        var shownAs = id  // the ID the transfer is listed under (the server's, once it merged the item)
+        defer { transfers[shownAs] = nil }
         // After a small edit, describe the content against the synced version's manifest.
         var delta: ManifestDelta?
         if let bv = synced[id]?.node.version, let baseChunks = try? store.indexedChunks(item: id), !baseChunks.isEmpty {
@@ -43,7 +44,7 @@ extension SyncEngine {
         }
         let sid = resp.item.id
         adopt(id, as: sid)
-        if sid != id { transfers[sid] = transfers[id]; transfers[id] = nil }
+        if sid != id { transfers[sid] = transfers[id]; transfers[id] = nil; shownAs = sid }
         noteRemote(resp.item)
 
         var item = resp.item

@@ -109,9 +109,13 @@ extension ServerServices {
             let container = try context.container()
             let item = try context.uuidParameter("item", as: ItemID.self)
             let body = try await request.decodeJSON(MoveRequest.self, limit: 16 << 10)
-            // `?strict=1`: only into a folder the server has (`item_changed` otherwise).
-            let strict = request.uri.queryParameters["strict"].map { $0 == "1" || $0 == "true" } ?? false
-            let change = try await self.metadata.move(ctx, container: container, item: item, to: body.path, intoFolder: strict, now: self.clock())
+            // `?parent=ID`: only into that folder (`item_changed` when another, or none, is there).
+            var parent: ItemID?
+            if let raw = request.uri.queryParameters["parent"] {
+                guard let p = ItemID(string: String(raw)) else { throw APIFailure(.invalidRequest, "query parameter 'parent' must be an item ID") }
+                parent = p
+            }
+            let change = try await self.metadata.move(ctx, container: container, item: item, to: body.path, into: parent, now: self.clock())
             await self.notify(ctx, container, cursor: change.cursor)
             return try json(change.item)
         }

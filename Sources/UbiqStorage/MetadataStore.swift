@@ -121,9 +121,10 @@ public protocol ItemStore: Sendable {
     /// Marks a version's content as fully uploaded once the account holds every chunk.
     func complete(_ ctx: AuthContext, container: ContainerID, version: VersionID, now: Date) async throws -> ItemChange
     func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, now: Date) async throws -> ItemChange
-    /// A sync engine's move: with `intoFolder`, `item_changed` unless the new parent is a folder
-    /// the server has (a device whose view of the folders is out of date never invents one).
-    func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, intoFolder: Bool, now: Date) async throws -> ItemChange
+    /// A sync engine's move: with `into`, `item_changed` unless the live folder at the new parent
+    /// path is that item (a device whose view of the folders is out of date never lands an item
+    /// in another folder of the same name, nor invents or revives one).
+    func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, into parentID: ItemID?, now: Date) async throws -> ItemChange
     func delete(_ ctx: AuthContext, container: ContainerID, item: ItemID, now: Date) async throws -> ItemChange
     /// A sync engine's delete: `item_changed` if the item, or any live item under a folder, changed
     /// after change-journal position `unchangedSince` (the device's cursor). A device never

@@ -69,10 +69,10 @@ extension SQLiteMetadataStore: ItemStore {
     }
 
     public func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, now: Date) async throws -> ItemChange {
-        try await move(ctx, container: container, item: item, to: path, intoFolder: false, now: now)
+        try await move(ctx, container: container, item: item, to: path, into: nil, now: now)
     }
 
-    public func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, intoFolder: Bool, now: Date) async throws -> ItemChange {
+    public func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, into parentID: ItemID?, now: Date) async throws -> ItemChange {
         try await write { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
@@ -92,12 +92,13 @@ extension SQLiteMetadataStore: ItemStore {
                     throw StorageError(.pathExists, "items already exist under '\(path)'")
                 }
             }
-            // `intoFolder` (a sync engine's move): the new parent must be a folder the server has
-            // (a deleted one comes back), never a path no folder holds, nor a file.
-            if intoFolder, let parent = path.parent {
-                _ = try db.reviveAncestors(container: c, of: path)
-                guard let p = try db.liveItemRow(container: c, path: parent), (p["kind"] as String) == ItemKind.folder.rawValue else {
-                    throw StorageError(.itemChanged, "no folder '\(parent)' to move \(old) into")
+            // `parentID` (a sync engine's move): the live folder at the new parent path must be
+            // that item; a device whose view of the folders is out of date never lands an item
+            // in another folder of the same name, nor brings back a deleted one by its path.
+            if let parentID, let parent = path.parent {
+                guard let p = try db.liveItemRow(container: c, path: parent), (p["kind"] as String) == ItemKind.folder.rawValue,
+                      (p["uuid"] as String).lowercased() == parentID.description.lowercased() else {
+                    throw StorageError(.itemChanged, "'\(parent)' is not the folder \(parentID) any more")
                 }
             }
             try db.cachedStatement(sql: "UPDATE items SET path = ? WHERE id = ?").execute(arguments: [path.string, id])

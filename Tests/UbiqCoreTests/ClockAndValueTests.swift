@@ -172,6 +172,13 @@ struct ConflictRuleTests {
         let withConflict = ItemSnapshot(currentVersion: v1, currentHash: h1, conflictHashes: [v2: h2])
         #expect(ConflictRule.decide(existing: withConflict, base: v3, incoming: h2) == .unchanged(v2))
         #expect(ConflictRule.decide(existing: withConflict, base: v3, incoming: h3) == .conflict)
+        // A device supersedes its own current version that never finished uploading; another
+        // device's unfinished version, or a finished one, is a conflict as usual.
+        let me = DeviceID(uuid: UUID()), other = DeviceID(uuid: UUID())
+        let unfinished = ItemSnapshot(currentVersion: v2, currentHash: h2, currentUnfinishedBy: me)
+        #expect(ConflictRule.decide(existing: unfinished, base: v1, incoming: h3, device: me) == .advance)
+        #expect(ConflictRule.decide(existing: unfinished, base: v1, incoming: h3, device: other) == .conflict)
+        #expect(ConflictRule.decide(existing: item, base: v2, incoming: h3, device: me) == .conflict)
         // An edit against a delete wins.
         #expect(ConflictRule.decide(existing: ItemSnapshot(currentVersion: v1, currentHash: h1, isDeleted: true), base: v1, incoming: h2) == .revive)
     }

@@ -146,11 +146,9 @@ struct SyncModel {
 
     mutating func moveRemote(_ id: ItemID, to: RelativePath) {
         guard let r = t.remote[id], liveRemote(at: to, except: id) == nil, !(r.kind == .folder && to.isSelfOrDescendant(of: r.path) && to != r.path) else { return }
-        // The engine's moves are strict: into a folder the server has (or a deleted one it revives).
+        // The engine's moves name their folder: the one this device has at the parent path.
         if let parent = to.parent {
-            let live = liveRemote(at: parent).map { t.remote[$0]!.kind == .folder } ?? false
-            let revivable = trashed.contains { $0.value.path == parent && $0.value.kind == .folder }
-            guard live || revivable else { return }
+            guard let lp = liveLocal(at: parent), liveRemote(at: parent) == lp, t.remote[lp]?.kind == .folder else { return }
         }
         let old = r.path
         for (k, v) in t.remote where v.path.isSelfOrDescendant(of: old) { t.remote[k]!.path = v.path.rebased(from: old, to: to) }

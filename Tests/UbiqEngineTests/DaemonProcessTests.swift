@@ -100,6 +100,22 @@ extension ProcessBoundTests {
             (try? await obs.changes(Self.container, after: 0).items.first { $0.path.string == "Documents/big.bin" }).flatMap { $0 }
         }
 
+        /// A command run a moment after `ubiq daemon` started (a service start followed by a
+        /// command) waits for the daemon's socket instead of failing.
+        @Test func aCommandRightAfterTheDaemonStartsWaitsForIt() async throws {
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A")
+            for round in 0..<3 {
+                let p = try ChildProcess(ChildProcess.ubiqBinary(), ["daemon", "--home", s.home("A")])
+                let (status, out, err) = try ChildProcess.runUbiq(["status", "--json", "--home", s.home("A")], timeout: 60)
+                #expect(status == 0 && out.contains("\"state\""), "round \(round): \(status) \(err)")
+                #expect(!err.contains("does not answer"))
+                p.signal(SIGTERM)
+                p.wait(timeout: 10)
+            }
+        }
+
         @Test func daemonKilledMidUploadAndMidDownloadLosesNothing() async throws {
             let s = try Setup()
             defer { s.teardown() }

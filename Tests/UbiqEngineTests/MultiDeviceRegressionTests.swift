@@ -95,6 +95,26 @@ struct MultiDeviceRegressionTests {
         }
     }
 
+    /// An editor's atomic save whose temporary file was synced before the rename: the document
+    /// keeps its item and takes the new content; the temporary item goes; no `name (2)` copy.
+    @Test func anAtomicSaveOverADocumentKeepsTheDocumentsItem() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/doc.txt", "version 1")
+            #expect(await eventually { b.read("Documents/doc.txt") == "version 1" })
+            let before = await a.engine.listing().first { $0.path.string == "Documents/doc.txt" }?.itemID
+            try a.write("Documents/.doc.txt.tmp", "version 2, saved atomically")
+            #expect(await eventually { b.read("Documents/.doc.txt.tmp") == "version 2, saved atomically" })
+            guard rename(a.url("Documents/.doc.txt.tmp").path, a.url("Documents/doc.txt").path) == 0 else { Issue.record("rename failed"); return }
+            #expect(await eventually { b.read("Documents/doc.txt") == "version 2, saved atomically" && !b.exists("Documents/.doc.txt.tmp") },
+                    "\(describeDiff(a, b))")
+            #expect(await converge(a, b))
+            #expect(!a.exists("Documents/doc (2).txt") && !b.exists("Documents/doc (2).txt"))
+            let after = await a.engine.listing().first { $0.path.string == "Documents/doc.txt" }?.itemID
+            #expect(before != nil && after == before, "the document keeps its item")
+        }
+    }
+
     /// ext4 hands a deleted folder's inode to the next new file at once: the file must not take
     /// the folder's item ID (the server would refuse every upload of it for ever).
     @Test func aFileReusingADeletedFoldersInodeGetsItsOwnID() async throws {

@@ -218,3 +218,37 @@ struct DeltaWireTests {
         }
     }
 }
+
+/// The conditions a sync engine puts on its deletes and moves (`?since=`, `?strict=1`).
+@Suite("Conditional deletes and moves")
+struct ConditionalItemTests {
+    @Test func aDeleteSinceACursorRefusesWhatChangedAfterIt() async throws {
+        try await withServer { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            func folder(_ p: String) async throws -> ItemRecord {
+                try await laptop.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(p),
+                                                             kind: .folder, base: nil, modified: Date(), manifest: nil)).item
+            }
+            let box = try await folder("Documents/box"), other = try await folder("Documents/other")
+            let moved = try await folder("Documents/other/inner")
+            let cursor = try await laptop.changes(notes, after: 0).cursor
+            // The phone moves a folder into box after the laptop's cursor: box may not go.
+            _ = try await phone.move(notes, item: moved.id, to: path("Documents/box/inner"), into: box.id)
+            await expectCode(.itemChanged) { _ = try await laptop.delete(notes, item: box.id, unchangedSince: cursor) }
+            #expect(try await laptop.changes(notes, after: 0).items.first { $0.id == box.id }?.deletedAt == nil)
+            // Seen (the cursor covers the move): the delete goes through, with what box holds.
+            let later = try await laptop.changes(notes, after: 0).cursor
+            let gone = try await laptop.delete(notes, item: box.id, unchangedSince: later)
+            #expect(gone.deletedAt != nil)
+            #expect(try await laptop.changes(notes, after: later).items.contains { $0.id == moved.id && $0.deletedAt != nil })
+            // A move into a named folder needs that folder at the new parent path; a plain one does not.
+            await expectCode(.itemChanged) { _ = try await laptop.move(notes, item: other.id, to: path("Documents/box/other"), into: box.id) }
+            await expectCode(.itemChanged) { _ = try await laptop.move(notes, item: other.id, to: path("Documents/nowhere/other"), into: box.id) }
+            _ = try await laptop.move(notes, item: other.id, to: path("Documents/nowhere/other"))
+            // The trash lists the deleted folder and what it held.
+            let trash = try await laptop.trash(notes).items.map(\.id)
+            #expect(trash.contains(box.id) && trash.contains(moved.id))
+        }
+    }
+}

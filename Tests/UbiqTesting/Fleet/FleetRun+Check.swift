@@ -16,7 +16,7 @@ extension FleetRun {
 
     /// Every live item the server has under `Documents/`.
     func serverItems() async throws -> [String: ItemRecord] {
-        let (client, _) = try await server.device(user, name: "checker")
+        let client = try await checkerClient()
         var out: [String: ItemRecord] = [:]
         var cursor: Int64 = 0
         while true {
@@ -77,16 +77,22 @@ extension FleetRun {
         // content is kept as a conflict version.
         var seen: [Int: [String]] = [:]
         for (p, c) in final { if let c, let t = FleetFiles.token(of: c) { seen[t, default: []].append(p) } }
-        for (t, ps) in seen where ps.count > 1 { report.failures.append("t\(t) is in \(ps.count) files: \(ps.sorted())") }
+        for (t, ps) in seen where ps.count > 1 {
+            report.failures.append("t\(t) is in \(ps.count) files: \(ps.sorted())")
+            for p in ps.sorted() { report.log.append("diagnose dev0 " + (await devices[0].engine.diagnose(p))) }
+        }
         var versions: Set<ContentHash> = []
         if let items = try? await serverItems(), Set(items.keys) != Set(final.keys) {
             let extra = Set(items.keys).subtracting(final.keys).sorted(), missing = Set(final.keys).subtracting(items.keys).sorted()
             report.failures.append("the server lists other paths than the folders: only on the server \(extra.prefix(8)), only in the folders \(missing.prefix(8))")
         }
         if let items = try? await serverItems() {
-            let (client, _) = try! await server.device(user, name: "checker")
+            let client = try? await checkerClient()
             for (_, i) in items where i.kind == .file {
-                guard let v = try? await client.versions(devices[0].config.container, item: i.id) else { continue }
+                guard let v = try? await client?.versions(devices[0].config.container, item: i.id) else {
+                    report.failures.append("the versions of \(i.path) could not be read")
+                    continue
+                }
                 for r in [v.current].compactMap({ $0 }) + v.conflicts + v.others { versions.insert(r.hash) }
             }
         } else {
@@ -95,6 +101,13 @@ extension FleetRun {
         for (t, byDevice) in written.sorted(by: { $0.key < $1.key }) where !deleted.contains(t) {
             if seen[t] == nil && !byDevice.values.contains(where: { versions.contains(Self.hash($0)) }) {
                 report.failures.append("t\(t) is lost: in no file and in no version (no user deleted it)")
+                // Where it went: the trash entries holding one of its contents.
+                let hashes = Set(byDevice.values.map(Self.hash))
+                if let client = try? await checkerClient(), let trash = try? await client.trash(devices[0].config.container).items {
+                    for i in trash where i.current.map({ hashes.contains($0.hash) }) == true {
+                        report.log.append("t\(t) in the trash: \(i.path) (\(i.id)) deleted \(i.deletedAt.map { "\($0.timeIntervalSince1970)" } ?? "?")")
+                    }
+                }
                 continue
             }
             for (d, bytes) in byDevice where !versions.contains(Self.hash(bytes)) {
@@ -107,6 +120,14 @@ extension FleetRun {
             for e in s.errors { report.failures.append("dev\(i) has a stuck item: \(e.path): \(e.message) [\(e.code)] × \(e.attempts)") }
             if !s.idle { report.failures.append("dev\(i) is not idle: \(s.uploads.queued + s.uploads.running) up, \(s.downloads.queued + s.downloads.running) down") }
         }
+    }
+
+    /// One signed-in client for the checks (a login per look would meet the login throttle).
+    func checkerClient() async throws -> UbiqAPIClient {
+        if let c = checker { return c }
+        let (c, _) = try await server.device(user, name: "checker")
+        checker = c
+        return c
     }
 
     /// A content's hash as the server names it (`Manifest.contentHash` of its chunks).

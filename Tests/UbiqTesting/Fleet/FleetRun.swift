@@ -50,6 +50,7 @@ public final class FleetRun: @unchecked Sendable {
     /// Tokens a user deleted (the file, or a folder holding it, was removed by a user).
     var deleted: Set<Int> = []
     let user = "fleet"
+    var checker: UbiqAPIClient?
 
     public init(seed: UInt64, options: Options = Options()) {
         self.options = options
