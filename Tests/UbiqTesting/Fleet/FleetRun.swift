@@ -16,8 +16,10 @@ public final class FleetRun: @unchecked Sendable {
         public var faults = true
         /// Longest wait for the devices to agree once the operations are done.
         public var quietTimeout: Duration = .seconds(90)
-        public init(devices: Int = 3, operations: Int = 120, faults: Bool = true) {
-            self.devices = devices; self.operations = operations; self.faults = faults
+        /// Copies (one content in two items) fail the run too.
+        public var strict = false
+        public init(devices: Int = 3, operations: Int = 120, faults: Bool = true, strict: Bool = false) {
+            self.devices = devices; self.operations = operations; self.faults = faults; self.strict = strict
         }
     }
 
@@ -32,6 +34,8 @@ public final class FleetRun: @unchecked Sendable {
         public var folders = 0
         /// Broken invariants (empty when the run passed).
         public var failures: [String] = []
+        /// Findings that do not fail a run that is not strict.
+        public var warnings: [String] = []
         public var log: [String] = []
     }
 
