@@ -32,24 +32,20 @@ public enum Planner {
             unsafeLocal = u
             return u
         }
-        var remoteAtMap: [RelativePath: ItemID]?
+        // Items by path on each side, made when first needed.
+        func byPath<N>(_ nodes: [ItemID: N], _ path: (N) -> RelativePath) -> [RelativePath: ItemID] {
+            var m: [RelativePath: ItemID] = [:]
+            m.reserveCapacity(nodes.count)
+            for (id, n) in nodes { m[path(n)] = id }
+            return m
+        }
+        var remoteAtMap: [RelativePath: ItemID]?, localAtMap: [RelativePath: ItemID]?
         func remoteAt(_ p: RelativePath) -> ItemID? {
-            if remoteAtMap == nil {
-                var m: [RelativePath: ItemID] = [:]
-                m.reserveCapacity(t.remote.count)
-                for (id, r) in t.remote { m[r.path] = id }
-                remoteAtMap = m
-            }
+            if remoteAtMap == nil { remoteAtMap = byPath(t.remote, \.path) }
             return remoteAtMap![p]
         }
-        var localAtMap: [RelativePath: ItemID]?
         func localAt(_ p: RelativePath) -> ItemID? {
-            if localAtMap == nil {
-                var m: [RelativePath: ItemID] = [:]
-                m.reserveCapacity(t.local.count)
-                for (id, l) in t.local { m[l.path] = id }
-                localAtMap = m
-            }
+            if localAtMap == nil { localAtMap = byPath(t.local, \.path) }
             return localAtMap![p]
         }
         // New local items (never synced) by path: a server move onto one of them cannot be

@@ -14,8 +14,8 @@ struct TimelineLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         let ms = (ContinuousClock.now - Self.origin) / .milliseconds(1)
-        FileHandle.standardError.write(Data(String(format: "%10.1f %@ %@\n", ms, label, "\(message)").utf8))
+        FileHandle.standardError.write(Data(String(format: "%10.1f %@ %@\n", ms, label, "\(event.message)").utf8))
     }
 }

@@ -59,6 +59,25 @@ struct MultiDeviceRegressionTests {
         }
     }
 
+    /// A device moves a file into a folder that another device deleted meanwhile: the folder
+    /// comes back with that file (no user deleted it), and only with it.
+    @Test func aFileMovedIntoAFolderAnotherDeviceDeletedBringsTheFolderBack() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/box/old.txt", "old")
+            try a.write("Documents/note.txt", "my note")
+            #expect(await eventually { b.read("Documents/box/old.txt") == "old" && b.read("Documents/note.txt") == "my note" })
+            await a.stop()
+            try FileManager.default.removeItem(at: b.url("Documents/box"))
+            #expect(await eventually { (try? await b.engine.trash())?.contains { $0.path.string == "Documents/box" } == true })
+            try mv(a, "Documents/note.txt", "Documents/box/note.txt")
+            try await a.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            #expect(b.read("Documents/box/note.txt") == "my note", "\(b.snapshot().keys.sorted())")
+            #expect(!b.exists("Documents/box/old.txt") && !a.exists("Documents/box/old.txt"), "what B deleted stays deleted")
+        }
+    }
+
     /// A device deletes a file another device edited meanwhile: the edit wins, on every device.
     @Test func deleteAgainstAnUnseenEditKeepsTheEdit() async throws {
         try await withFleet { fleet in
