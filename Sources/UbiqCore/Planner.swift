@@ -78,27 +78,14 @@ public enum Planner {
                 return cs.version != c.version || cs.kind != c.kind || !cs.path.isSelfOrDescendant(of: old)
             }
         }
-        // The folder holding `p` here is the server's folder at that path.
-        func remoteParentReady(_ p: RelativePath) -> Bool {
-            guard let parent = p.parent else { return true }
-            guard let lp = localAt(parent) else { return false }
-            return remoteAt(parent) == lp
-        }
         // Items are looked at in any order; those with operations are put in ID order after.
         var planned: [(id: ItemID, ops: [SyncOp])] = []
         func planOne(_ id: ItemID) {
             planItem(id)
             if ops.isEmpty { return }
-            // Local steps that put something at a server path wait until its folders are in place;
-            // a new item goes to the server only once its folder is there at the same path (a
-            // folder another device moved away meanwhile would otherwise get an orphan under a
-            // path no folder holds).
+            // Local steps that put something at a server path wait until its folders are in place.
             let kept = ops.filter { op in
                 switch op {
-                case .upload(let i, nil) where t.synced[i] == nil && t.remote[i] == nil:
-                    return t.local[i].map { remoteParentReady($0.path) } ?? true
-                case .createRemoteFolder(let i) where t.remote[i] == nil:
-                    return t.local[i].map { remoteParentReady($0.path) } ?? true
                 case .createLocalFolder(let i): return t.remote[i].map { parentReady($0.path) } ?? true
                 case .download(let i, _) where t.local[i] == nil: return t.remote[i].map { parentReady($0.path) } ?? true
                 case .moveLocal(_, let to): return parentReady(to)
