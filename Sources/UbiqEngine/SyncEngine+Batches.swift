@@ -92,9 +92,11 @@ extension SyncEngine {
             var done = 0
             for start in stride(from: 0, to: wanted.count, by: Self.batchFiles) {
                 let group = wanted[start..<min(wanted.count, start + Self.batchFiles)]
+                let parents = localFolders(at: Set(group.compactMap { id, l in remote[id] == nil ? l.path.parent : nil }))
                 let requests = group.map { id, l in
                     CommitRequest(itemID: id, versionID: VersionID(uuid: newUUID()), path: l.path, kind: .folder, base: nil,
-                                  modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil)
+                                  modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil,
+                                  parent: remote[id] == nil ? l.path.parent.flatMap { parents[$0] } : nil)
                 }
                 let results = try await client.commitMany(config.container, requests)
                 var remoteRows: [(ItemID, RemoteEntry?)] = [], syncedRows: [(ItemID, SyncedEntry?)] = []
@@ -189,9 +191,11 @@ extension SyncEngine {
 
         let t1 = ContinuousClock.now
         // 2. One commit request for the whole batch.
+        let parents = localFolders(at: Set(prepared.compactMap { remote[$0.id] == nil ? $0.path.parent : nil }))
         let requests = prepared.map { p in
             CommitRequest(itemID: p.id, versionID: VersionID(uuid: newUUID()), path: p.path, kind: .file, base: p.base,
-                          modified: Self.date(nanos: p.stamp.mtimeNanos), manifest: p.manifest)
+                          modified: Self.date(nanos: p.stamp.mtimeNanos), manifest: p.manifest,
+                          parent: remote[p.id] == nil ? p.path.parent.flatMap { parents[$0] } : nil)
         }
         let results = try await client.commitMany(config.container, requests)
 
@@ -211,11 +215,11 @@ extension SyncEngine {
                 // A chunk went missing meanwhile (another device's upload raced ours): send it the usual way.
                 do {
                     try await sendChunks(of: p.manifest, path: p.file, missing: Set(resp.missing), item: sid)
-                } catch let e as EngineError where e.code == .hashMismatch {
-                    noteAbandoned(v.id)
-                    throw e
+                    item = try await client.complete(config.container, version: v.id)
+                } catch {
+                    noteAbandoned(v.id)  // as in `upload`: a file gone meanwhile is deleted, not waited for
+                    throw error
                 }
-                item = try await client.complete(config.container, version: v.id)
             }
             let re = Self.remoteEntry(item)
             remote[item.id] = re

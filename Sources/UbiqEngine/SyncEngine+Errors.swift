@@ -11,6 +11,8 @@ extension SyncEngine {
     }
 
     func failed(_ id: ItemID, code: String, message: String) {
+        // The server's folders changed under a step (`item_changed`): the next round pulls first.
+        if code == ErrorCode.itemChanged.rawValue { announced += 1 }
         itemErrors[id] = "\(message) [\(code)]"
         backoff.failed(id, code: code, message: message, now: .now, wall: Date())
     }
@@ -34,6 +36,21 @@ extension SyncEngine {
         let out = ops.filter { !backoff.waiting($0.item, now: now) }
         if let next = backoff.nextRetry, next > now { requestPass(after: next - now) }
         return out
+    }
+
+    /// The IDs of this device's folders at these paths: the `parent` a new item is committed
+    /// into (the server refuses it when it has another folder there, or moved that one away).
+    func localFolders(at paths: Set<RelativePath>) -> [RelativePath: ItemID] {
+        guard !paths.isEmpty else { return [:] }
+        var out: [RelativePath: ItemID] = [:]
+        for (id, l) in local where l.entry.kind == .folder && paths.contains(l.path) { out[l.path] = id }
+        return out
+    }
+
+    /// The `parent` of a commit of this item at `path`: only for an item new to the server.
+    func commitParent(_ id: ItemID, _ path: RelativePath) -> ItemID? {
+        guard remote[id] == nil, let parent = path.parent else { return nil }
+        return localFolders(at: [parent])[parent]
     }
 
     /// Notes a version whose content this device stopped sending.

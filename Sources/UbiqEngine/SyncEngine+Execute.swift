@@ -225,7 +225,8 @@ extension SyncEngine {
     func createRemoteFolder(_ id: ItemID) async throws -> Bool {
         guard let l = local[id], l.entry.kind == .folder else { return false }
         let resp = try await client.commit(config.container, CommitRequest(itemID: id, versionID: VersionID(uuid: newUUID()), path: l.path, kind: .folder,
-                                                                          base: nil, modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil))
+                                                                          base: nil, modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil,
+                                                                          parent: commitParent(id, l.path)))
         let sid = resp.item.id
         adopt(id, as: sid)
         noteRemote(resp.item)
@@ -270,9 +271,6 @@ extension SyncEngine {
         }
     }
 
-    /// Deletes an item on the server only if nothing in it changed after what this device last
-    /// pulled (`item_changed`: another device edited it, renamed it or moved something into the
-    /// folder; the change is pulled and the item planned again, never deleted unseen).
     /// Renames a local item at `path` to the first free `path (n)` (free here and on the server).
     func renameAside(_ id: ItemID, from path: RelativePath) throws -> Bool {
         guard let l = local[id], l.path == path else { return false }
@@ -291,6 +289,9 @@ extension SyncEngine {
         return false
     }
 
+    /// Deletes an item on the server only if nothing in it changed after what this device last
+    /// pulled (`item_changed`: another device edited it, renamed it or moved something into the
+    /// folder; the change is pulled and the item planned again, never deleted unseen).
     func deleteRemote(_ id: ItemID) async throws -> Bool {
         do {
             let item = try await client.delete(config.container, item: id, unchangedSince: cursor)

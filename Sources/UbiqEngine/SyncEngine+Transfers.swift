@@ -32,9 +32,11 @@ extension SyncEngine {
             if d.pieces.count * 2 < m.chunks.count { delta = d }
         }
         let versionID = VersionID(uuid: newUUID())
+        let parent = commitParent(id, l.path)
         func request(_ useDelta: Bool) -> CommitRequest {
             CommitRequest(itemID: id, versionID: versionID, path: l.path, kind: .file, base: base,
-                          modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil)
+                          modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil,
+                          parent: parent)
         }
         let resp: CommitResponse
         do {
@@ -48,16 +50,16 @@ extension SyncEngine {
         noteRemote(resp.item)
 
         var item = resp.item
-        if !resp.missing.isEmpty {
-            do {
-                try await sendChunks(of: m, path: path, missing: Set(resp.missing), item: sid)
-            } catch let e as EngineError where e.code == .hashMismatch {
-                if let v = resp.version, !v.uploaded { noteAbandoned(v.id) }
-                throw e
-            }
-        }
         if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
-            item = try await client.complete(config.container, version: v.id)
+            do {
+                if !resp.missing.isEmpty { try await sendChunks(of: m, path: path, missing: Set(resp.missing), item: sid) }
+                item = try await client.complete(config.container, version: v.id)
+            } catch {
+                // Unfinished, and maybe never finished from here: if the file is gone when the
+                // next pass looks, the user deleted it and the item is deleted, not waited for.
+                noteAbandoned(v.id)
+                throw error
+            }
             noteRemote(item)
         }
         let isConflict = resp.outcome == .conflict || (resp.outcome == .unchanged && resp.version?.state == .conflict)

@@ -80,7 +80,12 @@ public actor SyncEngine {
     var waiters: [CheckedContinuation<Void, Never>] = []
     var watcher: DirectoryWatcher?
     var backgroundTasks: [Task<Void, Never>] = []
+    /// How long a pass that could not reach the server waits before the next try (doubles to 15 s;
+    /// back to 250 ms when the push channel says hello).
     var retryDelay: Duration = .milliseconds(250)
+    /// The push channel's own reconnect delay (doubles to 4 s): the channel coming back is what
+    /// tells a quiet device the server is there again, so it is tried more often than passes.
+    var pushRetryDelay: Duration = .milliseconds(250)
     var stopped = false
     /// Something may have changed in the folder since the last scan (a file event, a command,
     /// a periodic pass); a pass asked for only by the server skips the scan when the server had
@@ -217,8 +222,8 @@ public actor SyncEngine {
             }
             if Task.isCancelled { return }
             markOffline(String(describing: "push channel closed"))
-            try? await Task.sleep(for: retryDelay)
-            retryDelay = min(retryDelay * 2, .seconds(15))
+            try? await Task.sleep(for: pushRetryDelay)
+            pushRetryDelay = min(pushRetryDelay * 2, .seconds(4))
         }
     }
 
@@ -230,6 +235,7 @@ public actor SyncEngine {
         switch m.kind {
         case .hello:
             retryDelay = .milliseconds(250)
+            pushRetryDelay = .milliseconds(250)
             requestPass(remoteOnly: true)
         case .changes:
             if m.container == config.container && m.origin != config.deviceID {

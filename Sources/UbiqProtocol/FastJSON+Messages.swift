@@ -117,6 +117,7 @@ extension CommitRequest: FastJSONCodable {
             o.key("kind"); o.string(kind.rawValue)
             if let manifest { o.key("manifest"); guard manifest.writeJSON(&o) else { return false } }
             o.key("modified"); o.date(modified)
+            if let parent { o.key("parent"); o.string(parent.description) }
             o.key("path"); o.string(path.string)
             o.key("versionID"); o.string(versionID.description)
             return true
@@ -125,6 +126,7 @@ extension CommitRequest: FastJSONCodable {
 
     public static func readJSON(_ input: inout JSONIn) throws -> CommitRequest {
         var itemID: ItemID?, versionID: VersionID?, path: RelativePath?, kind: ItemKind?, base: VersionID?, modified: Date?, manifest: Manifest?
+        var parent: ItemID?
         try input.object { r, key in
             switch key {
             case "base": base = r.null() ? nil : try r.id(VersionID.self)
@@ -133,13 +135,14 @@ extension CommitRequest: FastJSONCodable {
             case "manifest": manifest = r.null() ? nil : try Manifest.readJSON(&r)
             case "manifestDelta": guard r.null() else { throw JSONIn.GiveUp() }  // Foundation reads deltas
             case "modified": modified = try r.date()
+            case "parent": parent = r.null() ? nil : try r.id(ItemID.self)
             case "path": path = try r.path()
             case "versionID": versionID = try r.id(VersionID.self)
             default: try r.skip()
             }
         }
         guard let itemID, let versionID, let path, let kind, let modified else { throw JSONIn.GiveUp() }
-        return CommitRequest(itemID: itemID, versionID: versionID, path: path, kind: kind, base: base, modified: modified, manifest: manifest)
+        return CommitRequest(itemID: itemID, versionID: versionID, path: path, kind: kind, base: base, modified: modified, manifest: manifest, parent: parent)
     }
 }
 

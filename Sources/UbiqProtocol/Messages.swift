@@ -67,10 +67,15 @@ public struct CommitRequest: Codable, Sendable {
     public var manifest: Manifest?
     /// Instead of `manifest`: the content as a difference from an earlier version's manifest.
     public var manifestDelta: ManifestDelta?
+    /// The folder the device sees at the path's parent (a sync engine's new item). When the
+    /// server has another folder there, or has moved or deleted that folder, a new item is
+    /// refused with `item_changed`: the device pulls and plans again instead of landing the item
+    /// under a path no longer its folder's.
+    public var parent: ItemID?
     public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?,
-                manifestDelta: ManifestDelta? = nil) {
+                manifestDelta: ManifestDelta? = nil, parent: ItemID? = nil) {
         self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
-        self.base = base; self.modified = modified; self.manifest = manifest; self.manifestDelta = manifestDelta
+        self.base = base; self.modified = modified; self.manifest = manifest; self.manifestDelta = manifestDelta; self.parent = parent
     }
 }
 

@@ -18,7 +18,7 @@ extension ServerServices {
             do { manifest = try delta.apply(baseChunks: base.chunks) } catch let e as CoreError { throw APIFailure(e.code, e.message) }
         }
         return CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
-                           base: body.base, modified: body.modified, manifest: manifest)
+                           base: body.base, modified: body.modified, manifest: manifest, parent: body.parent)
     }
 
     func addItemRoutes(to router: Router<UbiqRequestContext>) {

@@ -38,9 +38,12 @@ public struct CommitInput: Sendable {
     public var base: VersionID?
     public var modified: Date
     public var manifest: Manifest?
-    public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?) {
+    /// See `CommitRequest.parent`: checked when the commit makes a new item.
+    public var parent: ItemID?
+    public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?,
+                parent: ItemID? = nil) {
         self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
-        self.base = base; self.modified = modified; self.manifest = manifest
+        self.base = base; self.modified = modified; self.manifest = manifest; self.parent = parent
     }
 }
 

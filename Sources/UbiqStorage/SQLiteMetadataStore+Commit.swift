@@ -33,6 +33,7 @@ extension SQLiteMetadataStore {
             }
             return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: nil, missing: [], cursor: r["seq"])
         }
+        try checkParent(db, container: c, input, batch: batch)
         if batch?.pathIsFree(input.path) != true, let live = try db.liveItemRow(container: c, path: input.path) {
             guard (live["kind"] as String) == ItemKind.folder.rawValue else {
                 throw StorageError(.pathExists, "a file already exists at '\(input.path)'")
@@ -45,6 +46,22 @@ extension SQLiteMetadataStore {
         if try db.reviveAncestors(container: c, of: input.path) { batch?.invalidate() }
         let seq = try db.journal(container: c, item: id)
         return CommitResult(outcome: .created, item: try db.itemRecord(rowID: id), version: nil, missing: [], cursor: seq)
+    }
+
+    /// A new item's `parent` (see `CommitRequest.parent`): the live folder at the path's parent
+    /// must be that item. None there: the item must not be one the server moved or deleted (a
+    /// folder the server has never seen is the device's own new folder, made with the item).
+    func checkParent(_ db: Database, container c: Int64, _ input: CommitInput, batch: CommitBatch?) throws {
+        guard let parentID = input.parent, let parent = input.path.parent else { return }
+        if batch?.folderChecked(parent, is: parentID) == true { return }
+        if let p = try db.liveItemRow(container: c, path: parent) {
+            guard (p["kind"] as String) == ItemKind.folder.rawValue, (p["uuid"] as String).lowercased() == parentID.description.lowercased() else {
+                throw StorageError(.itemChanged, "'\(parent)' is not the folder \(parentID) any more")
+            }
+            batch?.noteFolder(parent, is: parentID)
+        } else if try db.itemRow(container: c, uuid: parentID) != nil {
+            throw StorageError(.itemChanged, "the folder \(parentID) is no longer at '\(parent)'")
+        }
     }
 
     func snapshot(_ db: Database, item r: Row) throws -> ItemSnapshot {
@@ -104,6 +121,7 @@ extension SQLiteMetadataStore {
         try Self.validate(manifest)
         var item = batch?.itemIsNew(input.itemID) == true ? nil : try db.itemRow(container: c, uuid: input.itemID)
         if let r = item, (r["kind"] as String) != ItemKind.file.rawValue { throw StorageError(.invalidRequest, "item \(input.itemID) is a folder") }
+        if item == nil { try checkParent(db, container: c, input, batch: batch) }
         if item == nil, batch?.pathIsFree(input.path) != true, let live = try db.liveItemRow(container: c, path: input.path) {
             // Same path created independently on two devices: one item (a path is a document).
             guard (live["kind"] as String) == ItemKind.file.rawValue else { throw StorageError(.pathExists, "a folder already exists at '\(input.path)'") }

@@ -22,6 +22,8 @@ final class CommitBatch {
     private var madeVersions: Set<String> = []
     private var madeItems: Set<String> = []
     private var madePaths: Set<String> = []
+    /// Parent folders a new item's `parent` was checked against: path → folder ID.
+    private var checkedFolders: [String: ItemID] = [:]
     /// True while the answers asked at the start still say how the database stands.
     private(set) var current = true
 
@@ -71,6 +73,12 @@ final class CommitBatch {
             current = false
         }
     }
+
+    /// True if the live folder at `path` was seen to be `id` earlier in the batch (and nothing
+    /// since could have changed that).
+    func folderChecked(_ path: RelativePath, is id: ItemID) -> Bool { current && checkedFolders[path.string] == id }
+
+    func noteFolder(_ path: RelativePath, is id: ItemID) { if current { checkedFolders[path.string] = id } }
 
     /// Stops the answers: the input under way changed the database in a way they do not follow.
     func invalidate() { current = false }

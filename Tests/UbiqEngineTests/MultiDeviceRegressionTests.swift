@@ -184,6 +184,43 @@ struct MultiDeviceRegressionTests {
         await server.stop()
     }
 
+    /// A file the user deletes while its upload is cut off half-way (the server's current version
+    /// is this device's, unfinished) is deleted on the server too: not waited for for ever, not
+    /// left on the other devices (the randomized CI run, seed 7306887523057240239).
+    @Test func aFileDeletedWhileItsUploadWasCutOffIsDeletedOnTheServer() async throws {
+        let server = try await TestServer.start()
+        try await server.user("alice")
+        let proxy = LoopbackProxy(target: server.port)
+        try proxy.start()
+        let a = try await TestDevice.make(server, user: "alice", name: "A", via: proxy.url)
+        defer { a.remove(); proxy.stop() }
+        let (checker, _) = try await server.device("alice", name: "checker")
+        func item() async -> ItemRecord? {
+            let page = try? await checker.changes(a.config.container, after: 0)
+            return page?.items.first { $0.path.string == "Documents/big.bin" && $0.deletedAt == nil }
+        }
+        proxy.limit(up: 256 << 10, down: nil)  // the chunks take ~24 s to go up: the cut comes first
+        var rng = SeededRandom.forTest("cut-upload")
+        try a.write("Documents/big.bin", bytes: rng.bytes(6 << 20))
+        let committed = await eventually(timeout: .seconds(20)) { await item()?.current?.uploaded == false }
+        #expect(committed, "the metadata went up first, the content is still on its way")
+        proxy.refuse(true)
+        proxy.cut()
+        let offline = await eventually(timeout: .seconds(10)) { await a.engine.status().state == .offline }
+        #expect(offline)
+        try FileManager.default.removeItem(at: a.url("Documents/big.bin"))
+        proxy.limit(up: nil, down: nil)
+        proxy.refuse(false)
+        let deleted = await eventually(timeout: .seconds(30)) { await item() == nil }
+        let errors = await a.engine.status().errors
+        #expect(deleted, "\(errors)")
+        let settled = await eventually(timeout: .seconds(10)) { let s = await a.engine.status(); return s.errors.isEmpty && s.idle }
+        let status = await a.engine.status()
+        #expect(settled, "\(status)")
+        await a.stop()
+        await server.stop()
+    }
+
     @Test func backoffDoublesUpToItsLongestDelay() {
         #expect(ItemBackoff.delay(afterAttempts: 1) == .milliseconds(500))
         #expect(ItemBackoff.delay(afterAttempts: 2) == .seconds(1))

@@ -36,7 +36,7 @@ struct RobustnessTests {
         try await withFleet { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             let url = a.url("Documents/log.txt")
-            FileManager.default.createFile(atPath: url.path, contents: nil)
+            #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
             // The writer runs on its own thread: a busy test process must not pause it for longer
             // than the settle time (a writer that pauses that long has written a stable prefix).
             let passesBefore = await a.engine.passesStarted

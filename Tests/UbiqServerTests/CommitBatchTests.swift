@@ -100,6 +100,13 @@ struct CommitBatchTests {
                 let refs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in chunk() }
                 var input = CommitInput(itemID: itemID, versionID: versionID, path: path, kind: kind, base: base,
                                         modified: now, manifest: kind == .file ? Manifest(chunks: refs) : nil)
+                if Int.random(in: 0..<3, using: &rng) == 0 {
+                    // The folder the device sees at the parent path: the one there, another one
+                    // (moved or deleted meanwhile), or one the server has never seen.
+                    input.parent = Int.random(in: 0..<5, using: &rng) == 0 ? ItemID(uuid: UUID())
+                        : (items.first { $0.path == path.parent } ?? items.randomElement(using: &rng)!).id
+                    if Int.random(in: 0..<3, using: &rng) == 0 { input.parent = items.randomElement(using: &rng)!.id }
+                }
                 if let earlier = inputs.randomElement(using: &rng), Int.random(in: 0..<4, using: &rng) == 0 {
                     // Something an earlier commit of this batch made: its path, its item, or its version.
                     input = earlier

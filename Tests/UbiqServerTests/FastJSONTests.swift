@@ -45,7 +45,8 @@ struct FastJSONTests {
         }
         mutating func commit() -> CommitRequest {
             CommitRequest(itemID: ItemID(uuid: uuid()), versionID: VersionID(uuid: uuid()), path: path(), kind: coin() ? .file : .folder,
-                          base: coin() ? VersionID(uuid: uuid()) : nil, modified: date(), manifest: coin() ? manifest() : nil)
+                          base: coin() ? VersionID(uuid: uuid()) : nil, modified: date(), manifest: coin() ? manifest() : nil,
+                          parent: coin() ? ItemID(uuid: uuid()) : nil)
         }
         mutating func response() -> CommitResponse {
             CommitResponse(outcome: [.created, .updated, .revived, .conflict, .unchanged][int(0...4)], item: item(),

@@ -20,7 +20,7 @@ public final class LoopbackProxy: @unchecked Sendable {
     private var listener: Int32 = -1
     /// Open connections: both sockets, and how many of its two pumps still run.
     private var connections: [Int32: (peer: Int32, pumps: Int)] = [:]
-    private var stopped = false
+    private var stopped = false, refusing = false
 
     public init(target: Int) { self.target = target }
 
@@ -60,6 +60,7 @@ public final class LoopbackProxy: @unchecked Sendable {
                 for fd in [c, s] { var one: Int32 = 1; setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
                 lock.lock()
                 if stopped { lock.unlock(); close(c); close(s); return }
+                if refusing { lock.unlock(); close(c); close(s); continue }
                 connections[c] = (s, 2)
                 lock.unlock()
                 pump(from: c, to: s, upstream: true, connection: c)
@@ -76,6 +77,17 @@ public final class LoopbackProxy: @unchecked Sendable {
         lock.unlock()
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
+        for (c, v) in open { shutdown(c, Int32(SHUT_RDWR)); shutdown(v.peer, Int32(SHUT_RDWR)) }
+    }
+
+    /// Refuses new connections (closes them at once) while true, as an unreachable server would.
+    public func refuse(_ on: Bool) { lock.lock(); refusing = on; lock.unlock() }
+
+    /// Cuts every open connection (as a network drop would) and goes on listening.
+    public func cut() {
+        lock.lock()
+        let open = connections
+        lock.unlock()
         for (c, v) in open { shutdown(c, Int32(SHUT_RDWR)); shutdown(v.peer, Int32(SHUT_RDWR)) }
     }
 

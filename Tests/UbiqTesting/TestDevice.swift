@@ -13,14 +13,15 @@ public final class TestDevice: @unchecked Sendable {
 
     public var folder: URL { home.containerFolder(config.container) }
 
-    /// Logs in as `user` and starts an engine (watcher + push) unless `start` is false.
+    /// Logs in as `user` and starts an engine (watcher + push) unless `start` is false. `via`: the
+    /// URL the engine talks to instead of the server's own (a `LoopbackProxy` in front of it).
     public static func make(_ server: TestServer, user: String, name: String, password: String = "secret-pw",
                             container: ContainerID = try! ContainerID(validating: "TEAM.com.example.notes"),
-                            download: DeviceConfig.DownloadPolicy = .all, start: Bool = true) async throws -> TestDevice {
+                            download: DeviceConfig.DownloadPolicy = .all, via: String? = nil, start: Bool = true) async throws -> TestDevice {
         let dir = try TempDirectory("ubiq-device-\(name)")
         let home = DeviceHome.rooted(at: dir.url)
         let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL, trusting: server.trusted).login(user: user, password: password, deviceName: name)
-        var config = DeviceConfig(server: server.baseURL, user: user, deviceID: r.deviceID, deviceName: name, container: container,
+        var config = DeviceConfig(server: via ?? server.baseURL, user: user, deviceID: r.deviceID, deviceName: name, container: container,
                                   download: download, token: r.token)
         config.serverCertificates = server.trusted
         try config.save(home)

@@ -88,6 +88,9 @@ extension FleetRun {
         if let items = try? await serverItems(), Set(items.keys) != Set(final.keys) {
             let extra = Set(items.keys).subtracting(final.keys).sorted(), missing = Set(final.keys).subtracting(items.keys).sorted()
             report.failures.append("the server lists other paths than the folders: only on the server \(extra.prefix(8)), only in the folders \(missing.prefix(8))")
+            for k in (extra + missing).prefix(4) where diagnosed.insert(k).inserted {
+                for (i, dev) in devices.enumerated() { report.log.append("diagnose dev\(i) " + (await dev.engine.diagnose(k))) }
+            }
         }
         if let items = try? await serverItems() {
             let client = try? await checkerClient()
