@@ -93,6 +93,7 @@ extension SyncEngine {
             for start in stride(from: 0, to: wanted.count, by: Self.batchFiles) {
                 let group = wanted[start..<min(wanted.count, start + Self.batchFiles)]
                 let parents = localFolders(at: Set(group.compactMap { id, l in remote[id] == nil ? l.path.parent : nil }))
+                claim(group.map(\.0))
                 let requests = group.map { id, l in
                     CommitRequest(itemID: id, versionID: VersionID(uuid: newUUID()), path: l.path, kind: .folder, base: nil,
                                   modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil,
@@ -192,6 +193,7 @@ extension SyncEngine {
         let t1 = ContinuousClock.now
         // 2. One commit request for the whole batch.
         let parents = localFolders(at: Set(prepared.compactMap { remote[$0.id] == nil ? $0.path.parent : nil }))
+        claim(prepared.map(\.id))
         let requests = prepared.map { p in
             CommitRequest(itemID: p.id, versionID: VersionID(uuid: newUUID()), path: p.path, kind: .file, base: p.base,
                           modified: Self.date(nanos: p.stamp.mtimeNanos), manifest: p.manifest,

@@ -224,6 +224,7 @@ extension SyncEngine {
 
     func createRemoteFolder(_ id: ItemID) async throws -> Bool {
         guard let l = local[id], l.entry.kind == .folder else { return false }
+        claim([id])
         let resp = try await client.commit(config.container, CommitRequest(itemID: id, versionID: VersionID(uuid: newUUID()), path: l.path, kind: .folder,
                                                                           base: nil, modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil,
                                                                           parent: commitParent(id, l.path)))

@@ -111,6 +111,7 @@ extension SyncEngine {
         var stillNew: [UInt64: ItemID] = [:]
         for (id, l) in result where synced[id] == nil { stillNew[l.entry.stamp.inode] = id }
         newLocalIDs = stillNew
+        pruneClaims(stillNew)
         local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.

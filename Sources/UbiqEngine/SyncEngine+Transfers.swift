@@ -33,6 +33,10 @@ extension SyncEngine {
         }
         let versionID = VersionID(uuid: newUUID())
         let parent = commitParent(id, l.path)
+        claim([id])
+        // Noted before it goes out: if this engine stops before the content is up and the file
+        // is gone by the next pass, the item is deleted rather than left unfinished for ever.
+        noteAbandoned(versionID)
         func request(_ useDelta: Bool) -> CommitRequest {
             CommitRequest(itemID: id, versionID: versionID, path: l.path, kind: .file, base: base,
                           modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil,

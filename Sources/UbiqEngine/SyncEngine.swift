@@ -38,6 +38,10 @@ public actor SyncEngine {
 
     // Local identity of items the server has not seen yet (by inode), and hashes by stamp.
     var newLocalIDs: [UInt64: ItemID] = [:]
+    /// The part of `newLocalIDs` whose commits were sent (kept in the state database until the
+    /// item is synced or gone): an engine stopped before a commit's answer came back gives the
+    /// file the same ID again, so the item the server made is this file's, not a stray copy.
+    var claims: [UInt64: ItemID] = [:]
     /// The last time-ordered UUID made (see `newUUID`).
     var uuids = TimeOrderedUUIDs()
     var manifests: [FileStamp: Manifest] = [:]
@@ -147,6 +151,8 @@ public actor SyncEngine {
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
         (self.pinnedIDs, self.evicted) = try store.loadWanted()
         self.abandoned = Set((try store.meta("abandoned") ?? "").split(separator: ",").compactMap { VersionID(string: String($0)) })
+        self.claims = Self.parseClaims(try store.meta("claims"))
+        self.newLocalIDs = claims
         let counts = (synced.count, remote.count)
         logger.debug("loaded \(counts.0) synced and \(counts.1) remote items in \(ContinuousClock.now - loadStart)")
     }

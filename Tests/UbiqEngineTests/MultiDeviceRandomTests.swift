@@ -23,7 +23,9 @@ struct MultiDeviceRandomTests {
         for w in report.warnings { print("[fleet] seed \(seed) warning (replay with UBIQ_SEED=\(seed)): \(w)") }
         if !report.failures.isEmpty {
             print("[fleet] seed \(seed) FAILED (replay with UBIQ_SEED=\(seed)):\n  " + report.failures.joined(separator: "\n  "))
-            print("[fleet] operation log:\n  " + report.log.joined(separator: "\n  "))
+        }
+        if !report.failures.isEmpty || !report.warnings.isEmpty {
+            print("[fleet] seed \(seed) operation log:\n  " + report.log.joined(separator: "\n  "))
         }
         #expect(report.failures.isEmpty, "seed \(seed): \(report.failures.prefix(5))")
     }

@@ -221,6 +221,48 @@ struct MultiDeviceRegressionTests {
         await server.stop()
     }
 
+    /// An engine stopped after the server made a new item but before the answer came back gives
+    /// the file the same item ID when it starts again (the ID is kept before the commit goes
+    /// out): the file moved meanwhile is that item, moved, not a second item beside a stray copy
+    /// at the old path.
+    @Test func aCommitWhoseAnswerWasLostKeepsItsItemAcrossARestart() async throws {
+        let server = try await TestServer.start()
+        try await server.user("alice")
+        let proxy = LoopbackProxy(target: server.port)
+        try proxy.start()
+        let a = try await TestDevice.make(server, user: "alice", name: "A", via: proxy.url)
+        defer { a.remove(); proxy.stop() }
+        let (checker, _) = try await server.device("alice", name: "checker")
+        func files() async -> [ItemRecord] {
+            let page = try? await checker.changes(a.config.container, after: 0)
+            return (page?.items ?? []).filter { $0.kind == .file && $0.deletedAt == nil }
+        }
+        #expect(await eventually { await a.engine.status().idle })
+        proxy.holdAnswers(after: "/commit")
+        try a.write("Documents/draft.txt", "t1 the only copy")
+        let made = await eventually(timeout: .seconds(20)) { await files().contains { $0.path.string == "Documents/draft.txt" } }
+        #expect(made, "the commit reached the server")
+        let first = await files().first?.id
+        proxy.refuse(true)
+        proxy.cut()
+        await a.stop()
+        try mv(a, "Documents/draft.txt", "Documents/final.txt")
+        proxy.holdAnswers(false)
+        proxy.refuse(false)
+        try await a.restart()
+        let settled = await eventually(timeout: .seconds(20)) {
+            let f = await files()
+            return f.map(\.path.string) == ["Documents/final.txt"] && f.first?.current?.uploaded == true
+        }
+        let listed = await files().map { "\($0.path) \($0.id)" }
+        #expect(settled, "server files: \(listed)")
+        #expect(await files().first?.id == first, "the same item, moved")
+        let status = await a.engine.status()
+        #expect(status.errors.isEmpty, "\(status.errors)")
+        await a.stop()
+        await server.stop()
+    }
+
     @Test func backoffDoublesUpToItsLongestDelay() {
         #expect(ItemBackoff.delay(afterAttempts: 1) == .milliseconds(500))
         #expect(ItemBackoff.delay(afterAttempts: 2) == .seconds(1))

@@ -20,7 +20,8 @@ public final class LoopbackProxy: @unchecked Sendable {
     private var listener: Int32 = -1
     /// Open connections: both sockets, and how many of its two pumps still run.
     private var connections: [Int32: (peer: Int32, pumps: Int)] = [:]
-    private var stopped = false, refusing = false
+    private var stopped = false, refusing = false, holding = false
+    private var holdMarker: [UInt8]?
 
     public init(target: Int) { self.target = target }
 
@@ -80,6 +81,27 @@ public final class LoopbackProxy: @unchecked Sendable {
         for (c, v) in open { shutdown(c, Int32(SHUT_RDWR)); shutdown(v.peer, Int32(SHUT_RDWR)) }
     }
 
+    /// Holds back every byte from the target while true (requests reach the server, answers wait):
+    /// as a connection lost after the server did the work but before the answer came back.
+    public func holdAnswers(_ on: Bool) { lock.lock(); holding = on; lock.unlock() }
+
+    /// Starts holding answers (see `holdAnswers`) once a request containing `marker` (e.g.
+    /// `"/commits"`) has passed on its way to the target.
+    public func holdAnswers(after marker: String) { lock.lock(); holdMarker = Array(marker.utf8); lock.unlock() }
+
+    private var isHolding: Bool { lock.lock(); defer { lock.unlock() }; return holding && !stopped }
+
+    private func arm(_ bytes: ArraySlice<UInt8>) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let m = holdMarker, bytes.count >= m.count else { return }
+        for i in bytes.startIndex...(bytes.endIndex - m.count) where bytes[i] == m[0] && bytes[i..<i + m.count].elementsEqual(m) {
+            holding = true
+            holdMarker = nil
+            return
+        }
+    }
+
     /// Refuses new connections (closes them at once) while true, as an unreachable server would.
     public func refuse(_ on: Bool) { lock.lock(); refusing = on; lock.unlock() }
 
@@ -101,6 +123,8 @@ public final class LoopbackProxy: @unchecked Sendable {
                 let limited = (upstream ? currentRate.up : currentRate.down) != nil
                 let n = buf.withUnsafeMutableBytes { recv(a, $0.baseAddress, limited ? 16 * 1024 : $0.count, 0) }
                 if n <= 0 { break }
+                if upstream { arm(buf[0..<n]) }
+                while !upstream && isHolding { usleep(5_000) }
                 if let wait = account(n, upstream: upstream), wait > 0 { usleep(useconds_t(min(wait, 1) * 1_000_000)) }
                 var off = 0
                 while off < n {

@@ -119,7 +119,7 @@ extension FleetRun {
             for (d, bytes) in byDevice where !versions.contains(Self.hash(bytes)) {
                 // Known open: an edit written through a descriptor opened just before a download
                 // replaced the file lands in the replaced file (see the engine's README).
-                let line = "t\(t): dev\(d)'s last content is in no version"
+                let line = "t\(t): dev\(d)'s last content (\(bytes.count) B \(Self.hash(bytes).hex.prefix(8))) is in no version"
                 if options.strict { report.failures.append(line) } else { report.warnings.append(line) }
             }
         }
