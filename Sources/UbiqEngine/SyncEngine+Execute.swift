@@ -290,12 +290,14 @@ extension SyncEngine {
         return false
     }
 
-    /// Deletes an item on the server only if nothing in it changed after what this device last
-    /// pulled (`item_changed`: another device edited it, renamed it or moved something into the
+    /// Sets the cursor the round's plan saw (tests: a pull that came while the round ran).
+    func setPlanCursor(_ c: Int64) { planCursor = c }
+
+    /// Deletes an item on the server only if nothing in it changed after what the plan saw (`item_changed`: another device edited it, renamed it or moved something into the
     /// folder; the change is pulled and the item planned again, never deleted unseen).
     func deleteRemote(_ id: ItemID) async throws -> Bool {
         do {
-            let item = try await client.delete(config.container, item: id, unchangedSince: cursor)
+            let item = try await client.delete(config.container, item: id, unchangedSince: min(planCursor, cursor))
             noteRemote(item)
         } catch let e as ClientError where e.code == .notFound {
             remote[id] = nil

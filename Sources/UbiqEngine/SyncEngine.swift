@@ -28,6 +28,10 @@ public actor SyncEngine {
     var remote: TrackedMap<RemoteEntry>
     var local: TrackedMap<(path: RelativePath, entry: LocalEntry)>
     var cursor: Int64 = 0
+    /// The cursor the Remote tree stood at when the pass's current round was planned: a delete
+    /// is conditional on nothing having changed after what the plan saw (`cursor` may move on
+    /// while the round runs, when announced changes are pulled for downloads).
+    var planCursor: Int64 = 0
     var pulling = false
     var pullWaiters: [CheckedContinuation<Void, Never>] = []
     /// `.nosync` items seen by the last scan (listed as excluded, never synced).
@@ -335,6 +339,7 @@ public actor SyncEngine {
                 await scanLocal()
             }
             let t1 = ContinuousClock.now
+            planCursor = cursor
             let ops = plan()
             pendingOps = ops
             if ops.isEmpty {
