@@ -89,7 +89,9 @@ extension Placement {
             if ubiq_rename_exchange(p.partial, p.dest) == 0 {
                 // The partial path now holds what was at `dest`: the planned file, or a newer one.
                 if let (_, old) = LocalFiles.stamp(p.partial), old.sameFileUnwritten(as: expected) {
-                    unlink(p.partial)
+                    // Held, not removed: a program that opened the file before the swap may
+                    // still write to it (`HeldFiles`).
+                    if rename(p.partial, HeldFiles.name(partial: p.partial, stamp: old)) != 0 { unlink(p.partial) }
                     return true
                 }
                 // Saved or replaced meanwhile: swap back; the caller removes the download.

@@ -306,6 +306,7 @@ extension SyncEngine {
             throw error
         }
         watcher?.cancelMoves(into: zip(targets, stamps).compactMap { $1 == nil ? $0 : nil })
+        if jobs.contains(where: { $0.0.expected != nil }) { heldCheckDue = true }
         let t3 = ContinuousClock.now
         var syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
         var placed: [(Wanted, Manifest, FileStamp)] = []

@@ -323,6 +323,7 @@ extension SyncEngine {
             return false
         }
         FileIOSync.directory(dest.deletingLastPathComponent().path)
+        if expected != nil { heldCheckDue = true }
         let placed = ContinuousClock.now
         let sPath = target == r.node.path ? r.node.path : (synced[id]?.node.path ?? target)
         try setSynced(id, SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: version, hash: m.hash), stamp: stamp, stampHash: m.hash))

@@ -32,6 +32,8 @@ public actor SyncEngine {
     /// is conditional on nothing having changed after what the plan saw (`cursor` may move on
     /// while the round runs, when announced changes are pulled for downloads).
     var planCursor: Int64 = 0
+    /// Files swapped out by downloads may be held in the partial folder (see `HeldFiles`).
+    var heldCheckDue = true
     var pulling = false
     var pullWaiters: [CheckedContinuation<Void, Never>] = []
     /// `.nosync` items seen by the last scan (listed as excluded, never synced).
@@ -319,6 +321,7 @@ public actor SyncEngine {
     func pass() async {
         dispatchPrecondition(condition: .onQueue(queue))
         passesStarted += 1
+        defer { settleHeldFiles() }
         guard await pullForPass() else { return }
         if !remoteDirty && !localDirty && lastPassQuiet { return }
         lastPassQuiet = false

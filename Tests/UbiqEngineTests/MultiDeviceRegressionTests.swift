@@ -294,6 +294,45 @@ struct MultiDeviceRegressionTests {
         await server.stop()
     }
 
+    /// A program that opened a document before a download replaced it and writes through that
+    /// descriptor afterwards writes to the swapped-out file: that edit goes back into the folder
+    /// beside the document (`doc (2).txt`) and to the other devices, never silently dropped.
+    @Test func anEditThroughADescriptorOpenedBeforeADownloadIsKept() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/doc.txt", "v1 first")
+            #expect(await eventually { b.read("Documents/doc.txt") == "v1 first" })
+            let fd = open(a.url("Documents/doc.txt").path, O_WRONLY)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            try b.write("Documents/doc.txt", "v2 from B, longer")
+            #expect(await eventually { a.read("Documents/doc.txt") == "v2 from B, longer" }, "the download replaced the file")
+            let edit = Array("t9 edited through the old descriptor".utf8)
+            #expect(pwrite(fd, edit, edit.count, 0) == edit.count)
+            #expect(await eventually(timeout: .seconds(20)) { b.read("Documents/doc (2).txt") == "t9 edited through the old descriptor" },
+                    "\(b.snapshot().keys.sorted())")
+            #expect(a.read("Documents/doc (2).txt") == "t9 edited through the old descriptor")
+            #expect(a.read("Documents/doc.txt") == "v2 from B, longer" && b.read("Documents/doc.txt") == "v2 from B, longer")
+            // A file swapped out and left alone is removed once held long enough.
+            try b.write("Documents/doc.txt", "v3 from B")
+            #expect(await eventually { a.read("Documents/doc.txt") == "v3 from B" })
+            let partial = a.home.partialFolder(a.config.container).path
+            #expect(await eventually(timeout: .seconds(15)) { (try? FileManager.default.contentsOfDirectory(atPath: partial))?.isEmpty == true },
+                    "nothing stays held: \((try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? [])")
+            #expect(a.snapshot().keys.filter { $0.contains("doc") }.sorted() == ["Documents/doc (2).txt", "Documents/doc.txt"])
+        }
+    }
+
+    /// A held file's name keeps its item and what the file was when it was swapped out.
+    @Test func heldFileNamesRoundTrip() throws {
+        let id = ItemID(uuid: UUID()), v = VersionID(uuid: UUID())
+        let stamp = FileStamp(inode: 7, size: 1234, mtimeNanos: -5_000_000_001, ctimeNanos: 0)
+        let name = HeldFiles.name(partial: "\(id)-\(v).partial", stamp: stamp)
+        let parsed = try #require(HeldFiles.parse(name))
+        #expect(parsed.item == id && parsed.size == 1234 && parsed.mtimeNanos == -5_000_000_001)
+        #expect(HeldFiles.parse("\(id)-\(v).partial") == nil && HeldFiles.parse("x.partial.1.2.held") == nil)
+    }
+
     @Test func backoffDoublesUpToItsLongestDelay() {
         #expect(ItemBackoff.delay(afterAttempts: 1) == .milliseconds(500))
         #expect(ItemBackoff.delay(afterAttempts: 2) == .seconds(1))

@@ -1,0 +1,53 @@
+import CFileSupport
+import Foundation
+import UbiqCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SyncEngine {
+    /// Settles the files downloads swapped out (see `HeldFiles`): one written after the swap
+    /// goes back into the folder beside its document; the others are removed once held
+    /// `HeldFiles.holdTime`. Asks for a pass when some are still held. Runs at the end of passes
+    /// that placed downloads (and of the first pass, for files held before a restart).
+    func settleHeldFiles() {
+        guard heldCheckDue else { return }
+        let found = HeldFiles.list(home.partialFolder(config.container).path, now: Date().timeIntervalSince1970)
+        var wait: Double?
+        for f in found {
+            if f.written {
+                restoreHeld(f)
+            } else if f.age >= HeldFiles.holdTime {
+                unlink(f.path)
+            } else {
+                wait = min(wait ?? .infinity, HeldFiles.holdTime - f.age)
+            }
+        }
+        if let wait { requestPass(after: .milliseconds(Int(wait * 1000) + 50)) } else { heldCheckDue = false }
+    }
+
+    /// Puts a held file that was written after its swap back into the folder, beside its
+    /// document, as `name (n).ext` (a new item, uploaded by the next pass).
+    func restoreHeld(_ f: HeldFiles.Found) {
+        let doc = local[f.item]?.path ?? synced[f.item]?.node.path ?? remote[f.item]?.node.path
+        let name = doc?.name ?? "recovered.txt"
+        // The nearest folder of the document's that is here (the container folder at worst).
+        var folder = doc?.parent
+        while let p = folder, LocalFiles.stamp(files.path(p))?.0 != .folder { folder = p.parent }
+        guard let base = try? folder.map({ try $0.appending(name) }) ?? RelativePath(validating: name) else { return }
+        let taken = Set(remote.values.map(\.node.path))
+        for n in 2..<1000 {
+            let to = base.numbered(n)
+            if taken.contains(to) || LocalFiles.stamp(files.path(to)) != nil { continue }
+            if ubiq_rename_noreplace(f.path, files.path(to)) == 0 {
+                logger.warning("\(doc?.string ?? name) was written to after a download replaced it: that edit is kept as \(to)")
+                requestPass()
+                return
+            }
+            guard errno == EEXIST else {
+                logger.warning("cannot put back \(f.path) as \(to): \(String(cString: strerror(errno)))")
+                return
+            }
+        }
+    }
+}
