@@ -17,6 +17,9 @@ struct ItemBackoff: Sendable {
 
     static let first: Duration = .milliseconds(500)
     static let longest: Duration = .seconds(300)
+    /// `item_changed` is the server saying "pull first": the next pull usually settles it, so its
+    /// retries wait at most this long (still a request every few seconds at worst, not a loop).
+    static let longestForNews: Duration = .seconds(2)
 
     private(set) var entries: [ItemID: Entry] = [:]
 
@@ -35,7 +38,8 @@ struct ItemBackoff: Sendable {
         e.attempts += 1
         e.code = code
         e.message = message
-        e.retryAt = now + Self.delay(afterAttempts: e.attempts)
+        let d = Self.delay(afterAttempts: e.attempts)
+        e.retryAt = now + (code == ErrorCode.itemChanged.rawValue ? min(d, Self.longestForNews) : d)
         entries[id] = e
     }
 

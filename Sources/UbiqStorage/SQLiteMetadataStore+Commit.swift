@@ -25,7 +25,12 @@ extension SQLiteMetadataStore {
             guard (r["kind"] as String) == ItemKind.folder.rawValue else { throw StorageError(.invalidRequest, "item \(input.itemID) is a file") }
             if (r["deleted_at"] as Double?) != nil {
                 let path = try RelativePath(validating: r["path"])
-                if try db.liveItemRow(container: c, path: path) != nil { throw StorageError(.pathExists, "'\(path)' is taken") }
+                if let live = try db.liveItemRow(container: c, path: path) {
+                    guard (live["kind"] as String) == ItemKind.folder.rawValue else { throw StorageError(.pathExists, "'\(path)' is taken") }
+                    // Another folder took the path meanwhile: the device's folder is that one
+                    // (one folder a path, as for two new folders at one path).
+                    return CommitResult(outcome: .unchanged, item: try db.itemRecord(live), version: nil, missing: [], cursor: live["seq"])
+                }
                 try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?").execute(arguments: [id])
                 try db.reviveAncestors(container: c, of: path)
                 let seq = try db.journal(container: c, item: id)

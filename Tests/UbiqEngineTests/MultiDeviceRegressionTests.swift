@@ -345,5 +345,7 @@ struct MultiDeviceRegressionTests {
         b.failed(id, code: "x", message: "m", now: t0, wall: Date())
         #expect(b.entries[id]?.attempts == 2 && b.waiting(id, now: t0 + .milliseconds(900)))
         #expect(b.succeeded(id) && b.entries.isEmpty)
+        for _ in 0..<10 { b.failed(id, code: ErrorCode.itemChanged.rawValue, message: "pull first", now: t0, wall: Date()) }
+        #expect(b.waiting(id, now: t0 + .seconds(1)) && !b.waiting(id, now: t0 + ItemBackoff.longestForNews), "news waits at most 2 s")
     }
 }

@@ -251,4 +251,43 @@ struct ConditionalItemTests {
             #expect(trash.contains(box.id) && trash.contains(moved.id))
         }
     }
+
+    /// A new item that names its folder (`parent`) lands only in that folder: another folder at
+    /// the path, or that folder moved or deleted, is `item_changed`; a folder the server never
+    /// saw is not checked. Reviving a deleted folder whose path another folder took answers
+    /// with that folder (one folder a path, as for two new folders at one path).
+    @Test func aNewItemNamingItsFolderLandsOnlyInThatFolder() async throws {
+        try await withServer { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            func commit(_ p: String, _ kind: ItemKind, id: ItemID = ItemID(uuid: UUID()), parent: ItemID?) async throws -> CommitResponse {
+                try await laptop.commit(notes, CommitRequest(itemID: id, versionID: VersionID(uuid: UUID()), path: path(p), kind: kind, base: nil,
+                                                             modified: Date(), manifest: kind == .file ? try await upload(laptop, Array(p.utf8)) : nil,
+                                                             parent: parent))
+            }
+            let docs = try await commit("Documents", .folder, parent: nil).item
+            let box = try await commit("Documents/box", .folder, parent: docs.id).item
+            #expect(try await commit("Documents/box/a.txt", .file, parent: box.id).outcome == .created)
+            // Moved away: the path has no folder, the named one is elsewhere.
+            _ = try await laptop.move(notes, item: box.id, to: path("Documents/crate"))
+            await expectCode(.itemChanged) { _ = try await commit("Documents/box/b.txt", .file, parent: box.id) }
+            // Another folder at the path.
+            let other = try await commit("Documents/box", .folder, parent: docs.id).item
+            await expectCode(.itemChanged) { _ = try await commit("Documents/box/c.txt", .folder, parent: box.id) }
+            #expect(try await commit("Documents/box/c.txt", .file, parent: other.id).outcome == .created)
+            // A folder the server never saw (the device's own new one): made with the item, as before.
+            #expect(try await commit("Documents/new/d.txt", .file, parent: ItemID(uuid: UUID())).outcome == .created)
+            // Deleted: refused until the device revives it (or sees it gone).
+            let cursor = try await laptop.changes(notes, after: 0).cursor
+            _ = try await laptop.delete(notes, item: box.id, unchangedSince: cursor)
+            await expectCode(.itemChanged) { _ = try await commit("Documents/crate/e.txt", .file, parent: box.id) }
+            #expect(try await commit("Documents/crate", .folder, id: box.id, parent: docs.id).outcome == .revived)
+            #expect(try await commit("Documents/crate/e.txt", .file, parent: box.id).outcome == .created)
+            // Revived where another folder took the path meanwhile: that folder answers.
+            let c2 = try await laptop.changes(notes, after: 0).cursor
+            _ = try await laptop.delete(notes, item: other.id, unchangedSince: c2)
+            let third = try await commit("Documents/box", .folder, parent: docs.id).item
+            let revived = try await commit("Documents/box", .folder, id: other.id, parent: docs.id)
+            #expect(revived.item.id == third.id && revived.outcome == .unchanged)
+        }
+    }
 }
