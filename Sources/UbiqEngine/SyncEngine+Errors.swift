@@ -55,7 +55,11 @@ extension SyncEngine {
 
     /// Keeps the IDs of new items about to be committed (see `claims`) before the commit goes out.
     func claim(_ ids: [ItemID]) {
-        var changed = false
+        // Claims of items synced since (their commits were answered) are done with: the state
+        // stays as small as the commits in flight, not the whole upload.
+        let before = claims.count
+        claims = claims.filter { synced[$0.value] == nil }
+        var changed = claims.count != before
         for id in ids where synced[id] == nil {
             guard let inode = local[id]?.entry.stamp.inode, claims[inode] != id else { continue }
             claims[inode] = id
