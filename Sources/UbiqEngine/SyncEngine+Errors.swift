@@ -38,60 +38,6 @@ extension SyncEngine {
         return out
     }
 
-    /// The IDs of this device's folders at these paths: the `parent` a new item is committed
-    /// into (the server refuses it when it has another folder there, or moved that one away).
-    func localFolders(at paths: Set<RelativePath>) -> [RelativePath: ItemID] {
-        guard !paths.isEmpty else { return [:] }
-        var out: [RelativePath: ItemID] = [:]
-        for (id, l) in local where l.entry.kind == .folder && paths.contains(l.path) { out[l.path] = id }
-        return out
-    }
-
-    /// The `parent` of a commit of this item at `path`: only for an item new to the server.
-    func commitParent(_ id: ItemID, _ path: RelativePath) -> ItemID? {
-        guard remote[id] == nil, let parent = path.parent else { return nil }
-        return localFolders(at: [parent])[parent]
-    }
-
-    /// Keeps the IDs of new items about to be committed (see `claims`) before the commit goes out.
-    func claim(_ ids: [ItemID]) {
-        // Claims of items synced since (their commits were answered) are done with: the state
-        // stays as small as the commits in flight, not the whole upload.
-        let before = claims.count
-        claims = claims.filter { synced[$0.value] == nil }
-        var changed = claims.count != before
-        for id in ids where synced[id] == nil {
-            guard let inode = local[id]?.entry.stamp.inode, claims[inode] != id else { continue }
-            claims[inode] = id
-            changed = true
-        }
-        if changed { saveClaims() }
-    }
-
-    /// Drops the claims of items now synced or gone (after a scan; `stillNew` is `newLocalIDs`).
-    func pruneClaims(_ stillNew: [UInt64: ItemID]) {
-        guard !claims.isEmpty else { return }
-        let kept = claims.filter { stillNew[$0.key] == $0.value }
-        if kept.count != claims.count {
-            claims = kept
-            saveClaims()
-        }
-    }
-
-    private func saveClaims() {
-        let text = claims.isEmpty ? nil : claims.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")
-        do { try store.setMeta("claims", text) } catch { logger.warning("\(error)") }
-    }
-
-    static func parseClaims(_ text: String?) -> [UInt64: ItemID] {
-        var out: [UInt64: ItemID] = [:]
-        for part in (text ?? "").split(separator: ",") {
-            let kv = part.split(separator: ":", maxSplits: 1)
-            if kv.count == 2, let inode = UInt64(kv[0]), let id = ItemID(string: String(kv[1])) { out[inode] = id }
-        }
-        return out
-    }
-
     /// Notes a version whose content this device stopped sending.
     func noteAbandoned(_ v: VersionID) {
         abandoned.insert(v)

@@ -242,7 +242,7 @@ extension SyncEngine {
             let item: ItemRecord
             if let parent = to.parent {
                 // The folder this device sees at the new parent path; none yet: wait for it.
-                guard let pid = local.first(where: { $0.value.path == parent && $0.value.entry.kind == .folder })?.key else { return false }
+                guard let pid = localFolders(at: [parent])[parent] else { return false }
                 item = try await client.move(config.container, item: id, to: to, into: pid)
             } else {
                 item = try await client.move(config.container, item: id, to: to)

@@ -323,6 +323,13 @@ struct MultiDeviceRegressionTests {
         }
     }
 
+    /// Claims are kept as text in the state database; what cannot be read is skipped.
+    @Test func claimsRoundTripThroughTheirText() {
+        let a = ItemID(uuid: UUID()), b = ItemID(uuid: UUID())
+        #expect(SyncEngine.parseClaims("12:\(a),18446744073709551615:\(b),bad,7:nope,:\(a)") == [12: a, UInt64.max: b])
+        #expect(SyncEngine.parseClaims(nil).isEmpty && SyncEngine.parseClaims("").isEmpty)
+    }
+
     /// A held file's name keeps its item and what the file was when it was swapped out.
     @Test func heldFileNamesRoundTrip() throws {
         let id = ItemID(uuid: UUID()), v = VersionID(uuid: UUID())
