@@ -15,6 +15,27 @@ struct MultiDeviceRegressionTests {
         for p in ps { try FileManager.default.createDirectory(at: d.url(p), withIntermediateDirectories: true) }
     }
 
+    /// A server, device A talking to it through a `LoopbackProxy`, and a look at the server's
+    /// live items (listed by another device of the account).
+    struct Proxied {
+        let server: TestServer, proxy: LoopbackProxy, a: TestDevice, checker: UbiqAPIClient
+        func live() async -> [ItemRecord] {
+            let page = try? await checker.changes(a.config.container, after: 0)
+            return (page?.items ?? []).filter { $0.deletedAt == nil }
+        }
+        func stop() async { await a.stop(); proxy.stop(); await server.stop() }
+    }
+
+    func proxiedDevice() async throws -> Proxied {
+        let server = try await TestServer.start()
+        try await server.user("alice")
+        let proxy = LoopbackProxy(target: server.port)
+        try proxy.start()
+        let a = try await TestDevice.make(server, user: "alice", name: "A", via: proxy.url)
+        let (checker, _) = try await server.device("alice", name: "checker")
+        return Proxied(server: server, proxy: proxy, a: a, checker: checker)
+    }
+
     func mv(_ d: TestDevice, _ from: String, _ to: String) throws {
         guard ubiq_rename_noreplace(d.url(from).path, d.url(to).path) == 0 else {
             throw EngineError(.storageFailure, "mv \(from) \(to): \(String(cString: strerror(errno)))")
@@ -219,17 +240,10 @@ struct MultiDeviceRegressionTests {
     /// is this device's, unfinished) is deleted on the server too: not waited for for ever, not
     /// left on the other devices (the randomized CI run, seed 7306887523057240239).
     @Test func aFileDeletedWhileItsUploadWasCutOffIsDeletedOnTheServer() async throws {
-        let server = try await TestServer.start()
-        try await server.user("alice")
-        let proxy = LoopbackProxy(target: server.port)
-        try proxy.start()
-        let a = try await TestDevice.make(server, user: "alice", name: "A", via: proxy.url)
+        let p = try await proxiedDevice()
+        let (proxy, a) = (p.proxy, p.a)
         defer { a.remove(); proxy.stop() }
-        let (checker, _) = try await server.device("alice", name: "checker")
-        func item() async -> ItemRecord? {
-            let page = try? await checker.changes(a.config.container, after: 0)
-            return page?.items.first { $0.path.string == "Documents/big.bin" && $0.deletedAt == nil }
-        }
+        func item() async -> ItemRecord? { await p.live().first { $0.path.string == "Documents/big.bin" } }
         proxy.limit(up: 256 << 10, down: nil)  // the chunks take ~24 s to go up: the cut comes first
         var rng = SeededRandom.forTest("cut-upload")
         try a.write("Documents/big.bin", bytes: rng.bytes(6 << 20))
@@ -248,8 +262,7 @@ struct MultiDeviceRegressionTests {
         let settled = await eventually(timeout: .seconds(10)) { let s = await a.engine.status(); return s.errors.isEmpty && s.idle }
         let status = await a.engine.status()
         #expect(settled, "\(status)")
-        await a.stop()
-        await server.stop()
+        await p.stop()
     }
 
     /// An engine stopped after the server made a new item but before the answer came back gives
@@ -257,17 +270,10 @@ struct MultiDeviceRegressionTests {
     /// out): the file moved meanwhile is that item, moved, not a second item beside a stray copy
     /// at the old path.
     @Test func aCommitWhoseAnswerWasLostKeepsItsItemAcrossARestart() async throws {
-        let server = try await TestServer.start()
-        try await server.user("alice")
-        let proxy = LoopbackProxy(target: server.port)
-        try proxy.start()
-        let a = try await TestDevice.make(server, user: "alice", name: "A", via: proxy.url)
+        let p = try await proxiedDevice()
+        let (proxy, a) = (p.proxy, p.a)
         defer { a.remove(); proxy.stop() }
-        let (checker, _) = try await server.device("alice", name: "checker")
-        func files() async -> [ItemRecord] {
-            let page = try? await checker.changes(a.config.container, after: 0)
-            return (page?.items ?? []).filter { $0.kind == .file && $0.deletedAt == nil }
-        }
+        func files() async -> [ItemRecord] { await p.live().filter { $0.kind == .file } }
         #expect(await eventually { await a.engine.status().idle })
         proxy.holdAnswers(after: "/commit")
         try a.write("Documents/draft.txt", "t1 the only copy")
@@ -290,8 +296,7 @@ struct MultiDeviceRegressionTests {
         #expect(await files().first?.id == first, "the same item, moved")
         let status = await a.engine.status()
         #expect(status.errors.isEmpty, "\(status.errors)")
-        await a.stop()
-        await server.stop()
+        await p.stop()
     }
 
     /// A program that opened a document before a download replaced it and writes through that
