@@ -90,6 +90,23 @@ public struct ChunkRef: Hashable, Sendable, Codable {
         self.hash = hash
         self.size = size
     }
+
+    /// The largest chunk any manifest may name (the standard chunker cuts at 128 KiB); a size
+    /// outside `1...maxSize` read from the network or the disk is refused where it is read.
+    public static let maxSize = 1 << 20
+
+    /// True when `size` is in `1...maxSize`.
+    public var hasPlausibleSize: Bool { size > 0 && size <= Self.maxSize }
+
+    enum CodingKeys: String, CodingKey { case hash, size }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(hash: try c.decode(ContentHash.self, forKey: .hash), size: try c.decode(Int.self, forKey: .size))
+        guard hasPlausibleSize else {
+            throw DecodingError.dataCorruptedError(forKey: .size, in: c, debugDescription: "a chunk's size is 1 to \(Self.maxSize) bytes")
+        }
+    }
 }
 
 /// A file's content described as chunks, plus its content hash (derived from the chunk list:

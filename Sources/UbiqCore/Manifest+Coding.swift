@@ -42,7 +42,7 @@ extension Manifest {
     }
 
     /// The chunks of a `chunkList` string; nil if it is malformed (a bad hash, a size that is
-    /// not a positive decimal of at most 10 digits, stray separators).
+    /// not a positive decimal of at most 10 digits, or above `ChunkRef.maxSize`, stray separators).
     public static func parseChunkList(_ s: String) -> [ChunkRef]? {
         var s = s
         return s.withUTF8 { u -> [ChunkRef]? in
@@ -62,7 +62,7 @@ extension Manifest {
                     digits += 1
                     i += 1
                 }
-                guard digits > 0, size > 0 else { return nil }
+                guard digits > 0, size > 0, size <= ChunkRef.maxSize else { return nil }
                 out.append(ChunkRef(hash: hash, size: size))
                 if i < u.count {
                     i += 1  // the comma

@@ -19,7 +19,7 @@ extension Manifest {
         for c in chunks {
             record.withUnsafeMutableBytes { out in
                 c.hash.withHex { out.copyMemory(from: $0) }
-                out.storeBytes(of: UInt64(c.size).littleEndian, toByteOffset: 64, as: UInt64.self)
+                out.storeBytes(of: UInt64(truncatingIfNeeded: c.size).littleEndian, toByteOffset: 64, as: UInt64.self)
             }
             record.withUnsafeBytes { h.update($0) }
         }
@@ -34,6 +34,19 @@ extension Manifest {
     /// True when `size` and `hash` are those of the chunk list (a manifest from the network or
     /// the disk is checked with this before it is trusted).
     public var isConsistent: Bool {
-        size == chunks.reduce(0) { $0 + $1.size } && hash == Self.contentHash(of: chunks)
+        Self.checkedSize(of: chunks) == size && hash == Self.contentHash(of: chunks)
+    }
+
+    /// The sum of the chunks' sizes; nil when a chunk's size is outside `1...ChunkRef.maxSize`
+    /// or the sum does not fit (sizes read from the network never trap).
+    public static func checkedSize<C: Collection<ChunkRef>>(of chunks: C) -> Int? {
+        var total = 0
+        for c in chunks {
+            guard c.hasPlausibleSize else { return nil }
+            let (sum, overflow) = total.addingReportingOverflow(c.size)
+            guard !overflow else { return nil }
+            total = sum
+        }
+        return total
     }
 }

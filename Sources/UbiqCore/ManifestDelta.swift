@@ -12,7 +12,11 @@ public enum ManifestPiece: Hashable, Sendable, Codable {
             guard run.count == 2 else { throw DecodingError.dataCorruptedError(forKey: .copy, in: c, debugDescription: "copy is [from, count]") }
             self = .copy(from: run[0], count: run[1])
         } else {
-            self = .chunk(ChunkRef(hash: try c.decode(ContentHash.self, forKey: .hash), size: try c.decode(Int.self, forKey: .size)))
+            let ref = ChunkRef(hash: try c.decode(ContentHash.self, forKey: .hash), size: try c.decode(Int.self, forKey: .size))
+            guard ref.hasPlausibleSize else {
+                throw DecodingError.dataCorruptedError(forKey: .size, in: c, debugDescription: "a chunk's size is 1 to \(ChunkRef.maxSize) bytes")
+            }
+            self = .chunk(ref)
         }
     }
 
@@ -73,7 +77,7 @@ public struct ManifestDelta: Hashable, Sendable, Codable {
             }
             guard out.count <= 10_000_000 else { throw CoreError(.invalidRequest, "manifest delta too large") }
         }
-        guard out.reduce(0, { $0 + $1.size }) == size, Self.digest(out) == digest else {
+        guard Manifest.checkedSize(of: out) == size, Self.digest(out) == digest else {
             throw CoreError(.invalidRequest, "manifest delta does not apply to this base")
         }
         return Manifest(chunks: out, size: size, hash: hash)

@@ -3,17 +3,14 @@ import GRDB
 import UbiqCore
 
 extension SQLiteMetadataStore {
-    /// Largest chunk a manifest may name.
-    static let maxChunkSize = 1 << 20
-
     static func validate(_ manifest: Manifest) throws {
         guard manifest.chunks.count <= 1_000_000 else { throw StorageError(.invalidRequest, "manifest has too many chunks") }
-        var total = 0
-        for c in manifest.chunks {
-            guard c.size > 0, c.size <= maxChunkSize else { throw StorageError(.invalidRequest, "chunk size \(c.size) out of range") }
-            total += c.size
+        if let bad = manifest.chunks.first(where: { !$0.hasPlausibleSize }) {
+            throw StorageError(.invalidRequest, "chunk size \(bad.size) out of range")
         }
-        guard total == manifest.size else { throw StorageError(.invalidRequest, "manifest chunk sizes add up to \(total), not \(manifest.size)") }
+        guard Manifest.checkedSize(of: manifest.chunks) == manifest.size else {
+            throw StorageError(.invalidRequest, "manifest chunk sizes do not add up to \(manifest.size)")
+        }
         guard manifest.hash == Manifest.contentHash(of: manifest.chunks) else {
             throw StorageError(.hashMismatch, "the file's hash \(manifest.hash) is not that of its chunk list")
         }

@@ -153,7 +153,7 @@ struct ProcessTests {
         #expect(status == 2)
         // An unusable data directory: a regular file in the way.
         let file = dir.url.appendingPathComponent("file").path
-        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
         (status, _, err) = try ChildProcess.runUbiq(["server", "--data", file + "/sub", "--listen", "127.0.0.1:0"])
         #expect(status == 1 && err.hasPrefix("ubiq: ") && err.split(separator: "\n").count == 1)
     }

@@ -76,6 +76,49 @@ struct ValidationTests {
         }
     }
 
+    /// #23 row 1: a delta (or a manifest) whose chunk sizes add up past `Int.max` trapped in
+    /// `ManifestDelta.apply` and took the server down for every user. Sizes are now checked as
+    /// they are read and added without trapping; the device applies deltas from the server the
+    /// same way.
+    @Test func chunkSizesThatOverflowAreRefusedAndTheServerStaysUp() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            let m = try await upload(c, { var rng = SeededRandom.forTest("overflow"); return rng.bytes(100_000) }())
+            let first = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/a.bin"),
+                                                                kind: .file, base: nil, modified: Date(), manifest: m))
+            let base = try #require(first.version).id
+            let huge = "{\"hash\":\"\(m.chunks[0].hash.hex)\",\"size\":9223372036854775807}"
+            let negative = "{\"hash\":\"\(m.chunks[0].hash.hex)\",\"size\":-5}"
+            func commit(_ extra: String) -> [UInt8] {
+                Array("""
+                {"itemID":"\(first.item.id.uuid.uuidString)","versionID":"\(UUID().uuidString)","path":"Documents/a.bin","kind":"file",
+                 "base":"\(base.uuid.uuidString)","modified":"2026-01-01T00:00:00.000Z",\(extra)}
+                """.utf8)
+            }
+            let bodies = [
+                "\"manifestDelta\":{\"base\":\"\(base.uuid.uuidString)\",\"pieces\":[\(huge),\(huge)],\"size\":-2,\"hash\":\"\(m.hash.hex)\",\"digest\":\"\(m.hash.hex)\"}",
+                "\"manifestDelta\":{\"base\":\"\(base.uuid.uuidString)\",\"pieces\":[{\"copy\":[0,1]},\(negative)],\"size\":1,\"hash\":\"\(m.hash.hex)\",\"digest\":\"\(m.hash.hex)\"}",
+                "\"manifest\":{\"chunks\":[\(huge),\(huge)],\"size\":-2,\"hash\":\"\(m.hash.hex)\"}",
+                "\"manifest\":{\"chunks\":[\(negative)],\"size\":-5,\"hash\":\"\(m.hash.hex)\"}",
+                "\"manifest\":{\"chunks\":\"\(m.chunks[0].hash.hex):9999999999\",\"size\":9999999999,\"hash\":\"\(m.hash.hex)\"}",
+            ]
+            for body in bodies {
+                let (status, answer) = try await c.raw(.POST, "/v1/containers/\(notes)/commit", body: commit(body))
+                #expect(status == 400 && errorCode(answer) == "invalid_request", "\(body.prefix(60)) → \(status)")
+            }
+            #expect(try await c.account().user == "alice", "the server is still up")
+            let versions = try await c.versions(notes, item: first.item.id)
+            #expect(versions.others.isEmpty && versions.conflicts.isEmpty && versions.current?.id == base, "nothing was stored")
+        }
+        // The same pieces applied on a device: an error, not a trap.
+        let h = ContentHash.of([1])
+        let delta = ManifestDelta(base: VersionID(uuid: UUID()), pieces: [.chunk(ChunkRef(hash: h, size: .max)), .chunk(ChunkRef(hash: h, size: .max))],
+                                  size: -2, hash: h, digest: h)
+        #expect(throws: CoreError.self) { _ = try delta.apply(baseChunks: []) }
+        #expect(!Manifest(chunks: [ChunkRef(hash: h, size: .max), ChunkRef(hash: h, size: .max)], size: -2, hash: h).isConsistent)
+        #expect(!Manifest(chunks: [ChunkRef(hash: h, size: -1)], size: -1, hash: h).isConsistent)
+    }
+
     @Test func hostilePathsAreRejected() async throws {
         try await withServer { server in
             let (c, _) = try await server.device("alice")
