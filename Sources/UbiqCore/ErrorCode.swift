@@ -29,6 +29,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case kvKeyInvalid = "kv_key_invalid"
     case kvValueTooLarge = "kv_value_too_large"
     case kvStoreTooLarge = "kv_store_too_large"
+    /// A write stamped further ahead of the server's clock than `KVLimits.maxStampAheadMillis`
+    /// (the writing device's clock is wrong): refused, so no stamp can outrank every later write.
+    case kvClockAhead = "kv_clock_ahead"
     // Client side
     case serverUnreachable = "server_unreachable"
     case badResponse = "bad_response"

@@ -36,7 +36,8 @@ public struct HybridLogicalClock: Sendable {
         return last
     }
 
-    /// Merges a timestamp seen from elsewhere; afterwards `last` is greater than `remote`.
+    /// Merges a timestamp seen from elsewhere; afterwards `last` is greater than `remote` (or
+    /// equal, when `remote` is the largest timestamp there is).
     @discardableResult
     public mutating func receive(_ remote: HLCTimestamp, physicalMillis: Int64) -> HLCTimestamp {
         let wall = max(physicalMillis, last.wallMillis, remote.wallMillis)
@@ -52,7 +53,11 @@ public struct HybridLogicalClock: Sendable {
         return last
     }
 
+    /// The next timestamp after `t`; the largest one stays as it is (a stamp from elsewhere may
+    /// be anything: it saturates rather than traps).
     static func bump(_ t: HLCTimestamp) -> HLCTimestamp {
-        t.counter == .max ? HLCTimestamp(wallMillis: t.wallMillis + 1, counter: 0) : HLCTimestamp(wallMillis: t.wallMillis, counter: t.counter + 1)
+        if t.counter < .max { return HLCTimestamp(wallMillis: t.wallMillis, counter: t.counter + 1) }
+        if t.wallMillis < .max { return HLCTimestamp(wallMillis: t.wallMillis + 1, counter: 0) }
+        return t
     }
 }

@@ -176,6 +176,20 @@ public enum KVLimits {
     public static let maxStoreBytes = 1 << 20
     /// Deepest nesting of arrays and dictionaries.
     public static let maxDepth = 32
+    /// How far ahead of the server's clock a write's stamp may be: a day. Devices whose clocks
+    /// disagree by hours still sync (product §4.3: the clock carries a causally later write past
+    /// an earlier one's stamp), but no stamp can reach the end of the clock's range.
+    public static let maxStampAheadMillis: Int64 = 24 * 3_600_000
+
+    /// Refuses a stamp further ahead of `nowMillis` (the server's clock) than
+    /// `maxStampAheadMillis`: a stamp at the end of the clock's range would win over every
+    /// later write on every device (their clocks cannot pass it).
+    public static func check(stamp: HLCTimestamp, nowMillis: Int64) throws {
+        let (limit, overflow) = nowMillis.addingReportingOverflow(maxStampAheadMillis)
+        guard overflow || stamp.wallMillis <= limit else {
+            throw CoreError(.kvClockAhead, "a write is stamped \(stamp.wallMillis / 1000 - nowMillis / 1000) s ahead of the server's clock; set the writing device's clock right")
+        }
+    }
 
     /// Checks one key (and optional value) on its own.
     public static func check(key: String, value: KVValue?) throws {

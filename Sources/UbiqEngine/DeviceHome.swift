@@ -85,7 +85,9 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let tmp = home.configFile.appendingPathExtension("tmp")
-        FileManager.default.createFile(atPath: tmp.path, contents: try encoder.encode(self), attributes: [.posixPermissions: 0o600])
+        guard FileManager.default.createFile(atPath: tmp.path, contents: try encoder.encode(self), attributes: [.posixPermissions: 0o600]) else {
+            throw EngineError(.storageFailure, "cannot write \(tmp.path)")
+        }
         guard rename(tmp.path, home.configFile.path) == 0 else { throw EngineError(.storageFailure, "cannot write \(home.configFile.path)") }
     }
 }

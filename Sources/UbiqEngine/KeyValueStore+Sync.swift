@@ -28,10 +28,10 @@ extension KeyValueStore {
 
     func syncOnce() async {
         do {
-            try await push()
+            let held = try await push()
             try await pull()
             online = true
-            lastError = nil
+            lastError = held
         } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
             online = false
             lastError = "offline: \(e.message)"
@@ -42,13 +42,24 @@ extension KeyValueStore {
         }
     }
 
-    func push() async throws {
-        guard !pending.isEmpty else { return }
+    /// Sends the pending writes; returns why they wait, when the server refused them for a
+    /// reason this device must fix (its clock), keeping them to send again.
+    func push(restamped: Bool = false) async throws -> String? {
+        guard !pending.isEmpty else { return nil }
         let batch = pending.sorted().compactMap { entries[$0] }
         do {
             _ = try await client.kvSet(storeID, batch)
             pending.removeAll()
             try state.save([], pending: pending, meta: [:])
+        } catch let e as ClientError where e.code == .kvClockAhead {
+            // Stamped by a clock that was (or is) wrong: stamp them again from the wall clock and
+            // what came from elsewhere, and try once more; if the clock is still wrong they wait.
+            if !restamped {
+                try restampPending()
+                return try await push(restamped: true)
+            }
+            logger.warning("key-value writes wait: \(e.message)")
+            return "settings written here wait: \(e.message)"
         } catch let e as ClientError where [.kvTooManyKeys, .kvStoreTooLarge, .kvValueTooLarge, .kvKeyInvalid].contains(e.code) {
             // Together with other devices' writes the store would break a limit: these writes
             // are refused. Take the server's state back and say which keys changed.
@@ -57,6 +68,22 @@ extension KeyValueStore {
             try await reloadAll()
             notify(.quotaViolationChange, refused)
         }
+        return nil
+    }
+
+    /// Gives the pending writes new stamps from a clock that starts over at the latest stamp
+    /// seen from other devices (so they still win over everything this device had seen) and
+    /// the wall clock as it is now, forgetting stamps this device made with a wrong clock.
+    func restampPending() throws {
+        var clock = HybridLogicalClock(last: entries.values.filter { $0.device != device }.map(\.stamp).max() ?? .zero)
+        var again: [KVEntry] = []
+        for key in pending.sorted() {
+            guard let e = entries[key] else { continue }
+            again.append(KVEntry(key: key, value: e.value, stamp: clock.now(physicalMillis: physicalMillis()), device: device))
+        }
+        try state.save(again, pending: pending, meta: clockMeta(clock))
+        for e in again { entries[e.key] = e }
+        hlc = clock
     }
 
     /// Replaces the local view with the server's whole store (after refused writes).

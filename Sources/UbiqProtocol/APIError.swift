@@ -21,7 +21,7 @@ extension ErrorCode {
     public var httpStatus: Int {
         switch self {
         case .invalidPath, .invalidContainer, .invalidHash, .invalidRequest, .invalidValue,
-             .kvTooManyKeys, .kvKeyInvalid, .kvValueTooLarge, .kvStoreTooLarge:
+             .kvTooManyKeys, .kvKeyInvalid, .kvValueTooLarge, .kvStoreTooLarge, .kvClockAhead:
             400
         case .unauthorized, .badCredentials: 401
         case .forbidden: 403

@@ -46,7 +46,13 @@ extension SQLiteMetadataStore: KeyValueStore {
     }
 
     public func kvSet(_ ctx: AuthContext, store: ContainerID, entries: [KVEntry], now: Date) async throws -> (applied: [String], cursor: Int64) {
-        for e in entries { try Self.mapCore { try KVLimits.check(key: e.key, value: e.value) } }
+        let nowMillis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        for e in entries {
+            try Self.mapCore {
+                try KVLimits.check(key: e.key, value: e.value)
+                try KVLimits.check(stamp: e.stamp, nowMillis: nowMillis)
+            }
+        }
         return try await write { db in
             let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ?", arguments: [ctx.accountID, store.string])
             var current: [String: KVEntry] = [:]

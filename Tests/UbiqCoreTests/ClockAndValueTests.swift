@@ -40,6 +40,21 @@ struct HLCTests {
         #expect(KVMerge.winners([a], over: ["k": b]).isEmpty)
     }
 
+    /// #23 row 8: a stamp of `Int64.max`/`UInt32.max` from another device trapped every device's
+    /// clock (`ubiq kv ls` and the daemon crashed for ever). The clock now saturates there.
+    @Test func theLargestStampSaturatesInsteadOfTrapping() {
+        let end = HLCTimestamp(wallMillis: .max, counter: .max)
+        var c = HybridLogicalClock()
+        #expect(c.receive(end, physicalMillis: 1_000) == end)
+        #expect(c.now(physicalMillis: 2_000) == end)
+        #expect(c.receive(HLCTimestamp(wallMillis: .max, counter: 3), physicalMillis: .max) == end)
+        var d = HybridLogicalClock(last: HLCTimestamp(wallMillis: .max, counter: .max - 1))
+        #expect(d.now(physicalMillis: 0) == end)
+        #expect(throws: CoreError.self) { try KVLimits.check(stamp: end, nowMillis: 1_000) }
+        #expect(throws: Never.self) { try KVLimits.check(stamp: HLCTimestamp(wallMillis: 1_000 + 5 * 3_600_000, counter: .max), nowMillis: 1_000) }
+        #expect(throws: Never.self) { try KVLimits.check(stamp: end, nowMillis: .max - 1) }
+    }
+
     @Test func counterOverflowCarriesIntoWallTime() {
         var c = HybridLogicalClock(last: HLCTimestamp(wallMillis: 5, counter: .max))
         let t = c.now(physicalMillis: 1)

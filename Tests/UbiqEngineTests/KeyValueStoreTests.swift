@@ -14,6 +14,17 @@ actor ChangeLog {
     func keys(_ reason: KeyValueStore.ChangeReason) -> Set<String> { Set(changes.filter { $0.reason == reason }.flatMap(\.keys)) }
 }
 
+/// A clock offset a test can change while a store runs.
+final class Offset: @unchecked Sendable {
+    private let lock = NSLock()
+    private var millis: Int64
+    init(_ millis: Int64) { self.millis = millis }
+    var value: Int64 {
+        get { lock.withLock { millis } }
+        set { lock.withLock { millis = newValue } }
+    }
+}
+
 /// The synced key-value store (product §4) across real devices and a real server.
 @Suite("Key-value store", .serialized)
 struct KeyValueStoreTests {
@@ -149,6 +160,35 @@ struct KeyValueStoreTests {
             #expect(await kb.synchronize())
             let races = [await ka.value(forKey: "race"), await kb.value(forKey: "race")]
             #expect(races == [.int(2), .int(2)])
+        }
+    }
+
+    /// A device whose clock is days ahead has its writes refused by the server (`kv_clock_ahead`):
+    /// they wait, with the reason in `lastError`, and go up once the clock is right.
+    @Test func writesFromAClockDaysAheadWaitUntilItIsRight() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let offset = Offset(2 * 24 * Self.hours)
+            let ka = try KeyValueStore(home: a.home, config: a.config, physicalMillis: { Int64(Date().timeIntervalSince1970 * 1000) + offset.value })
+            let kb = try store(b)
+            try await ka.set(.string("future"), forKey: "k")
+            #expect(await ka.synchronize() == false)
+            let why = await ka.lastError ?? "no error"
+            #expect(why.contains("clock"), "\(why)")
+            #expect(await ka.value(forKey: "k") == .string("future"), "the write is kept")
+            _ = await kb.synchronize()
+            #expect(await kb.value(forKey: "k") == nil)
+            // Once the clock is right the write goes up (stamped again: its first stamp is days ahead).
+            offset.value = 0
+            #expect(await ka.synchronize())
+            #expect(await ka.lastError == nil)
+            #expect(await kb.synchronize())
+            #expect(await kb.value(forKey: "k") == .string("future"))
+            // And later writes from either device win as usual.
+            try await kb.set(.string("now"), forKey: "k")
+            #expect(await kb.synchronize())
+            #expect(await ka.synchronize())
+            #expect(await ka.value(forKey: "k") == .string("now"))
         }
     }
 

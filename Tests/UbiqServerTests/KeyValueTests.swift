@@ -81,6 +81,22 @@ struct KeyValueTests {
         }
     }
 
+    /// #23 row 8: a write stamped at the end of the clock's range was stored and then won over
+    /// every later write (and crashed every device's clock). Stamps more than a day ahead of
+    /// the server's clock are refused with nothing stored; hours ahead are still fine (§4.3).
+    @Test func aStampFarAheadOfTheServersClockIsRefused() async throws {
+        try await withServer { server in
+            let (c, id) = try await server.device("alice")
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            await expectCode(.kvClockAhead) { _ = try await c.kvSet(notes, [entry("k", .int(1), wall: .max, counter: .max, device: id)]) }
+            await expectCode(.kvClockAhead) { _ = try await c.kvSet(notes, [entry("k", .int(2), wall: now + 25 * 3_600_000, device: id)]) }
+            #expect(try await c.kvAll(notes).entries.isEmpty, "nothing was stored")
+            let hoursAhead = try await c.kvSet(notes, [entry("k", .int(3), wall: now + 5 * 3_600_000, device: id)])
+            #expect(hoursAhead.applied == ["k"])
+            #expect(try await c.kvAll(notes).entries.map(\.value) == [.int(3)])
+        }
+    }
+
     @Test func multiKeySetsArriveWhole() async throws {
         try await withServer { server in
             let (laptop, lid) = try await server.device("alice", name: "laptop")
