@@ -105,6 +105,8 @@ public struct JSONIn {
     /// hostile body of nested brackets cannot exhaust the stack (Foundation refuses it).
     var depth = 0
     static let maxDepth = 32
+    /// Most names one object may have before the reader gives up (to Foundation).
+    static let maxMembers = 256
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
@@ -134,12 +136,13 @@ public struct JSONIn {
 
     /// Reads an object, calling `field` with each name; `field` reads (or `skip`s) the value.
     /// A name that comes twice gives up (which one counts is Foundation's to say).
+    /// A set remembers the names (a list was a linear scan a member: an object of 40,000 names
+    /// cost 46 s of CPU), and past `maxMembers` names it gives up too (no message has that many).
     public mutating func object(_ field: (inout JSONIn, String) throws -> Void) throws {
-        var seen: [String] = []
+        var seen = Set<String>()
         try members(open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { r in
             let name = try r.string()
-            guard !seen.contains(name) else { throw GiveUp() }
-            seen.append(name)
+            guard seen.count < Self.maxMembers, seen.insert(name).inserted else { throw GiveUp() }
             try r.take(UInt8(ascii: ":"))
             try field(&r, name)
         }
