@@ -47,10 +47,14 @@ struct ServerRun: AsyncParsableCommand {
     @Option(name: .long, help: "The private key of --tls-cert (PEM).")
     var tlsKey: String?
 
+    @Option(name: .long, help: "Most connections open at once; past it a new connection is closed at once.")
+    var maxConnections: Int = 1000
+
     func validate() throws {
         do { _ = try ServerConfiguration.parseListen(listen) } catch let e as CoreError { throw ValidationError(e.message) }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections takes 1 to 1000000") }
     }
 
     func run() async throws {
@@ -69,9 +73,10 @@ struct ServerRun: AsyncParsableCommand {
         var logger = Logger(label: "ubiq.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         removeLeftovers(services, logger)
+        Self.raiseOpenFileLimit(to: maxConnections + 256, logger)
         let scheme = tls == nil ? "http" : "https"
         let app = try CLIError.map({ "cannot use the TLS certificate and key: \($0)" }) {
-            try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, tls: tls) { bound in
+            try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, maxConnections: maxConnections, tls: tls) { bound in
                 let shownHost = host.contains(":") ? "[\(host)]" : host
                 print("ubiq server listening on \(scheme)://\(shownHost):\(bound) (data: \(dir.path))")
                 fflush(nil)
@@ -88,6 +93,21 @@ struct ServerRun: AsyncParsableCommand {
 /// Removes, beside the serving, the packs and temporary files an earlier server process left
 /// when it was killed mid-write. Listed now — under the data folder's lock, before anything is
 /// served — so nothing this process writes is among them.
+extension ServerRun {
+    /// Raises the soft limit of open files towards `wanted` (at most the hard limit), so the
+    /// connection cap is reached before the process runs out of descriptors (the soft limit is
+    /// often 1,024).
+    static func raiseOpenFileLimit(to wanted: Int, _ logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        let before = limit.rlim_cur
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 || limit.rlim_cur < rlim_t(wanted) {
+            logger.notice("open files limited to \(max(before, limit.rlim_cur)); connections past it are refused by the system")
+        }
+    }
+}
+
 func removeLeftovers(_ services: ServerServices, _ logger: Logger) {
     guard let store = services.chunks as? FolderChunkStore else { return }
     let candidates: OrphanCandidates

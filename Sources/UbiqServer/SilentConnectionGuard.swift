@@ -17,15 +17,78 @@ struct SilentConnectionGuarded<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
     let inner: Inner
     let headTimeout: TimeAmount
+    let connections: ConnectionCount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let added = channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(SilentConnectionGuard(timeout: headTimeout), position: .first)
+        guard connections.open() else {
+            // Over the cap: closed at once (its HTTP handling never starts).
+            logger.warning("connection refused: \(connections.limit) connections are open")
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
         }
-        return added.flatMap { inner.setup(channel: channel, logger: logger) }
+        let counted = connections
+        channel.closeFuture.whenComplete { _ in counted.closed() }
+        let added = channel.eventLoop.makeCompletedFuture {
+            // Last of what is there so far: behind TLS (which wraps this setup), so it reads the
+            // decrypted request, and before the HTTP handlers the inner setup adds.
+            try channel.pipeline.syncOperations.addHandler(SilentConnectionGuard(timeout: headTimeout), position: .last)
+        }
+        return added.flatMap { inner.setup(channel: channel, logger: logger) }.flatMapThrowing { value in
+            // Last, behind the HTTP decoder: a first request the decoder cannot parse is answered
+            // with 400 and closed (nothing else would: the upgrade decision waits for a head).
+            try channel.pipeline.syncOperations.addHandler(UnparsableFirstRequestCloser())
+            return value
+        }
     }
 
     func handle(value: Value, logger: Logger) async { await inner.handle(value: value, logger: logger) }
+}
+
+/// How many connections are open, against a cap.
+final class ConnectionCount: @unchecked Sendable {
+    let limit: Int
+    private let lock = NSLock()
+    private var count = 0
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Counts one more connection; false (not counted) when `limit` are open.
+    func open() -> Bool {
+        lock.withLock {
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func closed() { lock.withLock { count -= 1 } }
+
+    var current: Int { lock.withLock { count } }
+}
+
+/// At the end of a new connection's pipeline: an error before any request part has passed
+/// (the HTTP decoder could not parse the first request: `GARBAGE`, a negative or doubled
+/// `Content-Length`) is answered with a bare 400 and the connection closed. Once a request
+/// has passed, errors go on to the HTTP handling, which answers them itself.
+final class UnparsableFirstRequestCloser: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Any
+    private var passed = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        passed = true
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !passed else { return context.fireErrorCaught(error) }
+        passed = true
+        if let first = try? context.pipeline.syncOperations.context(handlerType: SilentConnectionGuard.self) {
+            // From the guard, bytes go past the HTTP encoder to TLS (if any) and the socket.
+            let answer = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+            first.writeAndFlush(NIOAny(first.channel.allocator.buffer(string: answer)), promise: nil)
+        }
+        context.close(promise: nil)
+    }
 }
 
 /// Closes its connection on a graceful shutdown or after a timeout, unless the first request
@@ -35,6 +98,8 @@ final class SilentConnectionGuard: ChannelInboundHandler, RemovableChannelHandle
     typealias InboundIn = ByteBuffer
     let timeout: TimeAmount
     private var headReceived = false
+    /// Whether anything but line ends has arrived.
+    private var lineSeen = false
     /// The last bytes seen, to find the head's end (`CR LF CR LF`) across reads.
     private var tail: UInt32 = 0
     private var timer: Scheduled<Void>?
@@ -65,6 +130,11 @@ final class SilentConnectionGuard: ChannelInboundHandler, RemovableChannelHandle
         if !headReceived {
             let bytes = unwrapInboundIn(data)
             for b in bytes.readableBytesView {
+                // Empty lines before the request line are skipped by the parser: they are not a head.
+                if !lineSeen {
+                    if b == 0x0D || b == 0x0A { continue }
+                    lineSeen = true
+                }
                 tail = tail << 8 | UInt32(b)
                 if tail == 0x0D0A_0D0A || tail & 0xFFFF == 0x0A0A {  // lenient parsers take bare LFs too
                     headReceived = true

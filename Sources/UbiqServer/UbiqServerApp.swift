@@ -17,9 +17,11 @@ public enum UbiqServerApp {
     /// default is twice the time our own clients keep an idle connection, so they always close
     /// first and never send a request on a connection being closed. The push channel, once
     /// upgraded to a WebSocket, is never closed for being idle. With `tls` it serves HTTPS
-    /// (and the push channel over `wss://`) only.
+    /// (and the push channel over `wss://`) only. Past `maxConnections` open connections, a new
+    /// one is closed at once.
     public static func make(services: ServerServices, host: String, port: Int, logger: Logger,
-                            headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), tls: TLSConfiguration? = nil,
+                            headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), maxConnections: Int = 1000,
+                            tls: TLSConfiguration? = nil,
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let router = Router(context: UbiqRequestContext.self)
         router.middlewares.add(ErrorMiddleware())
@@ -33,10 +35,11 @@ public enum UbiqServerApp {
         services.addPushRoutes(to: wsRouter)
         let webSocketResponder = wsRouter.buildResponder()
         let timeout = TimeAmount(headTimeout)
+        let connections = ConnectionCount(limit: maxConnections)
         let plain = HTTPServerBuilder { responder in
             SilentConnectionGuarded(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                                        configuration: .init(http1: .init(idleTimeout: TimeAmount(idleTimeout)))),
-                                    headTimeout: timeout)
+                                    headTimeout: timeout, connections: connections)
         }
         // TLS first on the connection, so the guard reads the decrypted request head.
         return Application(

@@ -237,6 +237,57 @@ struct ValidationTests {
         #expect(await eventually(timeout: .seconds(20)) { stopped.isSet }, "the stop was held up")
     }
 
+    /// #23 row 2: `\n\n`, `GARBAGE\r\n\r\n` or a negative or doubled `Content-Length` passed
+    /// for a request head, cancelled the head timer, and the connection was never answered nor
+    /// closed (300 of 300 still open after 55 s; one kept the server from stopping). Now an
+    /// unparsable first request is answered 400 and closed, empty lines alone are no head, and
+    /// past the connection cap a new connection is closed at once.
+    @Test func anUnparsableFirstRequestIsAnsweredAndClosedAndConnectionsAreCapped() async throws {
+        let server = try await TestServer.start(headTimeout: .seconds(2), maxConnections: 20)
+        let port = server.port
+        let heads = ["\n\n", "\r\n\r\n", "GARBAGE\r\n\r\n", "GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+                     "POST /v1/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",
+                     "\u{1}\u{2}\r\n\r\n"]
+        let outcomes = try await offThePool {
+            try heads.map { head -> (String, Bool) in
+                let fd = try RawSocket.connected(port: port)
+                defer { close(fd) }
+                RawSocket.sendText(fd, head)
+                let answer = RawSocket.received(fd, within: 10)
+                return (answer, answer.isEmpty ? RawSocket.closedByPeer(fd, within: 10) : RawSocket.closedByPeer(fd, within: 10))
+            }
+        }
+        for (head, (answer, closed)) in zip(heads, outcomes) {
+            #expect(closed, "\(head.debugDescription): still open (answer \(answer.prefix(40).debugDescription))")
+            #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(head.debugDescription): \(answer.prefix(60).debugDescription)")
+        }
+        // The cap: twenty silent connections are held (until the head timeout); the next is closed at once.
+        let (refusedAtOnce, laterServed) = try await offThePool {
+            let held = try (0..<20).map { _ in try RawSocket.connected(port: port) }
+            defer { held.forEach { close($0) } }
+            usleep(300_000)
+            let extra = try RawSocket.connected(port: port)
+            defer { close(extra) }
+            let refused = RawSocket.closedByPeer(extra, within: 1)
+            // Once the held ones are closed by the head timeout, connections are served again.
+            for fd in held { _ = RawSocket.closedByPeer(fd, within: 10) }
+            usleep(200_000)
+            let again = try RawSocket.connected(port: port)
+            defer { close(again) }
+            RawSocket.sendText(again, "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            return (refused, RawSocket.received(again, within: 10))
+        }
+        #expect(refusedAtOnce, "the 21st connection was not closed at once")
+        #expect(laterServed.hasPrefix("HTTP/1.1 200"), "\(laterServed.prefix(60).debugDescription)")
+        // Garbage never holds up a stop: one unparsable request is open while the server stops.
+        let late = try RawSocket.connected(port: port)
+        defer { close(late) }
+        RawSocket.sendText(late, "GARBAGE\r\n\r\n")
+        let stopped = ManagedFlag()
+        Task { await server.stop(); stopped.set() }
+        #expect(await eventually(timeout: .seconds(20)) { stopped.isSet }, "the stop was held up")
+    }
+
     /// A kept-alive connection is answered as long as it keeps asking, and closed once it has
     /// been idle for the idle timeout; so is one that stalls in the middle of a request's body.
     /// The push channel, upgraded to a WebSocket, stays open however long it is quiet.

@@ -69,7 +69,7 @@ public final class TestDevice: @unchecked Sendable {
         guard let e = FileManager.default.enumerator(atPath: base) else { return out }
         while let rel = e.nextObject() as? String {
             var isDir: ObjCBool = false
-            FileManager.default.fileExists(atPath: base + "/" + rel, isDirectory: &isDir)
+            guard FileManager.default.fileExists(atPath: base + "/" + rel, isDirectory: &isDir) else { continue }  // gone meanwhile
             out[rel] = isDir.boolValue ? .some(nil) : (try? Data(contentsOf: URL(fileURLWithPath: base + "/" + rel))).map { [UInt8]($0) }
         }
         return out

@@ -25,13 +25,16 @@ public final class TestServer: Sendable {
     /// test running meanwhile). Binding is retried: on a random port with another port, on a
     /// wanted one after a short wait (a connection of the stopped server may still hold it).
     public static func start(directory: TempDirectory? = nil, port wanted: Int = 0,
-                             headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
+                             headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), maxConnections: Int = 1000,
                              tls: TestCertificates? = nil, clock: @escaping @Sendable () -> Date = { Date() }) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
         var lastError: Error = CoreError(.internalError, "test server did not start")
         for attempt in 0..<40 {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
-            do { return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, tls: tls, clock: clock) } catch {
+            do {
+                return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
+                                           tls: tls, clock: clock)
+            } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
             }
@@ -39,7 +42,7 @@ public final class TestServer: Sendable {
         throw lastError
     }
 
-    static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration,
+    static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration, maxConnections: Int,
                           tls: TestCertificates?, clock: @escaping @Sendable () -> Date) async throws -> TestServer {
         let services = try ServerServices.embedded(at: dir.url, clock: clock)
         var logger = Logger(label: "test.server")
@@ -47,7 +50,8 @@ public final class TestServer: Sendable {
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
         let tlsConfiguration = try tls.map { try ServerTLS.configuration(certificatePEM: $0.serverPEM, keyPEM: $0.serverKeyPEM) }
         let app = try UbiqServerApp.make(services: services, host: "127.0.0.1", port: wanted, logger: logger,
-                                         headTimeout: headTimeout, idleTimeout: idleTimeout, tls: tlsConfiguration) { port in
+                                         headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
+                                         tls: tlsConfiguration) { port in
             portCont.yield(port)
             portCont.finish()
         }
