@@ -66,19 +66,28 @@ struct LocalFiles: Sendable {
 
     func stamp(_ p: RelativePath) -> (ItemKind?, FileStamp)? { Self.stamp(url(p).path) }
 
-    /// Every syncable item under the folder (unsupported names left out); excluded `.nosync`
-    /// items are reported apart (they are listed, never synced).
-    func scan() -> (items: [RelativePath: LocalEntry], excluded: [RelativePath: LocalEntry]) {
-        var out: [RelativePath: LocalEntry] = [:], excluded: [RelativePath: LocalEntry] = [:]
-        walk(dir: root.path, prefix: nil, into: &out, excluded: &excluded)
-        return (out, excluded)
+    /// What a walk of the folder found: every syncable item (unsupported names left out);
+    /// excluded `.nosync` items apart (they are listed, never synced); and the paths held by
+    /// something that is neither a file nor a folder (a symbolic link, a socket, a device),
+    /// which are never followed, never synced, and never taken for a deletion.
+    struct Scan: Sendable {
+        var items: [RelativePath: LocalEntry] = [:]
+        var excluded: [RelativePath: LocalEntry] = [:]
+        var opaque: Set<RelativePath> = []
+    }
+
+    /// Walks the whole folder.
+    func scan() -> Scan {
+        var out = Scan()
+        walk(dir: root.path, prefix: nil, into: &out)
+        return out
     }
 
     /// Starts `scan()` on another thread and returns a function that waits for its result by
     /// blocking (not suspending: a caller on the engine's queue keeps the queue, so nothing
     /// else can change the engine's state while it waits).
-    func startScan() -> () -> (items: [RelativePath: LocalEntry], excluded: [RelativePath: LocalEntry]) {
-        final class Box: @unchecked Sendable { var value: (items: [RelativePath: LocalEntry], excluded: [RelativePath: LocalEntry])? }
+    func startScan() -> () -> Scan {
+        final class Box: @unchecked Sendable { var value: Scan? }
         let box = Box(), group = DispatchGroup()
         DispatchQueue.global(qos: .userInitiated).async(group: group) { box.value = self.scan() }
         return {
@@ -87,7 +96,7 @@ struct LocalFiles: Sendable {
         }
     }
 
-    private func walk(dir: String, prefix: RelativePath?, into out: inout [RelativePath: LocalEntry], excluded: inout [RelativePath: LocalEntry]) {
+    private func walk(dir: String, prefix: RelativePath?, into out: inout Scan) {
         guard let d = opendir(dir) else { return }
         defer { closedir(d) }
         while let ent = readdir(d) {
@@ -101,9 +110,34 @@ struct LocalFiles: Sendable {
             var st = ubiq_stat()
             guard ubiq_stat_at(dirfd(d), s, &st) == 0 else { continue }
             let (kind, stamp) = Self.stamp(of: st)
-            guard let kind else { continue }
-            if rel.isExcluded { excluded[rel] = LocalEntry(kind: kind, stamp: stamp) } else { out[rel] = LocalEntry(kind: kind, stamp: stamp) }
-            if kind == .folder { walk(dir: full, prefix: rel, into: &out, excluded: &excluded) }
+            guard let kind else {
+                out.opaque.insert(rel)
+                continue
+            }
+            if rel.isExcluded { out.excluded[rel] = LocalEntry(kind: kind, stamp: stamp) } else { out.items[rel] = LocalEntry(kind: kind, stamp: stamp) }
+            if kind == .folder { walk(dir: full, prefix: rel, into: &out) }
+        }
+    }
+
+    /// True when every folder on the way to `p` that exists is a real folder, not a symbolic
+    /// link (or anything else): a path through a link would read or write outside the synced
+    /// folder. Checked before every change the engine makes at a path.
+    func parentsAreFolders(_ p: RelativePath) -> Bool {
+        var ancestors: [RelativePath] = []
+        var a = p.parent
+        while let x = a { ancestors.append(x); a = x.parent }
+        for x in ancestors.reversed() {
+            var st = ubiq_stat()
+            guard ubiq_stat_at(AT_FDCWD, path(x), &st) == 0 else { return true }  // nothing below exists yet
+            guard mode_t(st.mode) & S_IFMT == S_IFDIR else { return false }
+        }
+        return true
+    }
+
+    /// Throws unless `parentsAreFolders(p)`.
+    func checkParents(_ p: RelativePath) throws {
+        guard parentsAreFolders(p) else {
+            throw EngineError(.invalidPath, "a folder on the way to '\(p)' is a symbolic link (or not a folder) here; it is not followed")
         }
     }
 

@@ -139,7 +139,7 @@ extension SyncEngine {
         struct Prepared { let id: ItemID; let base: VersionID?; let path: RelativePath; let stamp: FileStamp; let file: String; let manifest: Manifest }
         var prepared: [Prepared] = []
         for op in ops {
-            guard case .upload(let id, let base) = op, let l = local[id], l.entry.kind == .file else { continue }
+            guard case .upload(let id, let base) = op, let l = local[id], l.entry.kind == .file, files.parentsAreFolders(l.path) else { continue }
             let file = files.path(l.path)
             var m = manifests[l.entry.stamp]
             if m == nil, let (got, st) = try LocalFiles.manifest(path: file), st == l.entry.stamp { manifests[st] = got; m = got }
@@ -281,6 +281,10 @@ extension SyncEngine {
         var parentsOK: [RelativePath?: Bool] = [:]  // files of one folder share the answer
         for (w, m) in zip(wanted, ms) where remote[w.id]?.node.version == w.version {
             let parent = w.target.parent
+            guard files.parentsAreFolders(w.target) else {
+                failed(w.id, error: EngineError(.invalidPath, "a folder on the way to '\(w.target)' is a symbolic link (or not a folder) here; it is not followed"))
+                continue
+            }
             let ok = parentsOK[parent] ?? mayCreateParents(of: w.target)
             parentsOK[parent] = ok
             if ok { jobs.append((w, m)) }

@@ -168,6 +168,7 @@ extension SyncEngine {
 
     func createLocalFolder(_ id: ItemID) throws -> Bool {
         guard let r = remote[id], r.node.kind == .folder else { return false }
+        try files.checkParents(r.node.path)
         let url = files.url(r.node.path)
         if let (kind, _) = LocalFiles.stamp(url.path) {
             guard kind == .folder else { return false }  // a file is in the way: the scan and planner sort it out
@@ -184,6 +185,8 @@ extension SyncEngine {
 
     func moveLocal(_ id: ItemID, to: RelativePath) throws -> Bool {
         guard let l = local[id] else { return false }
+        try files.checkParents(l.path)
+        try files.checkParents(to)
         let src = files.url(l.path), dst = files.url(to)
         guard LocalFiles.stamp(dst.path) == nil, LocalFiles.stamp(src.path)?.1.inode == l.entry.stamp.inode, mayCreateParents(of: to) else { return false }
         try LocalFiles.makeParents(of: dst)
@@ -207,6 +210,7 @@ extension SyncEngine {
 
     func deleteLocal(_ id: ItemID) throws -> Bool {
         guard let l = local[id] else { return false }
+        try files.checkParents(l.path)
         let url = files.url(l.path)
         if l.entry.kind == .folder {
             guard rmdir(url.path) == 0 || errno == ENOENT else { return false }  // not empty: wait for its contents
@@ -275,6 +279,7 @@ extension SyncEngine {
     /// Renames a local item at `path` to the first free `path (n)` (free here and on the server).
     func renameAside(_ id: ItemID, from path: RelativePath) throws -> Bool {
         guard let l = local[id], l.path == path else { return false }
+        try files.checkParents(path)
         let taken = Set(remote.values.map(\.node.path))
         for n in 2..<1000 {
             let to = path.numbered(n)

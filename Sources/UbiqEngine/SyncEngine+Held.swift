@@ -33,7 +33,7 @@ extension SyncEngine {
         let name = doc?.name ?? "recovered.txt"
         // The nearest folder of the document's that is here (the container folder at worst).
         var folder = doc?.parent
-        while let p = folder, LocalFiles.stamp(files.path(p))?.0 != .folder { folder = p.parent }
+        while let p = folder, LocalFiles.stamp(files.path(p))?.0 != .folder || !files.parentsAreFolders(p) { folder = p.parent }
         guard let base = try? folder.map({ try $0.appending(name) }) ?? RelativePath(validating: name) else { return }
         let taken = Set(remote.values.map(\.node.path))
         for n in 2..<1000 {

@@ -129,6 +129,7 @@ extension SyncEngine {
     /// the unlink leaves a file that is re-identified and matched, never a delete.
     func evictOne(_ id: ItemID) throws {
         guard let l = local[id] else { return }
+        try files.checkParents(l.path)
         let url = files.url(l.path)
         guard let (_, now) = LocalFiles.stamp(url.path), now == l.entry.stamp else {
             throw EngineError(.invalidRequest, "\(l.path) changed just now; try again")

@@ -2,6 +2,16 @@ import Foundation
 import UbiqCore
 
 extension SyncEngine {
+    /// True when `p` or one of its ancestors is in `paths`.
+    static func isAtOrUnder(_ p: RelativePath, _ paths: Set<RelativePath>) -> Bool {
+        var a: RelativePath? = p
+        while let x = a {
+            if paths.contains(x) { return true }
+            a = x.parent
+        }
+        return false
+    }
+
     /// Re-observes the folder: the Local tree, keyed by item ID (identity by inode first, then
     /// by path), with content hashes for stable files (re-hashed only when the stamp changed).
     func scanLocal() async {
@@ -27,7 +37,8 @@ extension SyncEngine {
         syncedByInode.reserveCapacity(synced.count)
         for (id, s) in synced { if let st = s.stamp { syncedByInode[st.inode] = id } }
         if !treesBuilt { _ = trees() }
-        let (entries, excludedEntries) = walked()
+        let walk = walked()
+        let (entries, excludedEntries) = (walk.items, walk.excluded)
         if excludedEntries != excludedLocal {
             for p in Set(excludedEntries.keys).union(excludedLocal.keys) where excludedEntries[p] != excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
             excludedLocal = excludedEntries
@@ -105,6 +116,15 @@ extension SyncEngine {
             }
             result[id] = (sharedPath(id, path), e)
             if e.kind == .file { check.append(id) }
+        }
+        // 3. A synced item at or under a path held by a symbolic link (or a socket, a device) is
+        //    left as it was: not followed, not synced, and never taken for a deletion.
+        if !walk.opaque.isEmpty {
+            for (id, s) in synced where result[id] == nil {
+                guard let stamp = s.stamp, s.node.kind == .folder || s.stampHash != nil, Self.isAtOrUnder(s.node.path, walk.opaque) else { continue }
+                result[id] = (s.node.path, LocalEntry(kind: s.node.kind, stamp: stamp))
+                if s.node.kind == .file { check.append(id) }
+            }
         }
         // New items keep their IDs by identity while they exist; IDs of files and folders gone
         // from the folder are forgotten (an identity is never reused, but the map must not grow).

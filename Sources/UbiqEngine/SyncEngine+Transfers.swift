@@ -14,6 +14,7 @@ extension SyncEngine {
     /// chunks the server lacks, then mark the content complete.
     func upload(_ id: ItemID, base: VersionID?) async throws -> Bool {
         guard let l = local[id], l.entry.kind == .file else { return false }
+        try files.checkParents(l.path)
         let path = files.path(l.path)
         var manifest = manifests[l.entry.stamp]
         if manifest == nil {
@@ -316,6 +317,7 @@ extension SyncEngine {
 
         // Never overwrite a local edit made meanwhile: it will be uploaded (and become a conflict).
         guard remote[id]?.node.version == version, mayCreateParents(of: target) else { return false }
+        try files.checkParents(target)
         let dest = files.url(target)
         guard let stamp = try Placement.place([Placement(partial: partial, dest: dest.path, path: target.string, expected: expected)],
                                               watcher: watcher, settle: settleTime)[0] else {
