@@ -131,7 +131,8 @@ let package = Package(
         ),
         .testTarget(
             name: "UbiqServerTests",
-            dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
     ]
 )

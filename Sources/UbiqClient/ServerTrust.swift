@@ -23,6 +23,7 @@ public enum ServerTrust {
     /// instead of silently trusting more.
     public static func tlsConfiguration(trusting pem: String?) -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12  // never downgraded to TLS 1.0 or 1.1
         if let pem { tls.trustRoots = .certificates((try? certificates(pem: pem)) ?? []) }
         return tls
     }

@@ -28,6 +28,8 @@ public enum ServerTLS {
         // A closing connection waits this long for the client's own TLS close; clients that
         // just drop the connection would otherwise hold a server's stop for 5 s each.
         tls.shutdownTimeout = .seconds(1)
+        // TLS 1.0 and 1.1 are broken (#23 row 11): a client offering only those is refused.
+        tls.minimumTLSVersion = .tlsv12
         return tls
     }
 }

@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOSSL
 import Testing
 import UbiqClient
 import UbiqCore
@@ -42,6 +44,29 @@ struct TLSTests {
         let e = await #expect(throws: ClientError.self) { try await system.listen { _ in } }
         #expect(e?.message.contains("--ca-cert") == true, "\(e?.message ?? "")")
         await server.stop()
+    }
+
+    /// #23 row 11: servers with `--tls-cert` accepted TLS 1.0 and 1.1. A client that offers
+    /// nothing newer is refused now; one offering 1.2 is served.
+    @Test func tlsOlderThanOnePointTwoIsRefused() async throws {
+        let certs = try TestCertificates.make()
+        let server = try await TestServer.start(tls: certs)
+        defer { Task { await server.stop() } }
+        func health(maximum: TLSVersion) async throws -> Int {
+            var tls = ServerTrust.tlsConfiguration(trusting: certs.authorityPEM)
+            tls.minimumTLSVersion = .tlsv1
+            tls.maximumTLSVersion = maximum
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, timeout: .init(connect: .seconds(2))))
+            defer { _ = client.shutdown() }
+            let response = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/v1/health"), timeout: .seconds(20))
+            return Int(response.status.code)
+        }
+        for old in [TLSVersion.tlsv1, .tlsv11] {
+            let e = await #expect(throws: (any Error).self, "\(old) was accepted") { _ = try await health(maximum: old) }
+            #expect(String(describing: e).contains("PROTOCOL_VERSION"), "\(String(describing: e))")
+        }
+        #expect(try await health(maximum: .tlsv12) == 200)
+        #expect(try await health(maximum: .tlsv13) == 200)
     }
 
     @Test func aClientThatDoesNotTrustTheServerIsRefusedWithAClearError() async throws {
