@@ -23,7 +23,11 @@ struct DataOption: ParsableArguments {
     @Option(name: .long, help: "Data directory (default: $XDG_DATA_HOME/ubiquity/server).")
     var data: String?
 
+    /// The data directory. Every server command asks for it before it touches the data, so this
+    /// is where the process's umask becomes 077: what any of them writes there (the database
+    /// and its journal, chunks, packs) is the server user's alone.
     func directory() -> URL {
+        umask(0o077)
         if let data { return URL(fileURLWithPath: data, isDirectory: true) }
         return ServerConfiguration.defaultDataDirectory(environment: ProcessInfo.processInfo.environment)
     }

@@ -37,7 +37,8 @@ public final class DaemonSocket: @unchecked Sendable {
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot create the daemon socket") }
         let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         guard rc == 0, listen(fd, 16) == 0 else { throw EngineError(.storageFailure, "cannot listen on \(path): \(String(cString: strerror(errno)))") }
-        chmod(path, 0o600)
+        // The state folder is 0700 (nobody else can reach the socket between bind and chmod).
+        guard chmod(path, 0o600) == 0 else { throw EngineError(.storageFailure, "cannot make \(path) private: \(String(cString: strerror(errno)))") }
         let listener = fd
         let thread = Thread { [handler] in
             while true {

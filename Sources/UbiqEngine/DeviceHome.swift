@@ -81,7 +81,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
 
     /// Writes the config (readable by the owner only: it holds the device token).
     public func save(_ home: DeviceHome) throws {
-        try FileManager.default.createDirectory(at: home.configDirectory, withIntermediateDirectories: true)
+        try PrivateDirectory.make(home.configDirectory)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let tmp = home.configFile.appendingPathExtension("tmp")

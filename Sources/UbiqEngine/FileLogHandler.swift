@@ -9,8 +9,8 @@ public struct FileLogHandler: LogHandler {
         let lock = NSLock()
         init(_ url: URL) {
             if !FileManager.default.fileExists(atPath: url.path) {
-                try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+                try? PrivateDirectory.make(url.deletingLastPathComponent())
+                _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
             }
             handle = try? FileHandle(forWritingTo: url)
             _ = try? handle?.seekToEnd()

@@ -54,7 +54,7 @@ public actor KeyValueStore {
         self.client = UbiqAPIClient(baseURL: config.server, token: config.token, trusting: config.serverCertificates)
         self.physicalMillis = physicalMillis
         self.logger = logger
-        try FileManager.default.createDirectory(at: home.stateDirectory, withIntermediateDirectories: true)
+        try PrivateDirectory.make(home.stateDirectory)
         self.state = try KeyValueState(path: home.keyValueDatabase(store).path)
         let loaded = try state.load()
         let account = "\(config.user)@\(config.server)"

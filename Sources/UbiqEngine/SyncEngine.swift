@@ -129,7 +129,7 @@ public actor SyncEngine {
         self.client = UbiqAPIClient(baseURL: config.server, token: config.token, trusting: config.serverCertificates)
         let folder = home.containerFolder(config.container)
         do {
-            try FileManager.default.createDirectory(at: home.stateDirectory, withIntermediateDirectories: true)
+            try PrivateDirectory.make(home.stateDirectory)
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("Documents"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: home.partialFolder(config.container), withIntermediateDirectories: true)
         } catch {

@@ -25,11 +25,8 @@ public struct ServerServices: Sendable {
 
     /// Opens the embedded store in `directory` (`metadata.sqlite` and `chunks/`), creating it if needed.
     public static func embedded(at directory: URL, clock: @escaping @Sendable () -> Date = { Date() }) throws -> ServerServices {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw APIFailure(.storageFailure, "cannot create data directory \(directory.path): \(error.localizedDescription)")
-        }
+        // Only the server's own user may enter (#23 row 6: 0755 let every local user read it).
+        do { try PrivateDirectory.make(directory) } catch let e as CoreError { throw APIFailure(e.code, "data directory: \(e.message)") }
         guard FileManager.default.isWritableFile(atPath: directory.path) else {
             throw APIFailure(.storageFailure, "data directory \(directory.path) is not writable")
         }

@@ -15,6 +15,23 @@ struct LocalHostileTests {
         return Set(try await client.changes(d.config.container, after: 0).items.filter { $0.deletedAt == nil }.map(\.path.string))
     }
 
+    /// #23 row 6: a device's configuration and state (its token, setting values, every path)
+    /// were readable by every local user. Their folders are 0700 now.
+    @Test func aDevicesConfigurationAndStateAreItsUsersAlone() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A")
+            let kv = try KeyValueStore(home: a.home, config: a.config)
+            try await kv.set(.string("secret"), forKey: "k")
+            func mode(_ url: URL) -> Int { ((try? FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions]) as? Int) ?? -1 }
+            #expect(mode(a.home.stateDirectory) == 0o700, "state \(String(mode(a.home.stateDirectory), radix: 8))")
+            #expect(mode(a.home.configDirectory) == 0o700, "config \(String(mode(a.home.configDirectory), radix: 8))")
+            // A folder made 0755 by hand is made private again when the engine starts.
+            chmod(a.home.stateDirectory.path, 0o755)
+            try await a.restart()
+            #expect(mode(a.home.stateDirectory) == 0o700)
+        }
+    }
+
     /// #23 row 5: with `link -> /elsewhere` in B's folder, another device's `link/x.txt` was
     /// written outside the folder, and B's next scan (which does not follow links) deleted the
     /// items on the server. Now the download is refused with an error B shows, nothing is

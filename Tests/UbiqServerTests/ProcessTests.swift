@@ -86,6 +86,36 @@ struct ProcessTests {
         #expect(again.stderr.contains("removed 2 file(s), 8.0 KiB"), "\(again.stderr)")
     }
 
+    /// #23 row 6: the server's database (password and token hashes, every path), chunk files
+    /// and packs were 0644 in 0755 folders. Now the data folder is 0700 (made so if it was
+    /// not) and everything the server writes is its user's alone, whatever the umask.
+    @Test func theServersDataIsItsUsersAlone() async throws {
+        let dir = try TempDirectory("ubiq-modes")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let before = umask(0o022)
+        defer { umask(before) }
+        let (server, url) = try startServer(data)
+        let (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "bob", "--password-stdin", "--data", data], stdin: "pw-bob\n")
+        #expect(status == 0, "\(err)")
+        var bob = UbiqAPIClient(baseURL: url)
+        bob.token = try await bob.login(user: "bob", password: "pw-bob", deviceName: "laptop").0.token
+        _ = try await upload(bob, Array(repeating: 7, count: 300_000))
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+        func mode(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1 }
+        #expect(mode(data) == 0o700, "data folder \(String(mode(data), radix: 8))")
+        var checked = 0
+        let e = FileManager.default.enumerator(atPath: data)
+        while let rel = e?.nextObject() as? String {
+            let m = mode(data + "/" + rel)
+            #expect(m & 0o077 == 0, "\(rel) is \(String(m, radix: 8))")
+            checked += 1
+        }
+        #expect(checked >= 3, "\(checked) entries")
+    }
+
     /// `ubiq server --tls-cert/--tls-key` as a person runs it, with a certificate authority of
     /// their own: `ubiq login --ca-cert` trusts it, and `ubiq sync` then syncs over HTTPS and
     /// `wss://`; without it, or with bad files, one clear line and nothing saved.

@@ -21,7 +21,7 @@ public final class ChildProcess: @unchecked Sendable {
         stdoutPath = dir.appendingPathComponent("stdout").path
         stderrPath = dir.appendingPathComponent("stderr").path
         let stdinPath = dir.appendingPathComponent("stdin").path
-        FileManager.default.createFile(atPath: stdinPath, contents: Data((stdin ?? "").utf8))
+        _ = FileManager.default.createFile(atPath: stdinPath, contents: Data((stdin ?? "").utf8))
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
