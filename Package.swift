@@ -31,7 +31,7 @@ let package = Package(
         // Wire types and stable error codes shared by server and clients.
         .target(name: "UbiqProtocol", dependencies: ["UbiqCore"]),
         // Memory for chunk batches on the wire, shared by the server and the client.
-        .target(name: "UbiqTransport", dependencies: ["CFileSupport", .product(name: "NIOCore", package: "swift-nio")]),
+        .target(name: "UbiqTransport", dependencies: ["UbiqCore", "CFileSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // SQLite metadata (GRDB) and the content-addressed chunk folder, behind protocols.
         .target(
             name: "UbiqStorage",
@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "UbiqEngine",
             dependencies: [
-                "UbiqCore", "UbiqProtocol", "UbiqClient", "CFileSupport",
+                "UbiqCore", "UbiqProtocol", "UbiqClient", "UbiqTransport", "CFileSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

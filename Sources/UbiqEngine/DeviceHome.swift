@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqTransport
 
 /// Where one device keeps its configuration, state and container folders (product §6):
 /// `--home DIR`, else `$UBIQ_HOME`, else the XDG locations.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import UbiqCore
+import UbiqTransport
 
 /// A swift-log handler appending lines to a file (the front end never logs to the screen).
 public struct FileLogHandler: LogHandler {

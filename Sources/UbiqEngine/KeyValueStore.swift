@@ -3,6 +3,7 @@ import Logging
 import UbiqClient
 import UbiqCore
 import UbiqProtocol
+import UbiqTransport
 
 /// The synced key-value store of one account and store ID, in the spirit of
 /// `NSUbiquitousKeyValueStore`: typed values, limits checked before anything is stored,

@@ -4,6 +4,7 @@ import Logging
 import UbiqClient
 import UbiqCore
 import UbiqProtocol
+import UbiqTransport
 
 /// The sync engine for one container of one device. An actor whose executor is one serial
 /// Dispatch queue (the control queue): it owns the three trees. The watcher, hashing and

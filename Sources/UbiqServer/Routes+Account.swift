@@ -9,7 +9,7 @@ extension ServerServices {
     static let decoy: PasswordRecord? = try? PasswordHasher.make("decoy-\(UInt64.random(in: 0...UInt64.max))")
 
     func addAccountRoutes(to router: Router<UbiqRequestContext>) {
-        router.post("/v1/login") { request, _ -> Response in
+        router.post("/v1/login") { request, context -> Response in
             let body = try await request.decodeJSON(LoginRequest.self, limit: 16 << 10)
             let user = body.user
             let deviceName = body.deviceName.trimmingCharacters(in: .whitespaces)
@@ -18,22 +18,30 @@ extension ServerServices {
                 throw APIFailure(.invalidValue, "device name must be 1-\(WireLimits.maxDeviceNameBytes) bytes without control characters")
             }
             let now = self.clock()
-            if await self.throttle.isBlocked(user, now: now) {
-                throw APIFailure(.tooManyAttempts, "too many failed logins for '\(user.prefix(64))'; wait a minute")
+            // The slot is taken before the (slow) hashing and given back after it.
+            guard let ticket = await self.throttle.begin(user: String(user.prefix(256)), address: context.peer, now: now) else {
+                throw APIFailure(.tooManyAttempts, "too many failed logins for '\(user.prefix(64))' or from this address; wait a minute")
             }
-            let account = user.utf8.count <= WireLimits.maxUserNameBytes ? try await self.metadata.account(named: user) : nil
-            let ok: Bool
-            if let account {
-                ok = PasswordHasher.verify(body.password, against: account.password)
-            } else {
-                if let decoy = Self.decoy { _ = PasswordHasher.verify(body.password, against: decoy) }
-                ok = false
+            let account: AccountRecord?
+            do {
+                account = user.utf8.count <= WireLimits.maxUserNameBytes ? try await self.metadata.account(named: user) : nil
+            } catch {
+                await self.throttle.finish(ticket, success: false, now: now)
+                throw error
             }
-            guard ok, let account else {
-                await self.throttle.recordFailure(user, now: now)
+            // An unknown user costs the same hashing as a known one.
+            let verifier = account?.password ?? Self.decoy
+            var checked: Bool? = false
+            if let verifier { checked = await self.passwordChecks.verify(body.password, against: verifier) }
+            guard let checked else {
+                await self.throttle.finish(ticket, success: false, now: now)
+                throw APIFailure(.tooManyAttempts, "the server is busy checking other logins; try again in a moment")
+            }
+            guard checked, let account else {
+                await self.throttle.finish(ticket, success: false, now: now)
                 throw APIFailure(.badCredentials, "wrong user name or password")
             }
-            await self.throttle.recordSuccess(user)
+            await self.throttle.finish(ticket, success: true, now: now)
             let token = Self.newToken()
             let device = body.deviceID ?? DeviceID(uuid: UUID())
             let ctx = try await self.metadata.createSession(accountID: account.id, deviceID: device, deviceName: deviceName,

@@ -5,6 +5,7 @@ import Logging
 import UbiqCore
 import UbiqProtocol
 import UbiqStorage
+import UbiqTransport
 
 /// What every route needs: the stores, the push hub, the clock. Clock and stores are injected so
 /// tests can swap them.
@@ -14,6 +15,7 @@ public struct ServerServices: Sendable {
     public let push: PushHub
     public let clock: @Sendable () -> Date
     let throttle = LoginThrottle()
+    let passwordChecks = PasswordChecks()
     let arrivals = ChunkArrivals()
 
     public init(metadata: any MetadataStore, chunks: any ChunkStore, push: PushHub = PushHub(), clock: @escaping @Sendable () -> Date = { Date() }) {

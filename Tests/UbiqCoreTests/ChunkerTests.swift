@@ -124,7 +124,7 @@ struct ManifestCodingTests {
         var rng = SeededRandom.forTest("manifest.coding")
         for round in 0..<300 {
             let chunks = (0..<Int.random(in: 0...40, using: &rng)).map { _ in
-                ChunkRef(hash: ContentHash.of(rng.bytes(8)), size: Int.random(in: 1...9_999_999_999, using: &rng))
+                ChunkRef(hash: ContentHash.of(rng.bytes(8)), size: Int.random(in: 1...ChunkRef.maxSize, using: &rng))
             }
             let m = Manifest(chunks: chunks, size: chunks.reduce(0) { $0 + $1.size }, hash: ContentHash.of(rng.bytes(8)))
             let data = try JSONEncoder().encode(m)
@@ -152,7 +152,8 @@ struct ManifestCodingTests {
             }
         }
         for bad in [",", "abc:1", String(repeating: "a", count: 64) + ":0", String(repeating: "a", count: 64) + ":", String(repeating: "a", count: 64) + ":12,",
-                    String(repeating: "a", count: 64) + ":99999999999", String(repeating: "g", count: 64) + ":5"] {
+                    String(repeating: "a", count: 64) + ":99999999999", String(repeating: "g", count: 64) + ":5",
+                    String(repeating: "a", count: 64) + ":\(ChunkRef.maxSize + 1)", String(repeating: "a", count: 64) + ":9999999999"] {
             #expect(Manifest.parseChunkList(bad) == nil, "\(bad)")
         }
     }

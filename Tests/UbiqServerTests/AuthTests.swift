@@ -58,6 +58,49 @@ struct AuthTests {
         }
     }
 
+    /// #23 row 4: the throttle was checked before hashing and recorded after, so 40 parallel
+    /// guesses got 37 checked; one place guessing locked the user out everywhere; and hashing
+    /// ran on the request threads, so 32 logins raised everyone's latency to ~7 s. Now a slot
+    /// is taken before hashing, limits are per user and address, per address and (higher) per
+    /// user, and hashing runs on a small pool of its own.
+    @Test func aLoginFloodIsThrottledWhereItComesFromAndStallsNobody() async throws {
+        try await withServer { server in
+            let port = server.port
+            // 40 guesses at once from one address: at most 10 are checked.
+            let codes = try await offThePool {
+                try (0..<40).map { _ in try RawSocket.login(port: port, from: "127.0.0.2", user: "alice", password: "guess") }
+            }
+            let parallel = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<40 { group.addTask { try await offThePool { try RawSocket.login(port: port, from: "127.0.0.3", user: "alice", password: "guess") } } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(codes.filter { $0 == 401 }.count == 10 && codes.filter { $0 == 429 }.count == 30, "one by one: \(codes)")
+            #expect(parallel.filter { $0 == 401 }.count <= 10 && parallel.filter { $0 == 429 }.count >= 30, "at once: \(parallel.sorted())")
+            // The user is not locked out from elsewhere (127.0.0.1, the test's own client).
+            let (alice, _) = try await server.device("alice")
+            // One address guessing many names meets the per-address limit.
+            let names = try await offThePool {
+                try (0..<35).map { i in try RawSocket.login(port: port, from: "127.0.0.4", user: "nobody\(i)", password: "guess") }
+            }
+            #expect(names.filter { $0 == 401 }.count == 30 && names.suffix(5).allSatisfy { $0 == 429 }, "\(names)")
+            // Logins from many addresses at once do not stall other requests. (A hang guard, not
+            // a speed measure: the bound is far above the milliseconds it takes.)
+            let flood = Task {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for i in 0..<32 { group.addTask { try await offThePool { try RawSocket.login(port: port, from: "127.0.1.\(i + 1)", user: "u\(i)", password: "pw") } } }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let started = ContinuousClock.now
+            #expect(try await alice.account().user == "alice")
+            let took = ContinuousClock.now - started
+            let floodCodes = try await flood.value
+            #expect(took < .seconds(3), "an account request took \(took) during a login flood")
+            #expect(floodCodes.allSatisfy { $0 == 401 || $0 == 429 }, "\(floodCodes)")
+        }
+    }
+
     @Test func repeatedFailuresAreThrottled() async throws {
         try await withServer { server in
             let anon = UbiqAPIClient(baseURL: server.baseURL)

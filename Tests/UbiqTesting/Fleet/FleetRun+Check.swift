@@ -124,7 +124,14 @@ extension FleetRun {
             }
         }
         for (i, d) in devices.enumerated() {
-            let s = await d.engine.status()
+            // A pass may be asked for after the devices agreed (a held file's check, a backoff's
+            // end): idle means it comes to nothing within a few seconds, not at this instant.
+            let deadline = ContinuousClock.now + .seconds(10)
+            var s = await d.engine.status()
+            while !s.idle && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(50))
+                s = await d.engine.status()
+            }
             if let e = s.lastError { report.failures.append("dev\(i) ends with an error: \(e)") }
             for e in s.errors { report.failures.append("dev\(i) has a stuck item: \(e.path): \(e.message) [\(e.code)] × \(e.attempts)") }
             if !s.idle { report.failures.append("dev\(i) is not idle: \(s.uploads.queued + s.uploads.running) up, \(s.downloads.queued + s.downloads.running) down") }

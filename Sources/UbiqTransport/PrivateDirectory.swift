@@ -1,4 +1,5 @@
 import Foundation
+import UbiqCore
 #if canImport(Glibc)
 import Glibc
 #endif
