@@ -27,6 +27,15 @@ public actor PushHub {
         subscribers[account]?[id] = nil
     }
 
+    /// Ends every connection of one device (its access was revoked).
+    public func disconnect(account: Int64, device: DeviceID) {
+        guard let subs = subscribers[account] else { return }
+        for (id, s) in subs where s.device == device {
+            s.continuation.finish()
+            subscribers[account]?[id] = nil
+        }
+    }
+
     /// Sends `message` to every connection of the account.
     public func publish(account: Int64, _ message: PushMessage) {
         for s in subscribers[account]?.values ?? [:].values { s.continuation.yield(message) }

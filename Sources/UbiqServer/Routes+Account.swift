@@ -56,8 +56,10 @@ extension ServerServices {
                 guard try await self.metadata.revokeDevice(accountID: ctx.accountID, deviceID: device) else {
                     throw APIFailure(.notFound, "no device \(device) on this account")
                 }
+                await self.push.disconnect(account: ctx.accountID, device: device)
             } else if let header = request.headers[.authorization] {
                 try await self.metadata.revoke(tokenHash: Self.tokenHash(String(header.dropFirst(7))))
+                await self.push.disconnect(account: ctx.accountID, device: ctx.deviceID)
             }
             return Response(status: .noContent)
         }

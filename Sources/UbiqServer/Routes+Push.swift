@@ -6,6 +6,11 @@ import UbiqCore
 import UbiqProtocol
 
 extension ServerServices {
+    /// How often a quiet push channel checks that its token still holds.
+    static let pushRecheck: Duration = .seconds(5)
+
+    func stillSignedIn(_ request: Request) async -> Bool { (try? await authenticate(request)) != nil }
+
     /// `GET /v1/push`: a WebSocket that sends a `hello`, then one JSON text message per change of the account.
     func addPushRoutes(to router: Router<BasicWebSocketRequestContext>) {
         router.ws("/v1/push") { request, _ in
@@ -27,7 +32,16 @@ extension ServerServices {
                         let hello = PushMessage(kind: .hello, cursor: 0)
                         try await outbound.write(.text(String(decoding: try encoder.encode(hello), as: UTF8.self)))
                         for await message in stream {
+                            // Nothing reaches a device whose access was revoked (by another
+                            // process too: `ubiq server device revoke`).
+                            guard await self.stillSignedIn(context.request) else { return }
                             try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
+                        }
+                    }
+                    group.addTask {
+                        // A quiet channel is checked too, so a revoked device's socket closes soon.
+                        while await self.stillSignedIn(context.request) {
+                            try await Task.sleep(for: Self.pushRecheck)
                         }
                     }
                     try await group.next()

@@ -52,6 +52,27 @@ struct PushAndIsolationTests {
         }
     }
 
+    /// #23 row 10: a revoked device's open push channel kept receiving notifications. Revoking
+    /// it closes the channel at once, and nothing is sent to it afterwards.
+    @Test func aRevokedDevicesPushChannelIsClosed() async throws {
+        try await withServer { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (phone, pid) = try await server.device("alice", name: "phone")
+            let inbox = PushInbox(), closed = ManagedFlag()
+            let listening = Task {
+                _ = try? await phone.listen { await inbox.add($0) }
+                closed.set()
+            }
+            defer { listening.cancel() }
+            #expect(await inbox.wait { $0.kind == .hello } != nil)
+            try await laptop.revoke(device: pid)
+            #expect(await eventually(timeout: .seconds(10)) { closed.isSet }, "the revoked device's push channel is still open")
+            _ = try await commitFile(laptop, "Documents/after.txt", "secret")
+            #expect(await inbox.wait(timeout: .seconds(1)) { $0.kind == .changes } == nil, "a change reached the revoked device")
+            await #expect(throws: ClientError.self) { _ = try await phone.account() }
+        }
+    }
+
     @Test func accountsNeverSeeEachOthersData() async throws {
         try await withServer { server in
             let (alice, _) = try await server.device("alice")
