@@ -13,7 +13,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "Run the sync server, or manage its accounts.",
-        subcommands: [ServerRun.self, UserCommand.self],
+        subcommands: [ServerRun.self, UserCommand.self, DeviceAdminCommand.self],
         defaultSubcommand: ServerRun.self
     )
 }
@@ -132,7 +132,8 @@ func removeLeftovers(_ services: ServerServices, _ logger: Logger) {
 
 /// `ubiq server user …`
 struct UserCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage accounts.", subcommands: [UserAdd.self])
+    static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage accounts.",
+                                                    subcommands: [UserAdd.self, UserList.self, UserPasswd.self, UserQuota.self, UserDelete.self])
 }
 
 /// `ubiq server user add NAME [--password-stdin] [--quota SIZE] [--data DIR]`
@@ -152,27 +153,11 @@ struct UserAdd: AsyncParsableCommand {
 
     func run() async throws {
         let quotaBytes = try quota.map { try ByteSize.parse($0) } ?? ServerConfiguration.defaultQuota
-        let password: String
-        var generated = false
-        if passwordStdin {
-            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
-                throw CLIError(.invalidValue, "no password on standard input")
-            }
-            password = line
-        } else {
-            password = Self.generatePassword()
-            generated = true
-        }
+        let (password, generated) = try PasswordInput.read(fromStdin: passwordStdin)
         let services = try ServerServices.embedded(at: data.directory())
         try await services.addUser(name: name, password: password, quota: quotaBytes)
         print("created user \(name) (quota \(ByteSize.format(quotaBytes)))")
         if generated { print("password: \(password)") }
     }
 
-    /// 20 characters from an unambiguous alphabet (about 100 bits).
-    static func generatePassword() -> String {
-        let alphabet = Array("abcdefghijkmnpqrstuvwxyzACDEFGHJKLMNPQRSTUVWXYZ23456789")
-        var rng = SystemRandomNumberGenerator()
-        return String((0..<20).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] })
-    }
 }

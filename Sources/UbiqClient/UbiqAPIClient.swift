@@ -141,6 +141,9 @@ public struct UbiqAPIClient: Sendable {
 
     public func account() async throws -> AccountInfo { try await get("/v1/account", as: AccountInfo.self) }
 
+    /// The account's devices (revoked ones too, signed out).
+    public func devices() async throws -> [DeviceInfo] { try await get("/v1/devices", as: DevicesResponse.self).devices }
+
     // MARK: chunks
 
     public func missingChunks(_ hashes: [ContentHash]) async throws -> [ContentHash] {

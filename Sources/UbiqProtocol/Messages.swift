@@ -23,6 +23,26 @@ public struct LoginResponse: Codable, Sendable {
     }
 }
 
+/// One device of the account (`GET /v1/devices`).
+public struct DeviceInfo: Codable, Sendable, Equatable {
+    public var id: DeviceID
+    public var name: String
+    public var created: Date
+    public var lastSeen: Date
+    /// Whether it holds a live token (a revoked device is listed, signed out).
+    public var signedIn: Bool
+    /// Whether it is the device asking.
+    public var current: Bool
+    public init(id: DeviceID, name: String, created: Date, lastSeen: Date, signedIn: Bool, current: Bool) {
+        self.id = id; self.name = name; self.created = created; self.lastSeen = lastSeen; self.signedIn = signedIn; self.current = current
+    }
+}
+
+public struct DevicesResponse: Codable, Sendable {
+    public var devices: [DeviceInfo]
+    public init(devices: [DeviceInfo]) { self.devices = devices }
+}
+
 /// `POST /v1/tokens/revoke`: revokes the tokens of `deviceID`, or the caller's own token when nil.
 public struct RevokeRequest: Codable, Sendable {
     public var deviceID: DeviceID?

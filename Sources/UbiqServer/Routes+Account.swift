@@ -64,6 +64,14 @@ extension ServerServices {
             return Response(status: .noContent)
         }
 
+        router.get("/v1/devices") { request, _ -> Response in
+            let ctx = try await self.authenticate(request)
+            let devices = try await self.metadata.devices(accountID: ctx.accountID).map {
+                DeviceInfo(id: $0.id, name: $0.name, created: $0.created, lastSeen: $0.lastSeen, signedIn: $0.signedIn, current: $0.id == ctx.deviceID)
+            }
+            return try json(DevicesResponse(devices: devices))
+        }
+
         router.get("/v1/account") { request, _ -> Response in
             let ctx = try await self.authenticate(request)
             let u = try await self.metadata.usage(accountID: ctx.accountID)

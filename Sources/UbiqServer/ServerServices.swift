@@ -61,7 +61,7 @@ public struct ServerServices: Sendable {
     /// Creates an account (used by `ubiq server user add`). Names are 1-64 of `a-z 0-9 . _ -`.
     public func addUser(name: String, password: String, quota: Int64) async throws {
         try Self.validateUserName(name)
-        guard !password.isEmpty, password.utf8.count <= 1024 else { throw APIFailure(.invalidValue, "password must be 1-1024 bytes") }
+        try Self.validatePassword(password)
         guard quota > 0 else { throw APIFailure(.invalidValue, "quota must be positive") }
         _ = try await metadata.createAccount(name: name, password: try PasswordHasher.make(password), quota: quota, now: clock())
     }

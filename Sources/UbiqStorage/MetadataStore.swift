@@ -100,6 +100,41 @@ public protocol AccountStore: Sendable {
     func revokeDevice(accountID: Int64, deviceID: DeviceID) async throws -> Bool
 }
 
+/// An account as an administrator lists it.
+public struct AccountSummary: Sendable, Equatable {
+    public let name: String
+    public let quota: Int64
+    public let used: Int64
+    /// Devices with a live token.
+    public let devices: Int
+    public let created: Date
+}
+
+/// A device of an account as stored.
+public struct DeviceRecord: Sendable, Equatable {
+    public let id: DeviceID
+    public let name: String
+    public let created: Date
+    public let lastSeen: Date
+    /// Whether it has a live token (a revoked device is kept, signed out).
+    public let signedIn: Bool
+}
+
+/// What an administrator does to accounts (`ubiq server user …`, `ubiq server device …`).
+public protocol AccountAdminStore: Sendable {
+    func accounts() async throws -> [AccountSummary]
+    /// Replaces an account's password; with `signOut`, every device's tokens go too. False if
+    /// there is no such account.
+    func setPassword(name: String, password: PasswordRecord, signOut: Bool) async throws -> Bool
+    /// Sets an account's quota; false if there is no such account.
+    func setQuota(name: String, quota: Int64) async throws -> Bool
+    /// Deletes an account with everything it holds (items, versions, settings, devices,
+    /// tokens); false if there is no such account.
+    func deleteAccount(name: String) async throws -> Bool
+    /// The account's devices, most recently seen first.
+    func devices(accountID: Int64) async throws -> [DeviceRecord]
+}
+
 /// Which chunks each account holds (knowing a hash grants nothing) and quota usage.
 public protocol ChunkOwnershipStore: Sendable {
     /// The hashes among `hashes` the account has not uploaded.
@@ -159,4 +194,4 @@ public protocol KeyValueStore: Sendable {
 
 /// Everything the server needs from its metadata database. A PostgreSQL implementation
 /// (not built yet) would conform to the same protocol, so routes would not change.
-public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore & KeyValueStore
+public typealias MetadataStore = AccountStore & AccountAdminStore & ChunkOwnershipStore & ItemStore & KeyValueStore
