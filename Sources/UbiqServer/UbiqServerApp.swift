@@ -24,6 +24,7 @@ public enum UbiqServerApp {
                             tls: TLSConfiguration? = nil,
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let router = Router(context: UbiqRequestContext.self)
+        router.middlewares.add(RequestLogMiddleware(logger: logger))  // outermost: sees the answers errors became
         router.middlewares.add(ErrorMiddleware())
         router.get("/v1/health") { _, _ in "ok" }
         services.addAccountRoutes(to: router)

@@ -116,6 +116,32 @@ struct ProcessTests {
         #expect(checked >= 3, "\(checked) entries")
     }
 
+    /// #23 §3: `ubiq server` writes one line per request at `info` (method, route, status,
+    /// bytes, time) and never a password or a token.
+    @Test func eachRequestIsOneLogLineWithoutSecrets() async throws {
+        let dir = try TempDirectory("ubiq-log")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        let (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "bob", "--password-stdin", "--data", data], stdin: "pw-bob-secret\n")
+        #expect(status == 0, "\(err)")
+        let (server, url) = try startServer(data)
+        var bob = UbiqAPIClient(baseURL: url)
+        let token = try #require(try await bob.login(user: "bob", password: "pw-bob-secret", deviceName: "laptop").0.token)
+        bob.token = token
+        _ = try await bob.account()
+        await #expect(throws: ClientError.self) { _ = try await UbiqAPIClient(baseURL: url).login(user: "bob", password: "wrong-secret", deviceName: "x") }
+        let logged = server.waitForOutput(timeout: 20) { _ in server.stderr.contains("GET /v1/account 200") }
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+        #expect(logged != nil, "\(server.stderr)")
+        let log = server.stderr
+        #expect(log.contains("POST /v1/login 200") && log.contains("POST /v1/login 401"), "\(log)")
+        #expect(log.contains(" ms"))
+        for secret in ["pw-bob-secret", "wrong-secret", token, String(token.dropFirst(4).prefix(20))] {
+            #expect(!log.contains(secret), "the log holds a secret")
+        }
+    }
+
     /// `ubiq server --tls-cert/--tls-key` as a person runs it, with a certificate authority of
     /// their own: `ubiq login --ca-cert` trusts it, and `ubiq sync` then syncs over HTTPS and
     /// `wss://`; without it, or with bad files, one clear line and nothing saved.
