@@ -74,6 +74,8 @@ extension ServerServices {
             guard body.versions.count <= WireLimits.maxCommitsPerBatch else {
                 throw APIFailure(.invalidRequest, "at most \(WireLimits.maxCommitsPerBatch) versions per query")
             }
+            // Each version once (1,000 copies of one big manifest cost 800 MiB of memory).
+            guard Set(body.versions).count == body.versions.count else { throw APIFailure(.invalidRequest, "a version appears twice in one query") }
             return try json(ManifestsResponse(manifests: try await self.metadata.manifests(ctx, container: try context.container(), versions: body.versions)))
         }
 

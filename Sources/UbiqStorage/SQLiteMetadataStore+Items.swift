@@ -253,9 +253,13 @@ extension SQLiteMetadataStore: ItemStore {
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else { throw StorageError(.notFound, "no container \(container)") }
             let version = try db.cachedStatement(sql: "SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?")
             let chunks = try db.cachedStatement(sql: "SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx")
+            var total = 0
             return try versions.map { v in
                 guard let vr = try Row.fetchOne(version, arguments: [c, v.description]) else { throw StorageError(.notFound, "no version \(v)") }
                 let refs = try Row.fetchAll(chunks, arguments: [vr["id"] as Int64]).map { ChunkRef(hash: try ContentHash(validating: $0["hash"]), size: $0["size"]) }
+                // One answer holds at most one big file's worth of chunk references.
+                total += refs.count
+                guard total <= 1_000_000 else { throw StorageError(.invalidRequest, "the manifests asked for hold more than 1,000,000 chunks; ask for fewer at once") }
                 return Manifest(chunks: refs, size: vr["size"], hash: try ContentHash(validating: vr["hash"]))
             }
         }

@@ -149,6 +149,22 @@ struct ValidationTests {
         #expect(CommitBatchRequest.fastDecode(Data("{\"commits\":[],\"k\":1}".utf8)) != nil)
     }
 
+    /// #23 row 7: the same version asked for 1,000 times in one manifests query built every
+    /// copy (server 128 → 941 MiB, a 335 MB answer). A version may appear once per query.
+    @Test func aManifestsQueryNamesEachVersionOnce() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            let m = try await upload(c, { var rng = SeededRandom.forTest("manifests.dup"); return rng.bytes(300_000) }())
+            let r = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/big.bin"),
+                                                            kind: .file, base: nil, modified: Date(), manifest: m))
+            let v = try #require(r.version).id
+            #expect(try await c.manifests(notes, versions: [v]) == [m])
+            await expectCode(.invalidRequest) { _ = try await c.manifests(notes, versions: Array(repeating: v, count: 1000)) }
+            await expectCode(.invalidRequest) { _ = try await c.manifests(notes, versions: [v, v]) }
+            #expect(try await c.account().user == "alice")
+        }
+    }
+
     @Test func hostilePathsAreRejected() async throws {
         try await withServer { server in
             let (c, _) = try await server.device("alice")
