@@ -82,4 +82,38 @@ struct ThemeTests {
         #expect(loader.available().contains { $0.name == "mine" && $0.source.hasSuffix("mine.toml") })
         #expect(loader.available().contains { $0.name == "default" && $0.source == "built in" })
     }
+
+    /// #23 §2: a theme file is read from the disk; damaged ones (bytes flipped, dropped,
+    /// inserted) are loaded or refused with a `ThemeError`, never a trap or a hang.
+    @Test func damagedThemeFilesAreRefusedNeverACrash() throws {
+        var rng = SeededRandom.forTest("fuzz.theme")
+        let n = ProcessInfo.processInfo.environment["UBIQ_FUZZ_CASES"].flatMap(Int.init) ?? 400
+        let dir = try TempDirectory("ubiq-theme-fuzz")
+        defer { dir.remove() }
+        let sources = try ["dark", "light", "colorblind"].map { try [UInt8](Data(contentsOf: Self.repoThemes.appendingPathComponent("\($0).toml"))) }
+        let alphabet = Array("[]{}=\"'#.,\n 0123456789-_abcdefgxyz".utf8) + [0, 0xC3, 0xFF]
+        let loader = ThemeLoader(searchPaths: [dir.url])
+        var loaded = 0, refused = 0
+        for _ in 0..<n {
+            var b = sources.randomElement(using: &rng)!
+            for _ in 0..<Int.random(in: 1...6, using: &rng) {
+                let i = Int.random(in: 0..<b.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: b[i] = alphabet.randomElement(using: &rng)!
+                case 1: b.remove(at: i)
+                default: b.insert(alphabet.randomElement(using: &rng)!, at: i)
+                }
+            }
+            try Data(b).write(to: dir.url.appendingPathComponent("fuzzed.toml"))
+            do {
+                _ = try loader.load("fuzzed")
+                loaded += 1
+            } catch is ThemeError {
+                refused += 1
+            }
+            _ = loader.check("fuzzed")
+        }
+        print("[fuzz.theme] \(n) damaged themes: \(loaded) loaded, \(refused) refused")
+        #expect(refused > 0)
+    }
 }
