@@ -114,6 +114,15 @@ struct ThemeTests {
             _ = loader.check("fuzzed")
         }
         print("[fuzz.theme] \(n) damaged themes: \(loaded) loaded, \(refused) refused")
+        // What the fuzzer found: toml++ aborted the process on a '}' where an array expects a value.
+        for text in ["a = [ } ]", "a = [\"bold\", }", "a = [[1, }]]", "a = { b = [ } }", "a = [1, # c\n }", "a = [\n}"] {
+            try Data(("schema = 1\n" + text + "\n").utf8).write(to: dir.url.appendingPathComponent("fuzzed.toml"))
+            #expect(throws: ThemeError.self, "\(text)") { try loader.load("fuzzed") }
+        }
+        // And none of what is valid is refused by that check.
+        for text in ["a = [1, ]", "a = [ \"}\" ]", "a = [ '}', \"\"\"}\n\"\"\" ]", "a = [ # }\n 1 ]", "a = { b = [1], c = { d = 2 } }", "[x]\ny = [\"a\",\n]"] {
+            #expect(TOMLPreflight.check(text) == nil, "\(text)")
+        }
         #expect(refused > 0)
     }
 }

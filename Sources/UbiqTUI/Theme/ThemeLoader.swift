@@ -136,6 +136,7 @@ public struct ThemeLoader: Sendable {
     }
 
     static func parse(_ text: String, origin: String) throws -> ThemeFile {
+        if let f = TOMLPreflight.check(text) { throw ThemeError("\(origin): line \(f.line): \(f.message)") }
         do {
             return try TOMLDecoder().decode(ThemeFile.self, from: text)
         } catch let e as TOMLParseError {
