@@ -86,8 +86,10 @@ final class UnparsableFirstRequestCloser: ChannelInboundHandler, RemovableChanne
             // From the guard, bytes go past the HTTP encoder to TLS (if any) and the socket.
             let answer = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
             first.writeAndFlush(NIOAny(first.channel.allocator.buffer(string: answer)), promise: nil)
+            SilentConnectionGuard.closeUndecided(first)
+        } else {
+            context.close(promise: nil)
         }
-        context.close(promise: nil)
     }
 }
 
@@ -117,12 +119,20 @@ final class SilentConnectionGuard: ChannelInboundHandler, RemovableChannelHandle
 
     func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
 
+    /// Closes a connection whose first request was never decided on, telling the handlers
+    /// behind this one that the input ended first: the HTTP upgrade handler then gives up as
+    /// for a client that went away (logged at `trace`), not with an error per connection.
+    static func closeUndecided(_ context: ChannelHandlerContext) {
+        context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        context.close(promise: nil)
+    }
+
     private func arm(_ context: ChannelHandlerContext) {
         guard timer == nil, !headReceived else { return }
         let bound = NIOLoopBound((context, self), eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: timeout) {
             let (context, handler) = bound.value
-            if !handler.headReceived { context.close(promise: nil) }
+            if !handler.headReceived { Self.closeUndecided(context) }
         }
     }
 
@@ -149,7 +159,7 @@ final class SilentConnectionGuard: ChannelInboundHandler, RemovableChannelHandle
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent, !headReceived {
-            context.close(promise: nil)
+            Self.closeUndecided(context)
             return
         }
         context.fireUserInboundEventTriggered(event)
