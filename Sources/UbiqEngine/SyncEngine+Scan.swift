@@ -2,16 +2,6 @@ import Foundation
 import UbiqCore
 
 extension SyncEngine {
-    /// True when `p` or one of its ancestors is in `paths`.
-    static func isAtOrUnder(_ p: RelativePath, _ paths: Set<RelativePath>) -> Bool {
-        var a: RelativePath? = p
-        while let x = a {
-            if paths.contains(x) { return true }
-            a = x.parent
-        }
-        return false
-    }
-
     /// Re-observes the folder: the Local tree, keyed by item ID (identity by inode first, then
     /// by path), with content hashes for stable files (re-hashed only when the stamp changed).
     func scanLocal() async {
@@ -33,9 +23,7 @@ extension SyncEngine {
         // be overwritten by this walk's older view of the folder, so the walk is waited for by
         // blocking this queue, never by `await`.
         let walked = files.startScan()
-        var syncedByInode: [UInt64: ItemID] = [:]
-        syncedByInode.reserveCapacity(synced.count)
-        for (id, s) in synced { if let st = s.stamp { syncedByInode[st.inode] = id } }
+        let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: newLocalIDs)
         if !treesBuilt { _ = trees() }
         let walk = walked()
         let (entries, excludedEntries) = (walk.items, walk.excluded)
@@ -43,89 +31,9 @@ extension SyncEngine {
             for p in Set(excludedEntries.keys).union(excludedLocal.keys) where excludedEntries[p] != excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
             excludedLocal = excludedEntries
         }
-        // An item is claimed once it has an entry in `result`.
-        var result: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
-        result.reserveCapacity(entries.count)
-
-        var unassigned: [(RelativePath, LocalEntry)] = []
-        // Hashes: the synced one when the stamp is unchanged (nearly every file at start-up);
-        // the files listed in `check` are looked at after the claims.
-        var hashes: [ItemID: ContentHash] = [:]
-        hashes.reserveCapacity(entries.count)
-        var check: [ItemID] = []
-        // 1. Same inode as a synced item: the same item (perhaps renamed or moved). Where it also
-        //    has the synced path (nearly always) no other entry can claim that item, so those are
-        //    taken in any order; the rest go in path order, so hard links decide the same way
-        //    every time.
-        var moved: [(key: RelativePath, value: LocalEntry)] = []
-        for (path, e) in entries {
-            if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, s.node.path == path {
-                result[id] = (s.node.path, e)
-                if e.kind == .file {
-                    if s.stamp == e.stamp, let h = s.stampHash { hashes[id] = h } else { check.append(id) }
-                }
-            } else {
-                moved.append((path, e))
-            }
-        }
-        // A synced file renamed over another synced file (an editor's atomic save whose temporary
-        // file was synced before the rename): the document keeps its identity and takes the new
-        // content; the temporary item is gone.
-        var replaced: [RelativePath: ItemID] = [:]
-        if !moved.isEmpty {
-            var syncedFileAt: [RelativePath: ItemID] = [:]
-            for (id, s) in synced where s.node.kind == .file { syncedFileAt[s.node.path] = id }
-            var present: Set<UInt64>?
-            for (path, e) in moved where e.kind == .file {
-                guard let doc = syncedFileAt[path], let tid = syncedByInode[e.stamp.inode], tid != doc, result[doc] == nil,
-                      synced[tid]?.node.kind == .file, let docInode = synced[doc]?.stamp?.inode else { continue }
-                if present == nil { present = Set(entries.values.map(\.stamp.inode)) }
-                if !present!.contains(docInode) { replaced[path] = doc }  // the document's own file is gone, not moved
-            }
-        }
-        for (path, e) in moved.sorted(by: { $0.key < $1.key }) {
-            if let doc = replaced[path], result[doc] == nil {
-                result[doc] = (sharedPath(doc, path), e)
-                check.append(doc)
-            } else if let id = syncedByInode[e.stamp.inode], let s = synced[id], s.node.kind == e.kind, result[id] == nil,
-               s.node.path == path || entries[s.node.path]?.stamp.inode != e.stamp.inode {
-                result[id] = (sharedPath(id, path), e)
-                if e.kind == .file { check.append(id) }
-            } else {
-                unassigned.append((path, e))
-            }
-        }
-        // 2. Same path as a synced item (content replaced, e.g. an editor's atomic save), then
-        //    IDs given earlier to new items, then a server item at the same path, else a new ID.
-        var syncedByPath: [RelativePath: ItemID] = [:], remoteByPath: [RelativePath: ItemID] = [:]
-        if !unassigned.isEmpty {
-            syncedByPath.reserveCapacity(synced.count); remoteByPath.reserveCapacity(remote.count)
-            for (id, s) in synced { syncedByPath[s.node.path] = id }
-            for (id, r) in remote { remoteByPath[r.node.path] = id }
-        }
-        for (path, e) in unassigned {
-            var id: ItemID
-            if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, result[sid] == nil {
-                id = sid
-            } else if let nid = newLocalIDs[e.stamp.inode], result[nid] == nil, knownKind(nid) ?? e.kind == e.kind {
-                id = nid
-            } else if let rid = remoteByPath[path], remote[rid]!.node.kind == e.kind, result[rid] == nil, synced[rid] == nil {
-                id = rid
-            } else {
-                id = ItemID(uuid: newUUID())
-            }
-            result[id] = (sharedPath(id, path), e)
-            if e.kind == .file { check.append(id) }
-        }
-        // 3. A synced item at or under a path held by a symbolic link (or a socket, a device) is
-        //    left as it was: not followed, not synced, and never taken for a deletion.
-        if !walk.opaque.isEmpty {
-            for (id, s) in synced where result[id] == nil {
-                guard let stamp = s.stamp, s.node.kind == .folder || s.stampHash != nil, Self.isAtOrUnder(s.node.path, walk.opaque) else { continue }
-                result[id] = (s.node.path, LocalEntry(kind: s.node.kind, stamp: stamp))
-                if s.node.kind == .file { check.append(id) }
-            }
-        }
+        let claimed = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) })
+        let result = claimed.result, check = claimed.check
+        var hashes = claimed.hashes
         // New items keep their IDs by identity while they exist; IDs of files and folders gone
         // from the folder are forgotten (an identity is never reused, but the map must not grow).
         var stillNew: [UInt64: ItemID] = [:]
@@ -206,16 +114,8 @@ extension SyncEngine {
         return (0..<jobs.count).map { (out.baseAddress! + $0).move()! }  // moved out: nothing left to deinitialize
     }
 
-    /// The kind the server or the merge base gives an item, if either knows it: an ID is never
-    /// claimed by an entry of the other kind.
-    func knownKind(_ id: ItemID) -> ItemKind? { remote[id]?.node.kind ?? synced[id]?.node.kind }
-
-    /// `path`, or an equal path the item's other trees already hold: the three nodes of an item
-    /// then share one string, so the planner's copies and comparisons touch one object instead
-    /// of three (at 10,000 items, the cache misses of touching three were most of a plan).
+    /// `path`, or an equal path the item's other trees already hold (see `IdentityClaims`).
     func sharedPath(_ id: ItemID, _ path: RelativePath) -> RelativePath {
-        if let p = synced[id]?.node.path, p == path { return p }
-        if let p = remote[id]?.node.path, p == path { return p }
-        return path
+        IdentityClaims.sharedPath(path, synced: synced[id]?.node.path, remote: remote[id]?.node.path)
     }
 }
