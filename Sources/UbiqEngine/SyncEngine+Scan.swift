@@ -33,7 +33,7 @@ extension SyncEngine {
         }
         let claimed = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) })
         let result = claimed.result, check = claimed.check
-        var hashes = claimed.hashes
+        var hashes = (consume claimed).hashes  // the one reference left: its writes below copy nothing
         // New items keep their IDs by identity while they exist; IDs of files and folders gone
         // from the folder are forgotten (an identity is never reused, but the map must not grow).
         var stillNew: [UInt64: ItemID] = [:]
