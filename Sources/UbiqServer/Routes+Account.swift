@@ -66,7 +66,7 @@ extension ServerServices {
 
         router.get("/v1/devices") { request, _ -> Response in
             let ctx = try await self.authenticate(request)
-            let devices = try await self.metadata.devices(accountID: ctx.accountID).map {
+            let devices = try await self.admin.devices(accountID: ctx.accountID).map {
                 DeviceInfo(id: $0.id, name: $0.name, created: $0.created, lastSeen: $0.lastSeen, signedIn: $0.signedIn, current: $0.id == ctx.deviceID)
             }
             return try json(DevicesResponse(devices: devices))

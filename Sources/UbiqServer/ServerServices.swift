@@ -11,6 +11,8 @@ import UbiqTransport
 /// tests can swap them.
 public struct ServerServices: Sendable {
     public let metadata: any MetadataStore
+    /// The administrator's queries (`ubiq server user|device …`, and the account's device list).
+    public let admin: any AccountAdminStore
     public let chunks: any ChunkStore
     public let push: PushHub
     public let clock: @Sendable () -> Date
@@ -18,8 +20,10 @@ public struct ServerServices: Sendable {
     let passwordChecks = PasswordChecks()
     let arrivals = ChunkArrivals()
 
-    public init(metadata: any MetadataStore, chunks: any ChunkStore, push: PushHub = PushHub(), clock: @escaping @Sendable () -> Date = { Date() }) {
+    public init(metadata: any MetadataStore, admin: any AccountAdminStore, chunks: any ChunkStore, push: PushHub = PushHub(),
+                clock: @escaping @Sendable () -> Date = { Date() }) {
         self.metadata = metadata
+        self.admin = admin
         self.chunks = chunks
         self.push = push
         self.clock = clock
@@ -34,7 +38,7 @@ public struct ServerServices: Sendable {
         }
         let meta = try SQLiteMetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
         let chunks = try FolderChunkStore(root: directory.appendingPathComponent("chunks"))
-        return ServerServices(metadata: meta, chunks: chunks, clock: clock)
+        return ServerServices(metadata: meta, admin: SQLiteAccountAdmin(meta), chunks: chunks, clock: clock)
     }
 
     /// Resolves the bearer token of a request.

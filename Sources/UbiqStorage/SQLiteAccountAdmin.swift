@@ -2,7 +2,16 @@ import Foundation
 import GRDB
 import UbiqCore
 
-extension SQLiteMetadataStore: AccountAdminStore {
+/// The administrator's queries (`AccountAdminStore`) on an embedded server's database: a type
+/// of its own beside the store the routes use, sharing its connection pool.
+public struct SQLiteAccountAdmin: AccountAdminStore {
+    let store: SQLiteMetadataStore
+
+    public init(_ store: SQLiteMetadataStore) { self.store = store }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await store.read(body) }
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await store.write(body) }
+
     public func accounts() async throws -> [AccountSummary] {
         try await read { db in
             try Row.fetchAll(db, sql: """
