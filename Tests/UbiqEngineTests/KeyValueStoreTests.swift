@@ -212,7 +212,9 @@ struct KeyValueStoreTests {
         let (note2, pending2) = (await ka2.value(forKey: "note"), await ka2.pendingKeys())
         #expect(note2 == .string("written offline") && pending2 == ["note"])
         server = try await TestServer.start(directory: dir, port: port)
-        #expect(await ka2.synchronize())
+        let synced = await ka2.synchronize()
+        let why = await ka2.lastError ?? "no error"
+        #expect(synced, "\(why)")
         let kb = try store(b)
         #expect(await kb.synchronize())
         #expect(await kb.value(forKey: "note") == .string("written offline"))
