@@ -30,12 +30,10 @@ extension ServerServices {
             guard !bytes.isEmpty else { throw APIFailure(.invalidRequest, "a chunk is never empty") }
             guard ContentHash.of(bytes) == hash else { throw APIFailure(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
             if try await self.metadata.ownsChunk(accountID: ctx.accountID, hash: hash) { return Response(status: .ok) }
-            let usage = try await self.metadata.usage(accountID: ctx.accountID)
-            if usage.used + Int64(bytes.count) > usage.quota {
-                throw APIFailure(.storageFull, "storage full: \(ByteSize.format(usage.used)) of \(ByteSize.format(usage.quota)) used")
+            try await self.withReservedQuota(account: ctx.accountID, bytes: Int64(bytes.count)) {
+                try await self.chunks.put(hash, bytes)
+                try await self.metadata.recordChunk(accountID: ctx.accountID, hash: hash, size: bytes.count)
             }
-            try await self.chunks.put(hash, bytes)
-            try await self.metadata.recordChunk(accountID: ctx.accountID, hash: hash, size: bytes.count)
             await self.arrivals.arrived(account: ctx.accountID)
             return Response(status: .created)
         }
@@ -72,13 +70,11 @@ extension ServerServices {
             let missing = Set(try await self.metadata.missingChunks(accountID: ctx.accountID, hashes: named.map(\.0)))
             let fresh = named.filter { missing.contains($0.0) }
             if !fresh.isEmpty {
-                let usage = try await self.metadata.usage(accountID: ctx.accountID)
                 let adding = fresh.reduce(Int64(0)) { $0 + Int64($1.1.count) }
-                if usage.used + adding > usage.quota {
-                    throw APIFailure(.storageFull, "storage full: \(ByteSize.format(usage.used)) of \(ByteSize.format(usage.quota)) used")
+                try await self.withReservedQuota(account: ctx.accountID, bytes: adding) {
+                    try await self.chunks.putMany(body: body, chunks: fresh, hashesChecked: true)
+                    try await self.metadata.recordChunks(accountID: ctx.accountID, fresh.map { ($0.0, $0.1.count) })
                 }
-                try await self.chunks.putMany(body: body, chunks: fresh, hashesChecked: true)
-                try await self.metadata.recordChunks(accountID: ctx.accountID, fresh.map { ($0.0, $0.1.count) })
                 await self.arrivals.arrived(account: ctx.accountID)
             }
             return try json(MissingChunksResponse(missing: []))

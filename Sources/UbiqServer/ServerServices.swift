@@ -18,6 +18,7 @@ public struct ServerServices: Sendable {
     public let clock: @Sendable () -> Date
     let throttle = LoginThrottle()
     let passwordChecks = PasswordChecks()
+    let reservations = QuotaReservations()
     let arrivals = ChunkArrivals()
 
     public init(metadata: any MetadataStore, admin: any AccountAdminStore, chunks: any ChunkStore, push: PushHub = PushHub(),

@@ -62,6 +62,40 @@ struct ChunkTests {
         }
     }
 
+    /// #23 row 12: twelve 900 KB uploads at once against a 1 MB quota each passed the quota
+    /// check before any was recorded: 2.7 MB of packs were written, eleven then refused. Now
+    /// what is being written counts: one is stored, eleven refused before writing a byte.
+    @Test func parallelUploadsCannotWritePastTheQuota() async throws {
+        try await withServer { server in
+            try await server.user("dave", quota: 1_000_000)
+            let (dave, _) = try await server.device("dave")
+            var rng = SeededRandom.forTest("chunks.quota.parallel")
+            let blobs = (0..<12).map { _ in rng.bytes(900_000) }
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                for (i, b) in blobs.enumerated() {
+                    group.addTask {
+                        do {
+                            if i % 2 == 0 { try await dave.uploadChunks([b]) } else { try await dave.uploadChunk(ContentHash.of(b), b) }
+                            return "stored"
+                        } catch let e as ClientError { return e.code.rawValue } catch { return "\(error)" }
+                    }
+                }
+                return await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == "stored" }.count == 1 && outcomes.filter { $0 == "storage_full" }.count == 11, "\(outcomes)")
+            #expect(try await dave.account().used == 900_000)
+            // On disk: the one chunk (a pack or a loose file), not twelve.
+            var onDisk = 0
+            let e = FileManager.default.enumerator(atPath: server.directory.url.appendingPathComponent("chunks").path)
+            while let rel = e?.nextObject() as? String {
+                guard !rel.contains(".sqlite"), let a = try? FileManager.default.attributesOfItem(atPath: server.directory.url.appendingPathComponent("chunks/" + rel).path),
+                      a[.type] as? FileAttributeType == .typeRegular, let size = a[.size] as? Int else { continue }
+                onDisk += size
+            }
+            #expect(onDisk < 1_200_000, "\(onDisk) bytes of chunks on disk (one chunk is 900,000)")
+        }
+    }
+
     @Test func quotaIsEnforced() async throws {
         try await withServer { server in
             try await server.user("carol", quota: 100_000)

@@ -1,0 +1,42 @@
+import UbiqCore
+
+/// Bytes an account is writing that are not recorded as its own yet. A quota check counts them,
+/// so uploads running in parallel cannot together write past the quota: twelve 900 KB uploads
+/// against a 1 MB quota used to write 2.7 MB of packs (eleven then refused, their bytes never
+/// reclaimed). One server process holds them; several processes over one database need the
+/// reservation in the database (scale-out).
+actor QuotaReservations {
+    private var held: [Int64: Int64] = [:]
+
+    /// Reserves `bytes` for `account` if `used` plus what is reserved plus `bytes` fits `quota`.
+    func reserve(account: Int64, bytes: Int64, used: Int64, quota: Int64) -> Bool {
+        let h = held[account, default: 0]
+        guard used + h + bytes <= quota else { return false }
+        held[account] = h + bytes
+        return true
+    }
+
+    /// Gives a reservation back (the bytes are recorded, or were never written).
+    func release(account: Int64, bytes: Int64) {
+        let left = held[account, default: 0] - bytes
+        held[account] = left > 0 ? left : nil
+    }
+}
+
+extension ServerServices {
+    /// Runs `write` (storing and recording `bytes` new bytes of `account`) under a reservation;
+    /// `storage_full` without writing anything when they do not fit with what others are writing.
+    func withReservedQuota(account: Int64, bytes: Int64, _ write: () async throws -> Void) async throws {
+        let usage = try await metadata.usage(accountID: account)
+        guard await reservations.reserve(account: account, bytes: bytes, used: usage.used, quota: usage.quota) else {
+            throw APIFailure(.storageFull, "storage full: \(ByteSize.format(usage.used)) of \(ByteSize.format(usage.quota)) used")
+        }
+        do {
+            try await write()
+        } catch {
+            await reservations.release(account: account, bytes: bytes)
+            throw error
+        }
+        await reservations.release(account: account, bytes: bytes)
+    }
+}
