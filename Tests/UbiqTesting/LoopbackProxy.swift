@@ -53,10 +53,18 @@ public final class LoopbackProxy: @unchecked Sendable {
         withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(listener, $0, &len) } }
         port = Int(UInt16(bigEndian: addr.sin_port))
         let l = listener
+        // This thread owns the listening socket and closes it when it ends: were `stop()` to
+        // close it, the number could go to another socket of the process (another test's
+        // server) before this thread's next `accept`, which would then take that server's
+        // connections.
         Thread { [self] in
+            defer { close(l) }
             while true {
                 let c = accept(l, nil, nil)
-                if c < 0 { return }
+                if c < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    return
+                }
                 guard let s = Self.connected(port: target) else { close(c); continue }
                 for fd in [c, s] { var one: Int32 = 1; setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
                 lock.lock()
@@ -71,14 +79,21 @@ public final class LoopbackProxy: @unchecked Sendable {
     }
 
     /// Stops listening and cuts every connection.
+    /// Its sockets are shut down here and closed by the threads that use them (see `start`).
     public func stop() {
         lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
         stopped = true
-        let open = connections
-        lock.unlock()
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for (c, v) in open { shutdown(c, Int32(SHUT_RDWR)); shutdown(v.peer, Int32(SHUT_RDWR)) }
+        shutdown(listener, Int32(SHUT_RDWR))  // wakes the accept thread, which closes it
+        cutLocked()
+    }
+
+    /// Shuts down every open connection; the caller holds the lock (a pump closes its
+    /// sockets only after it has taken the connection out under the lock, so none of these
+    /// numbers can belong to another socket yet).
+    private func cutLocked() {
+        for (c, v) in connections { shutdown(c, Int32(SHUT_RDWR)); shutdown(v.peer, Int32(SHUT_RDWR)) }
     }
 
     /// Holds back every byte from the target while true (requests reach the server, answers wait):
@@ -108,12 +123,11 @@ public final class LoopbackProxy: @unchecked Sendable {
     /// Cuts every open connection (as a network drop would) and goes on listening.
     public func cut() {
         lock.lock()
-        let open = connections
-        lock.unlock()
-        for (c, v) in open { shutdown(c, Int32(SHUT_RDWR)); shutdown(v.peer, Int32(SHUT_RDWR)) }
+        defer { lock.unlock() }
+        cutLocked()
     }
 
-    deinit { if !stopped { stop() } }
+    deinit { stop() }
 
     private func pump(from a: Int32, to b: Int32, upstream: Bool, connection: Int32) {
         Thread { [self] in
