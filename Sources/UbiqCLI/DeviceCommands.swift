@@ -136,7 +136,7 @@ enum SignOut {
             try WireCoding.encode(entries).write(to: file)
             print("\(settings.count) setting(s) not on the server saved to \(file.path)")
         }
-        try? await UbiqAPIClient(baseURL: config.server, token: config.token, trusting: config.serverCertificates).revoke()
+        try? await config.apiClient.revoke()
         try FileManager.default.removeItem(at: h.configFile)
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.stateDatabase(config.container).path + suffix))

@@ -11,11 +11,6 @@ struct DevicesCommand: AsyncParsableCommand {
                                                     subcommands: [DevicesList.self, DevicesRevoke.self], defaultSubcommand: DevicesList.self)
 }
 
-extension DeviceConfig {
-    /// A client signed in as this device.
-    var apiClient: UbiqAPIClient { UbiqAPIClient(baseURL: server, token: token, trusting: serverCertificates) }
-}
-
 struct DevicesList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List the account's devices.")
     @Flag(name: .long, help: "Print JSON.") var json = false

@@ -1,4 +1,5 @@
 import Foundation
+import UbiqClient
 import UbiqCore
 import UbiqTransport
 
@@ -91,4 +92,9 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         }
         guard rename(tmp.path, home.configFile.path) == 0 else { throw EngineError(.storageFailure, "cannot write \(home.configFile.path)") }
     }
+}
+
+extension DeviceConfig {
+    /// A client of the server, signed in as this device (trusting what `login --ca-cert` trusted).
+    public var apiClient: UbiqAPIClient { UbiqAPIClient(baseURL: server, token: token, trusting: serverCertificates) }
 }

@@ -52,7 +52,7 @@ public actor KeyValueStore {
         let store = storeID ?? config.container
         self.storeID = store
         self.device = config.deviceID
-        self.client = UbiqAPIClient(baseURL: config.server, token: config.token, trusting: config.serverCertificates)
+        self.client = config.apiClient
         self.physicalMillis = physicalMillis
         self.logger = logger
         try PrivateDirectory.make(home.stateDirectory)

@@ -127,7 +127,7 @@ public actor SyncEngine {
         self.config = config
         self.logger = logger
         self.settleTime = settleTime
-        self.client = UbiqAPIClient(baseURL: config.server, token: config.token, trusting: config.serverCertificates)
+        self.client = config.apiClient
         let folder = home.containerFolder(config.container)
         do {
             try PrivateDirectory.make(home.stateDirectory)
