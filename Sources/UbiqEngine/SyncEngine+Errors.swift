@@ -12,7 +12,7 @@ extension SyncEngine {
 
     func failed(_ id: ItemID, code: String, message: String) {
         // The server's folders changed under a step (`item_changed`): the next round pulls first.
-        if code == ErrorCode.itemChanged.rawValue { announced += 1 }
+        if code == ErrorCode.itemChanged.rawValue { schedule(.pullFirst) }
         itemErrors[id] = "\(message) [\(code)]"
         backoff.failed(id, code: code, message: message, now: .now, wall: Date())
     }

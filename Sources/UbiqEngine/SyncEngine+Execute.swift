@@ -51,7 +51,7 @@ extension SyncEngine {
                 running -= 1
                 // More files announced by the server while these ran: their downloads join the
                 // batches in flight instead of waiting for this round to end.
-                if mayExtend && batches.isEmpty && online && announced != announcedPulled {
+                if mayExtend && batches.isEmpty && online && scheduler.newsPending {
                     let more = await announcedDownloads(excluding: inFlight)
                     if more.isEmpty { mayExtend = false }
                     inFlight.formUnion(more.joined().map(\.item))
@@ -267,11 +267,11 @@ extension SyncEngine {
         } catch let e as ClientError where e.code == .pathExists {
             // Another device took the name first: this item gets a visible rename (`name (2)`)
             // here, which the next round sends to the server; nothing is dropped.
-            announced += 1
+            schedule(.pullFirst)
             return try renameAside(id, from: to)
         } catch let e as ClientError where e.code == .itemChanged {
             logger.debug("move of \(id) waits: \(e.message)")
-            announced += 1  // the server's folders moved: the next round pulls first
+            schedule(.pullFirst)  // the server's folders moved: the next round pulls first
             return true
         }
     }
@@ -308,7 +308,7 @@ extension SyncEngine {
             remote[id] = nil
         } catch let e as ClientError where e.code == .itemChanged {
             logger.debug("delete of \(id) waits: \(e.message)")
-            announced += 1  // the next round pulls first
+            schedule(.pullFirst)  // the next round pulls first
             return true
         }
         try setSynced(id, nil)

@@ -46,7 +46,7 @@ extension SyncEngine {
             cursor = page.cursor
             if !page.hasMore { break }
         }
-        if applied > 0 { remoteDirty = true }
+        if applied > 0 { schedule(.remoteChanged) }
         return applied
     }
 

@@ -53,7 +53,7 @@ extension SyncEngine {
                 continue
             }
             if let m = manifests[l.entry.stamp] { hashes[id] = m.hash; continue }
-            if let t = writing[l.path], now - t < settleTime { unstableCount += 1; continue }  // still being written
+            if scheduler.isBeingWritten(l.path, now: now) { unstableCount += 1; continue }  // still being written
             if writesBefore?.recent[l.path.string] != nil { unstableCount += 1; continue }
             toHash.append((id, files.path(l.path), l.entry.stamp))
         }

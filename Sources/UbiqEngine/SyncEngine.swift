@@ -60,24 +60,21 @@ public actor SyncEngine {
     static let keptContentLimit = 64 << 20
     var localHashes: TrackedMap<ContentHash>
 
-    // Settling: files modified (not yet closed) recently.
-    var writing: [RelativePath: ContinuousClock.Instant] = [:]
-    /// The pending delayed pass request (when it is due; whether it is for local changes).
-    var delayedPass: (due: ContinuousClock.Instant, local: Bool)?
+    /// When passes run (requests, timers, settling files, retry delays): see `PassScheduler`.
+    var scheduler: PassScheduler
     /// A scan is running (scans take turns, see `scanLocal`), and who waits for one.
     var scanning = false
     var scanWaiters: [CheckedContinuation<Void, Never>] = []
     /// The task running passes (cancelled by `stop`).
     var passTask: Task<Void, Never>?
     /// Passes started so far (each begins with a server round trip).
-    private(set) var passesStarted = 0
+    var passesStarted: Int { scheduler.passesStarted }
+    var stopped: Bool { scheduler.stopped }
     /// Transfer batches that failed as a whole (their files then went one at a time).
     var batchesFailed = 0
 
     // Connection, passes, transfers.
     var online = false
-    var passRunning = false
-    var passRequested = false
     var pendingOps: [SyncOp] = []
     var unstable = 0
     var transfers: TrackedMap<Transfer>
@@ -91,24 +88,6 @@ public actor SyncEngine {
     var waiters: [CheckedContinuation<Void, Never>] = []
     var watcher: DirectoryWatcher?
     var backgroundTasks: [Task<Void, Never>] = []
-    /// How long a pass that could not reach the server waits before the next try (doubles to 15 s;
-    /// back to 250 ms when the push channel says hello).
-    var retryDelay: Duration = .milliseconds(250)
-    /// The push channel's own reconnect delay (doubles to 4 s): the channel coming back is what
-    /// tells a quiet device the server is there again, so it is tried more often than passes.
-    var pushRetryDelay: Duration = .milliseconds(250)
-    var stopped = false
-    /// Something may have changed in the folder since the last scan (a file event, a command,
-    /// a periodic pass); a pass asked for only by the server skips the scan when the server had
-    /// nothing new either and the last pass ended with nothing left to do.
-    var localDirty = true
-    /// The Remote tree changed since the last plan (the change feed brought something).
-    var remoteDirty = true
-    var lastPassQuiet = false
-    /// Change announcements from the server so far, and how many of them the last pull covered:
-    /// a pass pulls again between batches when another arrived meanwhile.
-    var announced = 0
-    var announcedPulled = 0
     /// The watcher's count of events not made by this engine, read just before the last scan.
     var foreignAtScan: UInt64?
     /// Versions still being uploaded elsewhere whose streaming download gave up waiting for
@@ -127,6 +106,7 @@ public actor SyncEngine {
         self.config = config
         self.logger = logger
         self.settleTime = settleTime
+        self.scheduler = PassScheduler(settleTime: settleTime)
         self.client = config.apiClient
         let folder = home.containerFolder(config.container)
         do {
@@ -186,41 +166,30 @@ public actor SyncEngine {
     /// for the pass to end; no pass runs afterwards. Local file steps run to their end: the
     /// engine is safe to stop at any point, as after a crash.
     public func stop() async {
-        stopped = true
+        _ = scheduler.handle(.stop, now: .now)
         watcher?.stop()
         watcher = nil
         for t in backgroundTasks { t.cancel() }
         backgroundTasks.removeAll()
         passTask?.cancel()
-        if passRunning { await withCheckedContinuation { c in waiters.append(c) } }
+        if scheduler.loopRunning { await withCheckedContinuation { c in waiters.append(c) } }
     }
 
     func noteEvents(_ events: [WatchEvent]) {
-        let now = ContinuousClock.now
-        var immediate = false, soon = false
-        for e in events {
-            switch e.kind {
-            case .changed:
-                if let p = e.path {
-                    // Only the first change of a file being written asks for a pass: the pass finds it
-                    // unsettled and keeps re-checking until it settles (a big file being written
-                    // would otherwise start a pass, with its server round trip, every few ms).
-                    if let t = writing[p], now - t < settleTime {} else { soon = true }
-                    writing[p] = now
-                } else {
-                    soon = true
-                }
-            case .closedWrite: if let p = e.path { writing[p] = nil }; immediate = true
-            case .placed:
-                // A rename ends a write (an atomic save, a file moved in): no settle wait. The
-                // re-check after hashing still catches a writer at work on the file meanwhile.
-                if let p = e.path { writing[p] = nil }
-                immediate = true
-            case .overflow: manifests.removeAll(); immediate = true
+        logger.trace("\(events.count) file event(s)")
+        schedule(.files(events))
+    }
+
+    /// Hands an event to the scheduler and carries out what it answers.
+    func schedule(_ event: PassScheduler.Event) {
+        for action in scheduler.handle(event, now: .now) {
+            switch action {
+            case .startPassLoop: passTask = Task { await self.runPasses() }
+            case .arm(let due): Task { try? await Task.sleep(until: due); self.schedule(.timerFired(due: due)) }
+            case .forgetManifests: manifests.removeAll()
+            case .reconnectPush: break  // the push loop waits for it itself (see `pushLoop`)
             }
         }
-        logger.trace("\(events.count) file event(s)\(immediate ? ", a file closed" : "")")
-        if immediate { requestPass() } else if soon { requestPass(after: .milliseconds(15)) }
     }
 
     func pushLoop() async {
@@ -235,8 +204,7 @@ public actor SyncEngine {
             }
             if Task.isCancelled { return }
             markOffline(String(describing: "push channel closed"))
-            try? await Task.sleep(for: pushRetryDelay)
-            pushRetryDelay = min(pushRetryDelay * 2, .seconds(4))
+            for case .reconnectPush(let delay) in scheduler.handle(.pushClosed, now: .now) { try? await Task.sleep(for: delay) }
         }
     }
 
@@ -247,14 +215,9 @@ public actor SyncEngine {
         for l in pushListeners { l(m) }
         switch m.kind {
         case .hello:
-            retryDelay = .milliseconds(250)
-            pushRetryDelay = .milliseconds(250)
-            requestPass(remoteOnly: true)
+            schedule(.hello)
         case .changes:
-            if m.container == config.container && m.origin != config.deviceID {
-                announced += 1
-                requestPass(remoteOnly: true)
-            }
+            if m.container == config.container && m.origin != config.deviceID { schedule(.announced) }
         case .kv:
             break
         }
@@ -281,37 +244,11 @@ public actor SyncEngine {
 
     /// Asks for a pass; `remoteOnly` when only the server may have something new.
     func requestPass(after delay: Duration? = nil, remoteOnly: Bool) {
-        guard !stopped else { return }
-        if let delay {
-            // One timer at a time: a request due no earlier than the pending one joins it.
-            let due = ContinuousClock.now + delay
-            if let pending = delayedPass, pending.due <= due {
-                if !remoteOnly { delayedPass?.local = true }
-                return
-            }
-            delayedPass = (due, !remoteOnly || (delayedPass?.local ?? false))
-            Task { try? await Task.sleep(until: due); self.delayedPassDue(due) }
-            return
-        }
-        if !remoteOnly { localDirty = true }
-        passRequested = true
-        if passTask == nil { passTask = Task { await self.runPasses() } }
-    }
-
-    func delayedPassDue(_ due: ContinuousClock.Instant) {
-        guard let p = delayedPass, p.due == due else { return }  // replaced by an earlier one
-        delayedPass = nil
-        requestPass(remoteOnly: !p.local)
+        schedule(.request(after: delay, remoteOnly: remoteOnly))
     }
 
     func runPasses() async {
-        guard !passRunning else { return }
-        passRunning = true
-        while passRequested && !stopped {
-            passRequested = false
-            await pass()
-        }
-        passRunning = false
+        while scheduler.takePass() { await pass() }
         passTask = nil
         let w = waiters
         waiters.removeAll()
@@ -321,19 +258,15 @@ public actor SyncEngine {
     /// One full pass: pull the server's changes, scan the folder, plan and execute until quiet.
     func pass() async {
         dispatchPrecondition(condition: .onQueue(queue))
-        passesStarted += 1
         defer { settleHeldFiles() }
-        guard await pullForPass() else { return }
-        if !remoteDirty && !localDirty && lastPassQuiet { return }
-        lastPassQuiet = false
+        guard await pullForPass(), scheduler.passHasWork() else { return }
         for round in 0..<25 where !stopped {
             // The server announced changes while the last batch ran: read them before planning
             // again, so downloads keep flowing instead of waiting for the next pass.
-            if round > 0 && announced != announcedPulled {
+            if round > 0 && scheduler.newsPending {
                 guard await pullForPass() else { return }
             }
-            localDirty = false
-            remoteDirty = false
+            schedule(.roundPlanned)
             let t0 = ContinuousClock.now
             // After the first round the folder is scanned again only if something other than
             // this engine's own downloads happened in it (the watcher counts that synchronously).
@@ -348,12 +281,12 @@ public actor SyncEngine {
             pendingOps = ops
             if ops.isEmpty {
                 logger.debug("pass: scan \(t1 - t0), plan \(ContinuousClock.now - t1), nothing to do")
-                lastPassQuiet = unstable == 0
+                schedule(.roundQuiet(stable: unstable == 0))
                 break
             }
             let progressed = await execute(ops)
             logger.debug("pass: scan \(t1 - t0), plan+execute \(ContinuousClock.now - t1), \(ops.count) op(s)")
-            if !online { requestPass(after: retryDelay); break }
+            if !online { requestPass(after: scheduler.retryDelay); break }
             if !progressed { break }
         }
         pendingOps = []
@@ -364,19 +297,18 @@ public actor SyncEngine {
     /// Pulls the change feed for a pass; on failure marks the engine offline and schedules a
     /// retry. True if the pass may go on.
     func pullForPass() async -> Bool {
-        let upTo = announced
+        let upTo = scheduler.announced
         do {
             try await pullRemote()
             logger.trace("pass: pulled the server's changes")
-            announcedPulled = upTo
+            schedule(.pulled(upTo: upTo))
             online = true
             lastError = nil
             return true
         } catch {
             markOffline("\(error)")
             lastError = "\(error)"
-            requestPass(after: retryDelay)
-            retryDelay = min(retryDelay * 2, .seconds(15))
+            schedule(.pullFailed)
             return false
         }
     }
@@ -444,7 +376,7 @@ public actor SyncEngine {
     public func syncNow() async {
         requestPass()
         await withCheckedContinuation { c in
-            if !passRunning && !passRequested { c.resume() } else { waiters.append(c) }
+            if scheduler.isQuiet { c.resume() } else { waiters.append(c) }
         }
     }
 
@@ -476,7 +408,7 @@ public actor SyncEngine {
             default: break
             }
         }
-        let idle = online && !passRunning && !passRequested && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
+        let idle = online && scheduler.isQuiet && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
         return EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
                             device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
                             conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())

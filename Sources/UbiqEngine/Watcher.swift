@@ -6,11 +6,11 @@ import Glibc
 #endif
 
 /// What the watcher reports.
-struct WatchEvent: Sendable {
+struct WatchEvent: Sendable, Equatable {
     /// `changed`: written or created (a writer may still be at work); `placed`: renamed or moved
     /// in, removed, attributes changed — no write in progress, so nothing to wait for;
     /// `closedWrite`: a writer closed the file.
-    enum Kind: Sendable { case changed, placed, closedWrite, overflow }
+    enum Kind: Sendable, Equatable { case changed, placed, closedWrite, overflow }
     var path: RelativePath?
     var kind: Kind
 }
