@@ -199,6 +199,7 @@ extension SyncEngine {
                           modified: Self.date(nanos: p.stamp.mtimeNanos), manifest: p.manifest,
                           parent: remote[p.id] == nil ? p.path.parent.flatMap { parents[$0] } : nil)
         }
+        noteSending(zip(prepared, requests).map { ($0.id, $1.versionID, $0.manifest.hash) })
         let results = try await client.commitMany(config.container, requests)
 
         let t2 = ContinuousClock.now
@@ -243,6 +244,7 @@ extension SyncEngine {
             done += 1
         }
         try store.recordBatch(remote: remoteRows, synced: syncedRows, index: index)
+        noteAnswered(prepared.map(\.id))
         logger.debug("upload batch: chunks \(t1 - t0), commits \(t2 - t1), recorded \(ContinuousClock.now - t2)")
         return done
     }
@@ -360,7 +362,7 @@ extension SyncEngine {
         }
         let client = self.client
         try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
-            for f in fetch where !f.isEmpty { group.addTask { Array(zip(f, try await client.downloadChunks(f))) } }
+            for f in fetch where !f.isEmpty { group.addTask { Array(zip(f, try await client.downloadChunks(f, waitSeconds: nil))) } }
             for try await got in group { for (h, b) in got { have[h] = b } }
         }
         return have

@@ -57,4 +57,48 @@ extension SyncEngine {
         }
         return out
     }
+
+    // MARK: versions sent (see `SentCommits`)
+
+    /// Notes commits before they go out.
+    func noteSending(_ commits: [(item: ItemID, version: VersionID, hash: ContentHash)]) {
+        sent.sending(commits)
+        saveSent()
+    }
+
+    /// Notes that the answers of these items' commits were heard.
+    func noteAnswered(_ items: [ItemID]) {
+        if sent.answered(items) { saveSent() }
+    }
+
+    /// Moves the merge base of each item whose current version on the server is one this device
+    /// sent without hearing the answer to that version (see `SentCommits`).
+    func adoptOwnVersions() {
+        guard !sent.isEmpty else { return }
+        var changed = sent.keep { self.remote[$0] != nil || self.local[$0] != nil || self.synced[$0] != nil }
+        let own = sent.ownVersions(current: { self.remote[$0].map { ($0.node.version, $0.node.uploaded) } }, base: { self.synced[$0]?.node.version })
+        for (id, s) in own {
+            guard let r = remote[id], r.node.kind == .file else { continue }
+            // The stamp the file had when it was sent, if its manifest is still at hand: a file
+            // unchanged since is then known without hashing it again.
+            let m = manifests.first { $0.value.hash == s.hash }
+            let entry = SyncedEntry(node: SyncedNode(path: synced[id]?.node.path ?? r.node.path, kind: .file, version: s.version, hash: s.hash),
+                                    stamp: m?.key ?? FileStamp(inode: 0, size: -1, mtimeNanos: 0, ctimeNanos: 0), stampHash: m == nil ? nil : s.hash)
+            do {
+                try setSynced(id, entry)
+                try store.indexChunks(item: id, manifest: m?.value ?? Manifest(chunks: [], size: 0, hash: .empty))
+            } catch {
+                logger.warning("\(error)")
+                continue
+            }
+            logger.info("\(r.node.path): the server took this device's version whose answer was lost; it is the merge base now")
+            sent.answered([id])
+            changed = true
+        }
+        if changed { saveSent() }
+    }
+
+    private func saveSent() {
+        do { try store.setMeta("sent", sent.text) } catch { logger.warning("\(error)") }
+    }
 }

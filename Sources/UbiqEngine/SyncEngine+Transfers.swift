@@ -35,6 +35,7 @@ extension SyncEngine {
         let versionID = VersionID(uuid: newUUID())
         let parent = commitParent(id, l.path)
         claim([id])
+        noteSending([(id, versionID, m.hash)])
         // Noted before it goes out: if this engine stops before the content is up and the file
         // is gone by the next pass, the item is deleted rather than left unfinished for ever.
         noteAbandoned(versionID)
@@ -78,6 +79,7 @@ extension SyncEngine {
                                            stamp: l.entry.stamp, stampHash: m.hash))
             try store.indexChunks(item: sid, manifest: m)
         }
+        noteAnswered([id])
         return true
     }
 
@@ -133,7 +135,7 @@ extension SyncEngine {
     /// checked) are hashed here, and any that no longer match are fetched with the `missing`
     /// ones; `checked` ones are taken as they are.
     static func gather(copied: [(ChunkRef, [UInt8])], checked: [ContentHash: [UInt8]], missing: [ChunkRef],
-                       client: UbiqAPIClient, waitSeconds: Int?) async throws -> [ContentHash: ChunkBytes] {
+                       client: any SyncServer, waitSeconds: Int?) async throws -> [ContentHash: ChunkBytes] {
         var have = checked.mapValues { ChunkBytes.local($0) }
         var missing = missing
         for (c, bytes) in copied {
@@ -151,7 +153,7 @@ extension SyncEngine {
     }
 
     /// Fetches the chunks of `requests` (each one framed request), three requests at a time.
-    static func fetch(_ requests: [[ContentHash]], client: UbiqAPIClient, waitSeconds: Int?) async throws -> [ContentHash: ChunkBytes] {
+    static func fetch(_ requests: [[ContentHash]], client: any SyncServer, waitSeconds: Int?) async throws -> [ContentHash: ChunkBytes] {
         var have: [ContentHash: ChunkBytes] = [:]
         func keep(_ r: [ContentHash], _ got: FetchedChunks) { for (i, h) in r.enumerated() { have[h] = .fetched(got, i) } }
         try await withThrowingTaskGroup(of: ([ContentHash], FetchedChunks).self) { group in

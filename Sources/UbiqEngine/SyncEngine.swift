@@ -16,7 +16,8 @@ public actor SyncEngine {
 
     public let home: DeviceHome
     public let config: DeviceConfig
-    let client: UbiqAPIClient
+    /// The server (the real client, or a test's stand-in).
+    let client: any SyncServer
     let store: EngineStore
     let files: LocalFiles
     let logger: Logger
@@ -49,6 +50,8 @@ public actor SyncEngine {
     /// item is synced or gone): an engine stopped before a commit's answer came back gives the
     /// file the same ID again, so the item the server made is this file's, not a stray copy.
     var claims: [UInt64: ItemID] = [:]
+    /// Versions committed whose answers were not heard yet (see `SentCommits`).
+    var sent: SentCommits
     /// The last time-ordered UUID made (see `newUUID`).
     var uuids = TimeOrderedUUIDs()
     var manifests: [FileStamp: Manifest] = [:]
@@ -100,14 +103,16 @@ public actor SyncEngine {
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
     /// Opens the engine's state for the configured container (creating folders as needed).
-    public init(home: DeviceHome, config: DeviceConfig, logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
+    /// `server` stands in for the configured server's client (tests: a server that loses requests).
+    public init(home: DeviceHome, config: DeviceConfig, server: (any SyncServer)? = nil,
+                logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
         self.executor = QueueExecutor(label: "ubiq.engine.\(config.container)")
         self.home = home
         self.config = config
         self.logger = logger
         self.settleTime = settleTime
         self.scheduler = PassScheduler(settleTime: settleTime)
-        self.client = config.apiClient
+        self.client = server ?? config.apiClient
         let folder = home.containerFolder(config.container)
         do {
             try PrivateDirectory.make(home.stateDirectory)
@@ -140,6 +145,7 @@ public actor SyncEngine {
         self.abandoned = Set((try store.meta("abandoned") ?? "").split(separator: ",").compactMap { VersionID(string: String($0)) })
         self.claims = Self.parseClaims(try store.meta("claims"))
         self.newLocalIDs = claims
+        self.sent = SentCommits(text: try store.meta("sent"))
         let counts = (synced.count, remote.count)
         logger.debug("loaded \(counts.0) synced and \(counts.1) remote items in \(ContinuousClock.now - loadStart)")
     }
@@ -286,7 +292,8 @@ public actor SyncEngine {
             }
             let progressed = await execute(ops)
             logger.debug("pass: scan \(t1 - t0), plan+execute \(ContinuousClock.now - t1), \(ops.count) op(s)")
-            if !online { requestPass(after: scheduler.retryDelay); break }
+            schedule(.roundRan(online: online))
+            if !online { break }
             if !progressed { break }
         }
         pendingOps = []
@@ -316,6 +323,7 @@ public actor SyncEngine {
     /// Plans a batch from the current trees, first dropping eviction marks that no longer apply
     /// (the item has local content again, or is gone from the server).
     func plan() -> [SyncOp] {
+        adoptOwnVersions()
         let stale = evicted.filter { local[$0] != nil || remote[$0] == nil }
         if !stale.isEmpty {
             do {

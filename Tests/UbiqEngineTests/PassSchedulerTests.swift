@@ -155,6 +155,25 @@ struct PassSchedulerTests {
         #expect(s.retryDelay == PassScheduler.firstRetry && s.pushRetryDelay == PassScheduler.firstRetry)
     }
 
+    /// A flaky network (seen with lost requests): passes that each lost one request doubled the
+    /// delay to 15 s even though every pass reached the server; a round that ran all its steps
+    /// brings it back to 250 ms.
+    @Test func aRoundThatReachesTheServerEndsTheBackoff() {
+        var s = PassScheduler(settleTime: Self.settle)
+        var now = t0
+        for _ in 0..<6 {
+            for case .arm(let due) in s.handle(.roundRan(online: false), now: now) { now = due; _ = s.handle(.timerFired(due: due), now: now) }
+        }
+        #expect(s.retryDelay == .seconds(15))
+        _ = s.handle(.roundRan(online: true), now: now)
+        #expect(s.retryDelay == PassScheduler.firstRetry)
+        let again = s.handle(.roundRan(online: false), now: now)
+        #expect(again.contains(.arm(due: now + PassScheduler.firstRetry)) || s.loopRunning)
+        _ = s.handle(.pullFailed, now: now)
+        _ = s.handle(.roundQuiet(stable: true), now: now)
+        #expect(s.retryDelay == PassScheduler.firstRetry)
+    }
+
     @Test func nothingStartsAfterStop() {
         var s = PassScheduler(settleTime: Self.settle)
         _ = s.handle(.request(after: .seconds(1), remoteOnly: false), now: t0)
@@ -273,8 +292,15 @@ struct PassSchedulerTests {
                             check(s.isQuiet, "the loop ended with a pass asked for")
                         }
                     } else {
-                        log.append("loop: round ends")
-                        _ = s.handle(.roundQuiet(stable: Bool.random(using: &rng)), now: now)
+                        if Bool.random(using: &rng) {
+                            log.append("loop: round quiet")
+                            _ = s.handle(.roundQuiet(stable: Bool.random(using: &rng)), now: now)
+                        } else {
+                            let online = Bool.random(using: &rng)
+                            log.append("loop: round ran \(online ? "online" : "offline")")
+                            let wait = s.retryDelay
+                            apply(s.handle(.roundRan(online: online), now: now), for: online ? nil : wait)
+                        }
                         inPass = false
                     }
                 }

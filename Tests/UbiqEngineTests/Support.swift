@@ -20,8 +20,9 @@ final class Fleet: @unchecked Sendable {
         return Fleet(server: server)
     }
 
-    func device(_ name: String, user: String = "alice", download: DeviceConfig.DownloadPolicy = .all) async throws -> TestDevice {
-        let d = try await TestDevice.make(server, user: user, name: name, download: download)
+    func device(_ name: String, user: String = "alice", download: DeviceConfig.DownloadPolicy = .all,
+                wrap: ((UbiqAPIClient) -> any SyncServer)? = nil) async throws -> TestDevice {
+        let d = try await TestDevice.make(server, user: user, name: name, download: download, wrap: wrap)
         devices.append(d)
         return d
     }

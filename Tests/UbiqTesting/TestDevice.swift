@@ -10,6 +10,8 @@ public final class TestDevice: @unchecked Sendable {
     public let dir: TempDirectory
     public let config: DeviceConfig
     public private(set) var engine: SyncEngine
+    /// What the engine talks to in place of the server's client (see `make`'s `server`).
+    public let server: (any SyncServer)?
 
     public var folder: URL { home.containerFolder(config.container) }
 
@@ -17,7 +19,8 @@ public final class TestDevice: @unchecked Sendable {
     /// URL the engine talks to instead of the server's own (a `LoopbackProxy` in front of it).
     public static func make(_ server: TestServer, user: String, name: String, password: String = "secret-pw",
                             container: ContainerID = try! ContainerID(validating: "TEAM.com.example.notes"),
-                            download: DeviceConfig.DownloadPolicy = .all, via: String? = nil, start: Bool = true) async throws -> TestDevice {
+                            download: DeviceConfig.DownloadPolicy = .all, via: String? = nil, start: Bool = true,
+                            wrap: ((UbiqAPIClient) -> any SyncServer)? = nil) async throws -> TestDevice {
         let dir = try TempDirectory("ubiq-device-\(name)")
         let home = DeviceHome.rooted(at: dir.url)
         let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL, trusting: server.trusted).login(user: user, password: password, deviceName: name)
@@ -27,14 +30,15 @@ public final class TestDevice: @unchecked Sendable {
         try config.save(home)
         var logger = Logger(label: "device.\(name)")
         logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
-        let engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: .milliseconds(300))
-        let d = TestDevice(home: home, dir: dir, config: config, engine: engine)
+        let stand = wrap.map { $0(config.apiClient) }
+        let engine = try SyncEngine(home: home, config: config, server: stand, logger: logger, settleTime: .milliseconds(300))
+        let d = TestDevice(home: home, dir: dir, config: config, engine: engine, server: stand)
         if start { await engine.start() }
         return d
     }
 
-    init(home: DeviceHome, dir: TempDirectory, config: DeviceConfig, engine: SyncEngine) {
-        self.home = home; self.dir = dir; self.config = config; self.engine = engine
+    init(home: DeviceHome, dir: TempDirectory, config: DeviceConfig, engine: SyncEngine, server: (any SyncServer)? = nil) {
+        self.home = home; self.dir = dir; self.config = config; self.engine = engine; self.server = server
     }
 
     /// Stops the engine and opens a fresh one on the same state (as after a restart).
@@ -42,7 +46,7 @@ public final class TestDevice: @unchecked Sendable {
         await engine.stop()
         var logger = Logger(label: "device.\(config.deviceName)")
         logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
-        engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: .milliseconds(300))
+        engine = try SyncEngine(home: home, config: config, server: server, logger: logger, settleTime: .milliseconds(300))
         if start { await engine.start() }
     }
 
