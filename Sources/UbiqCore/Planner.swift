@@ -78,6 +78,25 @@ public enum Planner {
                 return cs.version != c.version || cs.kind != c.kind || !cs.path.isSelfOrDescendant(of: old)
             }
         }
+        // The merge base of an item moved on both sides to different places, when a folder above
+        // it moved on both sides to the same place (another device did the same, or the answer to
+        // this device's own move was lost): its base moves with that folder, so only the side that
+        // moved the item itself counts as a move. Otherwise the server's place won and a user's
+        // move out of the folder was undone.
+        var syncedAtMap: [RelativePath: ItemID]?
+        func baseMovedWithFolders(_ s: SyncedNode) -> SyncedNode {
+            if syncedAtMap == nil { syncedAtMap = byPath(t.synced, \.path) }
+            var a = s.path.parent
+            while let ancestor = a {
+                if let f = syncedAtMap![ancestor], let fl = t.local[f], let fr = t.remote[f], fl.path == fr.path, fl.path != ancestor {
+                    var moved = s
+                    moved.path = s.path.rebased(from: ancestor, to: fl.path)
+                    return moved
+                }
+                a = ancestor.parent
+            }
+            return s
+        }
         // Items are looked at in any order; those with operations are put in ID order after.
         var planned: [(id: ItemID, ops: [SyncOp])] = []
         func planOne(_ id: ItemID) {
@@ -176,7 +195,8 @@ public enum Planner {
                 } else if fetchable(id, r), let v = r.version {
                     ops.append(.download(id, version: v))  // remote edit against local delete: the edit wins
                 }
-            case (let s?, let l?, let r?):
+            case (var s?, let l?, let r?):
+                if l.path != s.path && r.path != s.path && l.path != r.path { s = baseMovedWithFolders(s) }
                 var both = planBoth(id, s, l, r, blocked: l.path != r.path && newLocalAt(r.path), fetchable: fetchable(id, r))
                 if let i = both.firstIndex(where: \.isRemoteMove), case .moveRemote(_, let to) = both[i], let parent = to.parent {
                     // The server applies a move to its own paths: the local parent must be the

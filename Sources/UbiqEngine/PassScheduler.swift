@@ -35,8 +35,9 @@ struct PassScheduler: Sendable {
         /// A round planned nothing to do; `stable` when no file was still being written.
         case roundQuiet(stable: Bool)
         /// A round's steps ran; `online` unless a step could not reach the server (the pass
-        /// then ends, and another is tried after the retry delay).
-        case roundRan(online: Bool)
+        /// then ends, and another is tried after the retry delay); `progressed` if any step
+        /// got done (the server is there: the delay starts again from its shortest).
+        case roundRan(online: Bool, progressed: Bool)
         /// A round is about to be planned (what made the engine dirty is being looked at).
         case roundPlanned
         /// The engine stops: no pass starts afterwards.
@@ -79,8 +80,8 @@ struct PassScheduler: Sendable {
     private(set) var announced = 0
     private(set) var announcedPulled = 0
     /// The wait before a pass that could not reach the server is tried again (250 ms doubling to
-    /// 15 s with each pass that fails in a row; back to 250 ms when a round reaches the server
-    /// for all its steps, or the push channel says hello).
+    /// 15 s with each pass in a row that got nothing done; back to 250 ms when a round gets a
+    /// step done, or the push channel says hello).
     private(set) var retryDelay: Duration = PassScheduler.firstRetry
     /// The push channel's reconnect delay (250 ms doubling to 4 s; the channel coming back is what
     /// tells a quiet device the server is there again, so it is tried more often than passes).
@@ -134,13 +135,11 @@ struct PassScheduler: Sendable {
             lastPassQuiet = stable
             retryDelay = Self.firstRetry  // the server answered everything the round asked
             return []
-        case .roundRan(let online):
-            guard !online else {
-                retryDelay = Self.firstRetry
-                return []
-            }
+        case .roundRan(let online, let progressed):
+            if online || progressed { retryDelay = Self.firstRetry }
+            guard !online else { return [] }
             let actions = request(after: retryDelay, remoteOnly: false, now: now)
-            retryDelay = min(retryDelay * 2, Self.longestRetry)
+            if !progressed { retryDelay = min(retryDelay * 2, Self.longestRetry) }
             return actions
         case .roundPlanned:
             localDirty = false

@@ -159,6 +159,13 @@ extension SyncEngine {
     func markSynced(_ id: ItemID) throws -> Bool {
         guard let l = local[id], let r = remote[id], l.entry.kind == r.node.kind else { return false }
         let path = l.path == r.node.path ? l.path : (synced[id]?.node.path ?? r.node.path)
+        if r.node.kind == .folder, let old = synced[id]?.node.path, old != path {
+            // Both sides moved the folder to the same place (another device did the same, or the
+            // answer to this device's own move was lost): the merge bases of what it holds move
+            // with it. Left behind, an item the user moved out of it afterwards looked moved on
+            // both sides, and the server's older place won: the user's move was undone.
+            try rebaseSynced(id, from: old, to: path)
+        }
         try setSynced(id, SyncedEntry(node: SyncedNode(path: path, kind: r.node.kind, version: r.node.version, hash: r.node.hash),
                                       stamp: l.entry.stamp, stampHash: localHashes[id]))
         return true

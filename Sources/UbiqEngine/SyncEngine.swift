@@ -292,7 +292,7 @@ public actor SyncEngine {
             }
             let progressed = await execute(ops)
             logger.debug("pass: scan \(t1 - t0), plan+execute \(ContinuousClock.now - t1), \(ops.count) op(s)")
-            schedule(.roundRan(online: online))
+            schedule(.roundRan(online: online, progressed: progressed))
             if !online { break }
             if !progressed { break }
         }

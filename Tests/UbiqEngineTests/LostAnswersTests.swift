@@ -60,6 +60,31 @@ struct LostAnswersTests {
         }
     }
 
+    /// A device moved a folder, the server did it but the answer was lost, and the user then
+    /// moved a file out of that folder: the file stays where the user put it. The folder's
+    /// contents kept their old merge base, so the file looked moved on both sides and the
+    /// server's place won: the user's move was undone.
+    @Test func aFolderMoveWhoseAnswerWasLostKeepsTheUsersNextMove() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 2, rate: 0) })
+            let b = try await fleet.device("B")
+            let lossy = try #require(a.server as? LossyServer)
+            try a.write("Documents/q/g.txt", "g")
+            try FileManager.default.createDirectory(at: a.url("Documents/r"), withIntermediateDirectories: true)
+            #expect(await eventually { b.read("Documents/q/g.txt") == "g" && b.exists("Documents/r") })
+            lossy.loseNextAnswer(of: ["move", "move into"], thenDown: true)
+            try FileManager.default.moveItem(at: a.url("Documents/q"), to: a.url("Documents/moved"))
+            #expect(await eventually { b.read("Documents/moved/g.txt") == "g" }, "the server moved the folder (its answer lost)")
+            try FileManager.default.moveItem(at: a.url("Documents/moved/g.txt"), to: a.url("Documents/r/g.txt"))
+            #expect(await eventually { await a.engine.status().state == .offline })
+            lossy.setDown(false)
+            await a.engine.syncNow()
+            #expect(await eventually { b.read("Documents/r/g.txt") == "g" && !b.exists("Documents/moved/g.txt") },
+                    "B: r/g.txt \(b.exists("Documents/r/g.txt")), moved/g.txt \(b.exists("Documents/moved/g.txt"))")
+            #expect(a.read("Documents/r/g.txt") == "g" && !a.exists("Documents/moved/g.txt"), "A's move was undone")
+        }
+    }
+
     /// One device makes, edits, renames, moves, saves atomically and deletes while a fifth of its
     /// requests or their answers are lost: nothing is lost or made twice (a commit whose answer was
     /// lost is not a second item when sent again, a delete sent again deletes nothing else), and

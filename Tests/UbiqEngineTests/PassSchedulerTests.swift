@@ -156,18 +156,20 @@ struct PassSchedulerTests {
     }
 
     /// A flaky network (seen with lost requests): passes that each lost one request doubled the
-    /// delay to 15 s even though every pass reached the server; a round that ran all its steps
-    /// brings it back to 250 ms.
+    /// delay to 15 s even though every pass got steps done; a round that gets anything done
+    /// brings it back to 250 ms, and only passes that get nothing done double it.
     @Test func aRoundThatReachesTheServerEndsTheBackoff() {
         var s = PassScheduler(settleTime: Self.settle)
         var now = t0
         for _ in 0..<6 {
-            for case .arm(let due) in s.handle(.roundRan(online: false), now: now) { now = due; _ = s.handle(.timerFired(due: due), now: now) }
+            for case .arm(let due) in s.handle(.roundRan(online: false, progressed: false), now: now) { now = due; _ = s.handle(.timerFired(due: due), now: now) }
         }
         #expect(s.retryDelay == .seconds(15))
-        _ = s.handle(.roundRan(online: true), now: now)
+        _ = s.handle(.roundRan(online: true, progressed: true), now: now)
         #expect(s.retryDelay == PassScheduler.firstRetry)
-        let again = s.handle(.roundRan(online: false), now: now)
+        for _ in 0..<3 { _ = s.handle(.roundRan(online: false, progressed: false), now: now) }
+        #expect(s.retryDelay == .seconds(2))
+        let again = s.handle(.roundRan(online: false, progressed: true), now: now)
         #expect(again.contains(.arm(due: now + PassScheduler.firstRetry)) || s.loopRunning)
         _ = s.handle(.pullFailed, now: now)
         _ = s.handle(.roundQuiet(stable: true), now: now)
@@ -296,10 +298,10 @@ struct PassSchedulerTests {
                             log.append("loop: round quiet")
                             _ = s.handle(.roundQuiet(stable: Bool.random(using: &rng)), now: now)
                         } else {
-                            let online = Bool.random(using: &rng)
-                            log.append("loop: round ran \(online ? "online" : "offline")")
-                            let wait = s.retryDelay
-                            apply(s.handle(.roundRan(online: online), now: now), for: online ? nil : wait)
+                            let online = Bool.random(using: &rng), progressed = Bool.random(using: &rng)
+                            log.append("loop: round ran \(online ? "online" : "offline")\(progressed ? ", progressed" : "")")
+                            let wait = progressed ? PassScheduler.firstRetry : s.retryDelay
+                            apply(s.handle(.roundRan(online: online, progressed: progressed), now: now), for: online ? nil : wait)
                         }
                         inPass = false
                     }
