@@ -8,8 +8,10 @@ import UbiqCore
 ///    that item, perhaps renamed or moved; hard links are decided in path order.
 /// 2. A synced file renamed over another synced file (an atomic save whose temporary file
 ///    was synced) keeps the document's identity.
-/// 3. Else: the synced item at the same path and of the same kind, then an ID given to this
-///    inode earlier, then a remote item at the path never synced here, else a new ID.
+/// 3. Else: the synced item at the same path and of the same kind, then the one at the path
+///    the entry had before the folders above it moved (a folder renamed and a file in it saved
+///    atomically before the engine looked), then an ID given to this inode earlier, then a
+///    remote item at the path never synced here, else a new ID.
 /// 4. A synced item at or under a path held by a symbolic link (or a socket, a device) is left
 ///    as it was: never taken for a deletion.
 /// An ID is never given to two entries, nor to an entry of another kind than its item's.
@@ -123,9 +125,30 @@ struct IdentityClaims {
             for (id, s) in synced { syncedByPath[s.node.path] = id }
             for (id, r) in remote { remoteByPath[r.node.path] = id }
         }
+        // The synced path an entry had before folders above it were moved (a folder renamed, and a
+        // file in it saved atomically, before the engine looked: neither inode nor path matches).
+        var claimedFolderAt: [RelativePath: ItemID]?
+        func pathBeforeFolderMoves(_ p: RelativePath) -> RelativePath? {
+            if claimedFolderAt == nil {
+                var m: [RelativePath: ItemID] = [:]
+                for (id, c) in result where c.entry.kind == .folder { m[c.path] = id }
+                claimedFolderAt = m
+            }
+            var a = p.parent
+            while let ancestor = a {
+                if let f = claimedFolderAt![ancestor], let sp = synced[f]?.node.path {
+                    return sp == ancestor ? nil : p.rebased(from: ancestor, to: sp)
+                }
+                a = ancestor.parent
+            }
+            return nil
+        }
         for (path, e) in unassigned {
             var id: ItemID
             if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, result[sid] == nil {
+                id = sid
+            } else if let before = pathBeforeFolderMoves(path), let sid = syncedByPath[before], synced[sid]!.node.kind == e.kind,
+                      result[sid] == nil, entries[before] == nil {
                 id = sid
             } else if let nid = newLocalIDs[e.stamp.inode], result[nid] == nil, (remote[nid]?.node.kind ?? synced[nid]?.node.kind) ?? e.kind == e.kind {
                 id = nid

@@ -70,6 +70,16 @@ struct IdentityClaimsTests {
                     expectSame[it.path] = it.id
                 }
             }
+            // A folder renamed, with what it holds (files in it saved atomically before the scan
+            // keep their items too: neither their inode nor their path is the synced one).
+            if folders.count > 2, Bool.random(using: &rng) {
+                let from = folders[2], to = Self.p("Documents/renamed\(round)")
+                for (path, e) in entries where path.isSelfOrDescendant(of: from) {
+                    entries[path] = nil
+                    entries[path.rebased(from: from, to: to)] = e
+                    if let id = expectSame.removeValue(forKey: path) { expectSame[path.rebased(from: from, to: to)] = id }
+                }
+            }
             // A folder replaced by a link: its items stay as they were.
             if folders.count > 1, Bool.random(using: &rng) {
                 let gone = folders[0]

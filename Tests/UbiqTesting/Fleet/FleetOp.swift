@@ -20,6 +20,8 @@ public enum FleetOp: Sendable, CustomStringConvertible {
     case restartEngine(device: Int)
     case pauseEngine(device: Int, milliseconds: Int)
     case restartServer(downMilliseconds: Int)
+    /// A quarter of the device's requests, or of the answers to them, are lost for a while.
+    case lossyNetwork(device: Int, milliseconds: Int)
     case wait(milliseconds: Int)
 
     public var description: String {
@@ -38,6 +40,7 @@ public enum FleetOp: Sendable, CustomStringConvertible {
         case .restartEngine(let d): "dev\(d) engine restart"
         case .pauseEngine(let d, let ms): "dev\(d) engine paused \(ms) ms"
         case .restartServer(let ms): "server down \(ms) ms"
+        case .lossyNetwork(let d, let ms): "dev\(d) network loses requests and answers for \(ms) ms"
         case .wait(let ms): "wait \(ms) ms"
         }
     }
@@ -45,7 +48,7 @@ public enum FleetOp: Sendable, CustomStringConvertible {
     /// The operation is a fault rather than a user's step.
     public var isFault: Bool {
         switch self {
-        case .restartEngine, .pauseEngine, .restartServer: true
+        case .restartEngine, .pauseEngine, .restartServer, .lossyNetwork: true
         default: false
         }
     }

@@ -46,6 +46,8 @@ public final class FleetRun: @unchecked Sendable {
     var devices: [TestDevice] = []
     /// Devices whose engine is paused, and until when.
     var paused: [Int: ContinuousClock.Instant] = [:]
+    /// Devices whose network loses requests and answers, and until when.
+    var lossy: [Int: ContinuousClock.Instant] = [:]
     var serverDownUntil: ContinuousClock.Instant?
     var outside: TempDirectory!
     var nextToken = 0, nextName = 0
@@ -67,7 +69,13 @@ public final class FleetRun: @unchecked Sendable {
         outside = try TempDirectory("ubiq-fleet-outside")
         server = try await TestServer.start()
         try await server.user(user, quota: 4 << 30)
-        for i in 0..<options.devices { devices.append(try await TestDevice.make(server, user: user, name: "dev\(i)")) }
+        for i in 0..<options.devices {
+            // Each device talks to the server through a connection that loses things when told to.
+            let lossSeed = rng.next()
+            let d = try await TestDevice.make(server, user: user, name: "dev\(i)", wrap: { LossyServer($0, seed: lossSeed, rate: 0.25) })
+            (d.server as? LossyServer)?.setLosing(false)
+            devices.append(d)
+        }
         defer { for d in devices { d.remove() }; outside.remove() }
         for _ in 0..<options.operations {
             try await resumeDue()
@@ -220,7 +228,7 @@ public final class FleetRun: @unchecked Sendable {
 
     func fault() async -> String {
         let d = Int.random(in: 0..<devices.count, using: &rng)
-        switch Int.random(in: 0..<3, using: &rng) {
+        switch Int.random(in: 0..<4, using: &rng) {
         case 0:
             guard paused[d] == nil else { return "dev\(d) (paused, no restart)" }
             try? await devices[d].restart()
@@ -231,6 +239,12 @@ public final class FleetRun: @unchecked Sendable {
             await devices[d].stop()
             paused[d] = .now + .milliseconds(ms)
             return FleetOp.pauseEngine(device: d, milliseconds: ms).description
+        case 2:
+            guard lossy[d] == nil, let net = devices[d].server as? LossyServer else { return "dev\(d) (network already lossy)" }
+            let ms = Int.random(in: 500...5000, using: &rng)
+            net.setLosing(true)
+            lossy[d] = .now + .milliseconds(ms)
+            return FleetOp.lossyNetwork(device: d, milliseconds: ms).description
         default:
             guard serverDownUntil == nil else { return "(server already down)" }
             let ms = Int.random(in: 100...2000, using: &rng)
@@ -246,6 +260,11 @@ public final class FleetRun: @unchecked Sendable {
             server = try await TestServer.start(directory: server.directory, port: server.port)
             serverDownUntil = nil
             note("server back")
+        }
+        for (d, until) in lossy where all || until <= now {
+            (devices[d].server as? LossyServer)?.setLosing(false)
+            lossy[d] = nil
+            note("dev\(d) network mended")
         }
         for (d, until) in paused where all || until <= now {
             try await devices[d].restart()
