@@ -11,7 +11,8 @@ import UbiqCore
 /// 3. Else: the synced item at the same path and of the same kind, then the one at the path
 ///    the entry had before the folders above it moved (a folder renamed and a file in it saved
 ///    atomically before the engine looked), then an ID given to this inode earlier, then a
-///    remote item at the path never synced here, else a new ID.
+///    remote item at the path (never synced here, or moved there on the server while its file
+///    here is gone from its synced place), else a new ID.
 /// 4. A synced item at or under a path held by a symbolic link (or a socket, a device) is left
 ///    as it was: never taken for a deletion.
 /// An ID is never given to two entries, nor to an entry of another kind than its item's.
@@ -145,14 +146,18 @@ struct IdentityClaims {
         }
         for (path, e) in unassigned {
             var id: ItemID
+            let before = syncedByPath[path] == nil ? pathBeforeFolderMoves(path) : nil
             if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, result[sid] == nil {
                 id = sid
-            } else if let before = pathBeforeFolderMoves(path), let sid = syncedByPath[before], synced[sid]!.node.kind == e.kind,
-                      result[sid] == nil, entries[before] == nil {
+            } else if let before, let sid = syncedByPath[before], synced[sid]!.node.kind == e.kind, result[sid] == nil, entries[before] == nil {
                 id = sid
             } else if let nid = newLocalIDs[e.stamp.inode], result[nid] == nil, (remote[nid]?.node.kind ?? synced[nid]?.node.kind) ?? e.kind == e.kind {
                 id = nid
-            } else if let rid = remoteByPath[path], remote[rid]!.node.kind == e.kind, result[rid] == nil, synced[rid] == nil {
+            } else if let rid = remoteByPath[path] ?? before.flatMap({ remoteByPath[$0] }), remote[rid]!.node.kind == e.kind, result[rid] == nil,
+                      synced[rid].map({ $0.node.path != path && entries[$0.node.path] == nil }) ?? true {
+                // A server item at this path: one never synced here, or one the server moved here
+                // (this device's own move whose answer was lost, or another device's) whose file is
+                // gone from its old place here: the file saved at its new place is that item.
                 id = rid
             } else {
                 id = newID()

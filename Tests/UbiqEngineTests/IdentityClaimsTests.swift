@@ -51,7 +51,7 @@ struct IdentityClaimsTests {
                     expectSame[it.path] = it.id
                     continue
                 }
-                switch Int.random(in: 0..<6, using: &rng) {
+                switch Int.random(in: 0..<7, using: &rng) {
                 case 0:  // edited in place
                     var st = it.stamp; st.size += 1; st.mtimeNanos += 1
                     entries[it.path] = LocalEntry(kind: .file, stamp: st)
@@ -65,6 +65,11 @@ struct IdentityClaimsTests {
                     expectSame[it.path] = it.id
                 case 3:  // deleted
                     break
+                case 4:  // moved on the server (this device's move, its answer lost), then saved atomically here
+                    let to = Self.p(it.path.string + ".moved")
+                    remote[it.id]?.node.path = to
+                    entries[to] = LocalEntry(kind: .file, stamp: FileStamp(inode: inode(), size: 7, mtimeNanos: 7, ctimeNanos: 7))
+                    expectSame[to] = it.id
                 default:  // unchanged
                     entries[it.path] = LocalEntry(kind: .file, stamp: it.stamp)
                     expectSame[it.path] = it.id

@@ -85,6 +85,34 @@ struct LostAnswersTests {
         }
     }
 
+    /// A device moved a file, the server did it but the answer was lost, and the user then saved
+    /// the file atomically at its new place (a new inode): it is the same item, and the new
+    /// content is current. It was taken for a new file, which the server merged with the moved
+    /// item as a conflict — and the device then took the old content back over the user's save.
+    @Test func aFileMovedWithItsAnswerLostThenSavedAtomicallyKeepsTheSave() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 3, rate: 0) })
+            let b = try await fleet.device("B")
+            let lossy = try #require(a.server as? LossyServer)
+            try a.write("Documents/p/f.txt", "one")
+            #expect(await eventually { b.read("Documents/p/f.txt") == "one" })
+            lossy.loseNextAnswer(of: ["move", "move into"], thenDown: true)
+            try FileManager.default.moveItem(at: a.url("Documents/p/f.txt"), to: a.url("Documents/m.txt"))
+            #expect(await eventually { b.read("Documents/m.txt") == "one" }, "the server moved the file (its answer lost)")
+            try a.write("Documents/.m.tmp", "two")
+            #expect(rename(a.url("Documents/.m.tmp").path, a.url("Documents/m.txt").path) == 0)
+            #expect(await eventually { await a.engine.status().state == .offline })
+            lossy.setDown(false)
+            await a.engine.syncNow()
+            #expect(await eventually { a.read("Documents/m.txt") == "two" && b.read("Documents/m.txt") == "two" },
+                    "A \(a.read("Documents/m.txt") ?? "-"), B \(b.read("Documents/m.txt") ?? "-")")
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let items = try await client.changes(a.config.container, after: 0).items.filter { $0.deletedAt == nil && $0.kind == .file }
+            #expect(items.map(\.path.string) == ["Documents/m.txt"] && items.first?.conflictCount == 0,
+                    "\(items.map { "\($0.path) conflicts \($0.conflictCount)" })")
+        }
+    }
+
     /// One device makes, edits, renames, moves, saves atomically and deletes while a fifth of its
     /// requests or their answers are lost: nothing is lost or made twice (a commit whose answer was
     /// lost is not a second item when sent again, a delete sent again deletes nothing else), and
