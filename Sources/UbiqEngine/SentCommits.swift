@@ -16,6 +16,9 @@ struct SentCommits: Sendable, Equatable {
     }
 
     private(set) var byItem: [ItemID: Sent] = [:]
+    /// Moves sent whose answers were not heard, by item: where each was sent to. Kept in memory
+    /// only (after a restart an unheard move looks like another device's, which loses nothing).
+    private(set) var moves: [ItemID: RelativePath] = [:]
 
     init() {}
 
@@ -34,7 +37,22 @@ struct SentCommits: Sendable, Equatable {
         byItem.isEmpty ? nil : byItem.map { "\($0.key):\($0.value.version):\($0.value.hash.hex)" }.sorted().joined(separator: ",")
     }
 
-    var isEmpty: Bool { byItem.isEmpty }
+    var isEmpty: Bool { byItem.isEmpty && moves.isEmpty }
+
+    /// A move about to go out.
+    mutating func moving(_ item: ItemID, to path: RelativePath) { moves[item] = path }
+
+    /// A move's answer was heard (whatever it said).
+    mutating func moveAnswered(_ item: ItemID) { moves[item] = nil }
+
+    /// The items the server has where this device sent them while their merge base is elsewhere:
+    /// the move was this device's own (its answer lost), so the base moves there.
+    func ownMoves(path: (ItemID) -> RelativePath?, base: (ItemID) -> RelativePath?) -> [(item: ItemID, to: RelativePath)] {
+        moves.compactMap { id, to in
+            guard path(id) == to, let b = base(id), b != to else { return nil }
+            return (id, to)
+        }
+    }
 
     /// Commits about to go out (an item's later commit replaces its earlier one).
     mutating func sending(_ commits: [(item: ItemID, version: VersionID, hash: ContentHash)]) {
@@ -64,6 +82,7 @@ struct SentCommits: Sendable, Equatable {
     /// Drops the entries of items no tree knows any more. True if anything was dropped.
     @discardableResult
     mutating func keep(only known: (ItemID) -> Bool) -> Bool {
+        moves = moves.filter { known($0.key) }
         let before = byItem.count
         byItem = byItem.filter { known($0.key) }
         return byItem.count != before

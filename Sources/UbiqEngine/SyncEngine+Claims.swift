@@ -95,6 +95,15 @@ extension SyncEngine {
             sent.answered([id])
             changed = true
         }
+        for (id, to) in sent.ownMoves(path: { self.remote[$0]?.node.path }, base: { self.synced[$0]?.node.path }) {
+            guard let from = synced[id]?.node.path else { continue }
+            do { try rebaseSynced(id, from: from, to: to) } catch {
+                logger.warning("\(error)")
+                continue
+            }
+            logger.info("\(to): the server took this device's move whose answer was lost; it is the merge base now")
+            sent.moveAnswered(id)
+        }
         if changed { saveSent() }
     }
 

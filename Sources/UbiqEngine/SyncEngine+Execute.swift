@@ -249,6 +249,7 @@ extension SyncEngine {
 
     func moveRemote(_ id: ItemID, to: RelativePath) async throws -> Bool {
         guard let s = synced[id] else { return false }
+        sent.moving(id, to: to)
         do {
             let item: ItemRecord
             if let parent = to.parent {
@@ -258,6 +259,7 @@ extension SyncEngine {
             } else {
                 item = try await client.move(config.container, item: id, to: to)
             }
+            sent.moveAnswered(id)
             let old = remote[id]?.node.path ?? s.node.path
             noteRemote(item)
             // The server moved the folder's contents with it; so does our copy of its tree.
@@ -274,10 +276,12 @@ extension SyncEngine {
         } catch let e as ClientError where e.code == .pathExists {
             // Another device took the name first: this item gets a visible rename (`name (2)`)
             // here, which the next round sends to the server; nothing is dropped.
+            sent.moveAnswered(id)
             schedule(.pullFirst)
             return try renameAside(id, from: to)
         } catch let e as ClientError where e.code == .itemChanged {
             logger.debug("move of \(id) waits: \(e.message)")
+            sent.moveAnswered(id)
             schedule(.pullFirst)  // the server's folders moved: the next round pulls first
             return true
         }

@@ -113,6 +113,32 @@ struct LostAnswersTests {
         }
     }
 
+    /// A device moved a folder into another, the server did it but the answer was lost, and the
+    /// user then deleted the folder it went into: both are deleted. The moved folder looked moved
+    /// in by someone else (news the delete had not seen), so the deleted folder came back.
+    @Test func aFolderDeletedAfterAMoveIntoItWhoseAnswerWasLostStaysDeleted() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 4, rate: 0) })
+            let b = try await fleet.device("B")
+            let lossy = try #require(a.server as? LossyServer)
+            try a.write("Documents/p/f.txt", "f")
+            try FileManager.default.createDirectory(at: a.url("Documents/r"), withIntermediateDirectories: true)
+            #expect(await eventually { b.read("Documents/p/f.txt") == "f" && b.exists("Documents/r") })
+            lossy.loseNextAnswer(of: ["move", "move into"], thenDown: true)
+            try FileManager.default.moveItem(at: a.url("Documents/p"), to: a.url("Documents/r/p"))
+            #expect(await eventually { b.read("Documents/r/p/f.txt") == "f" }, "the server moved the folder (its answer lost)")
+            try FileManager.default.removeItem(at: a.url("Documents/r"))
+            #expect(await eventually { await a.engine.status().state == .offline })
+            lossy.setDown(false)
+            await a.engine.syncNow()
+            #expect(await eventually { !b.exists("Documents/r") && !a.exists("Documents/r") && !b.exists("Documents/p") },
+                    "A r \(a.exists("Documents/r")), B r \(b.exists("Documents/r")), B p \(b.exists("Documents/p"))")
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let live = try await client.changes(a.config.container, after: 0).items.filter { $0.deletedAt == nil }.map(\.path.string)
+            #expect(live.filter { $0 != "Documents" }.isEmpty, "live on the server: \(live)")
+        }
+    }
+
     /// One device makes, edits, renames, moves, saves atomically and deletes while a fifth of its
     /// requests or their answers are lost: nothing is lost or made twice (a commit whose answer was
     /// lost is not a second item when sent again, a delete sent again deletes nothing else), and
