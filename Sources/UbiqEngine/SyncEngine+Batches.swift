@@ -205,6 +205,7 @@ extension SyncEngine {
         let t2 = ContinuousClock.now
         // 3. Record every outcome in one transaction.
         var remoteRows: [(ItemID, RemoteEntry?)] = [], syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
+        var answeredAs: [ItemID] = []  // items the server merged under another ID
         var done = 0
         for (p, result) in zip(prepared, results) {
             guard let resp = result.response else {
@@ -213,9 +214,12 @@ extension SyncEngine {
             }
             let sid = resp.item.id
             adopt(p.id, as: sid)
+            if sid != p.id { answeredAs.append(sid) }
             var item = resp.item
             if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
                 // A chunk went missing meanwhile (another device's upload raced ours): send it the usual way.
+                sent.answered([p.id])
+                noteSending([(sid, v.id, p.manifest.hash)])  // as in `upload`
                 do {
                     try await sendChunks(of: p.manifest, path: p.file, missing: Set(resp.missing), item: sid)
                     item = try await client.complete(config.container, version: v.id)
@@ -244,7 +248,7 @@ extension SyncEngine {
             done += 1
         }
         try store.recordBatch(remote: remoteRows, synced: syncedRows, index: index)
-        noteAnswered(prepared.map(\.id))
+        noteAnswered(prepared.map(\.id) + answeredAs)
         logger.debug("upload batch: chunks \(t1 - t0), commits \(t2 - t1), recorded \(ContinuousClock.now - t2)")
         return done
     }

@@ -57,6 +57,10 @@ extension SyncEngine {
 
         var item = resp.item
         if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
+            // The version the content is now at on the server (an earlier commit of the same
+            // content, e.g. one whose answer was lost, is answered as `unchanged`): if completing
+            // it goes unanswered, that is the version the change feed will show as ours.
+            if v.id != versionID || sid != id { sent.answered([id]); noteSending([(sid, v.id, m.hash)]) }
             do {
                 if !resp.missing.isEmpty { try await sendChunks(of: m, path: path, missing: Set(resp.missing), item: sid) }
                 item = try await client.complete(config.container, version: v.id)
@@ -79,7 +83,7 @@ extension SyncEngine {
                                            stamp: l.entry.stamp, stampHash: m.hash))
             try store.indexChunks(item: sid, manifest: m)
         }
-        noteAnswered([id])
+        noteAnswered([id, sid])
         return true
     }
 

@@ -60,6 +60,33 @@ struct LostAnswersTests {
         }
     }
 
+    /// A commit's answer was lost (the version waits for its chunks), the engine sent the same
+    /// content again (the server answered with that first version), and the answer to completing
+    /// it was lost too: the version the feed then shows is still the device's own. It was
+    /// recorded under the second commit's ID, so the next edit went up as a conflict.
+    @Test func aVersionCompletedWithItsAnswerLostAfterAResentCommitIsTheDevicesOwn() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 5, rate: 0) })
+            let b = try await fleet.device("B")
+            let lossy = try #require(a.server as? LossyServer)
+            let one = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) }, two = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+            lossy.loseNextAnswer(of: ["commit"], thenDown: false)
+            lossy.loseNextAnswer(of: ["complete"], thenDown: true)
+            try a.write("Documents/doc.bin", bytes: one)
+            #expect(await eventually { b.readBytes("Documents/doc.bin") == one }, "the server has the first content complete")
+            try a.write("Documents/doc.bin", bytes: two)
+            #expect(await eventually { await a.engine.status().state == .offline })
+            lossy.setDown(false)
+            await a.engine.syncNow()
+            #expect(await eventually { a.readBytes("Documents/doc.bin") == two && b.readBytes("Documents/doc.bin") == two },
+                    "A has the edit \(a.readBytes("Documents/doc.bin") == two), B \(b.readBytes("Documents/doc.bin") == two)")
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let item = try #require(try await client.changes(a.config.container, after: 0).items.first { $0.path.string == "Documents/doc.bin" })
+            #expect(item.conflictCount == 0, "A's edit became a conflict with its own earlier version")
+            #expect(lossy.lost == ["answer commit", "answer complete"], "\(lossy.lost)")
+        }
+    }
+
     /// A device moved a folder, the server did it but the answer was lost, and the user then
     /// moved a file out of that folder: the file stays where the user put it. The folder's
     /// contents kept their old merge base, so the file looked moved on both sides and the

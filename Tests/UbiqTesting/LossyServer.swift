@@ -18,8 +18,8 @@ public final class LossyServer: SyncServer, @unchecked Sendable {
     private var losing = true
     /// Every request fails as if the network were down.
     private var down = false
-    /// A scripted loss: the next answer to one of these requests, then maybe the network goes down.
-    private var scripted: (names: Set<String>, thenDown: Bool)?
+    /// Scripted losses, in order: the next answer to one of these requests, then maybe the network goes down.
+    private var scripted: [(names: Set<String>, thenDown: Bool)] = []
     /// Each lost request or answer, in order: `"answer commitMany"`, …
     private(set) public var lost: [String] = []
 
@@ -37,7 +37,8 @@ public final class LossyServer: SyncServer, @unchecked Sendable {
 
     /// Loses the answer to the next of these requests (by name: `commit`, `commitMany`, …); with
     /// `thenDown` every request after it fails until `setDown(false)`.
-    public func loseNextAnswer(of names: Set<String>, thenDown: Bool) { lock.withLock { scripted = (names, thenDown) } }
+    /// Several calls queue up: each takes effect after the one before it.
+    public func loseNextAnswer(of names: Set<String>, thenDown: Bool) { lock.withLock { scripted.append((names, thenDown)) } }
 
     /// Takes the network down or brings it back.
     public func setDown(_ on: Bool) { lock.withLock { down = on } }
@@ -45,8 +46,8 @@ public final class LossyServer: SyncServer, @unchecked Sendable {
     private func fault(_ what: String) -> Fault? {
         lock.withLock {
             if down { return .request }
-            if let s = scripted, s.names.contains(what) {
-                scripted = nil
+            if let s = scripted.first, s.names.contains(what) {
+                scripted.removeFirst()
                 down = s.thenDown
                 lost.append("answer \(what)")
                 return .answer
