@@ -64,6 +64,21 @@ struct IdentityClaims {
         return path
     }
 
+    /// The synced path an entry at `p` had before folders above it were moved (a folder renamed,
+    /// and a file in it saved atomically, before the engine looked: neither inode nor path
+    /// matches); nil when the nearest claimed folder above it did not move. `folders`: claimed
+    /// folders by their path now.
+    static func pathBeforeFolderMoves(_ p: RelativePath, folders: [RelativePath: ItemID], synced: [ItemID: SyncedEntry]) -> RelativePath? {
+        var a = p.parent
+        while let ancestor = a {
+            if let f = folders[ancestor], let sp = synced[f]?.node.path {
+                return sp == ancestor ? nil : p.rebased(from: ancestor, to: sp)
+            }
+            a = ancestor.parent
+        }
+        return nil
+    }
+
     /// Claims every entry of a walk (`opaque`: paths held by links and the like).
     func claim(_ entries: [RelativePath: LocalEntry], opaque: Set<RelativePath>, newID: () -> ItemID) -> Claimed {
         // An item is claimed once it has an entry in `result`.
@@ -126,27 +141,12 @@ struct IdentityClaims {
             for (id, s) in synced { syncedByPath[s.node.path] = id }
             for (id, r) in remote { remoteByPath[r.node.path] = id }
         }
-        // The synced path an entry had before folders above it were moved (a folder renamed, and a
-        // file in it saved atomically, before the engine looked: neither inode nor path matches).
-        var claimedFolderAt: [RelativePath: ItemID]?
-        func pathBeforeFolderMoves(_ p: RelativePath) -> RelativePath? {
-            if claimedFolderAt == nil {
-                var m: [RelativePath: ItemID] = [:]
-                for (id, c) in result where c.entry.kind == .folder { m[c.path] = id }
-                claimedFolderAt = m
-            }
-            var a = p.parent
-            while let ancestor = a {
-                if let f = claimedFolderAt![ancestor], let sp = synced[f]?.node.path {
-                    return sp == ancestor ? nil : p.rebased(from: ancestor, to: sp)
-                }
-                a = ancestor.parent
-            }
-            return nil
-        }
+        // Folders claimed so far, by path (for `pathBeforeFolderMoves`).
+        var claimedFolderAt: [RelativePath: ItemID] = [:]
+        if !unassigned.isEmpty { for (id, c) in result where c.entry.kind == .folder { claimedFolderAt[c.path] = id } }
         for (path, e) in unassigned {
             var id: ItemID
-            let before = syncedByPath[path] == nil ? pathBeforeFolderMoves(path) : nil
+            let before = syncedByPath[path] == nil ? Self.pathBeforeFolderMoves(path, folders: claimedFolderAt, synced: synced) : nil
             if let sid = syncedByPath[path], synced[sid]!.node.kind == e.kind, result[sid] == nil {
                 id = sid
             } else if let before, let sid = syncedByPath[before], synced[sid]!.node.kind == e.kind, result[sid] == nil, entries[before] == nil {
