@@ -206,7 +206,11 @@ public enum Planner {
                     // for the parent's own step.
                     let lp = localAt(parent)
                     if let lp, lp != id, let rp = t.remote[lp], rp.path.isSelfOrDescendant(of: r.path) {
-                        both[i] = .moveLocal(id, to: r.path)
+                        // Unless the parent is on its own way out of this item, moved here and
+                        // not yet on the server (a folder moved out of another, then the other
+                        // moved into it): its move goes first, and this one waits for it.
+                        let parentLeaving = t.synced[lp]?.path == rp.path && parent != rp.path
+                        if parentLeaving { both.remove(at: i) } else { both[i] = .moveLocal(id, to: r.path) }
                     } else if lp == nil || remoteAt(parent) != lp {
                         both.remove(at: i)
                     }

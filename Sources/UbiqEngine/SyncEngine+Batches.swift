@@ -141,8 +141,8 @@ extension SyncEngine {
         for op in ops {
             guard case .upload(let id, let base) = op, let l = local[id], l.entry.kind == .file, files.parentsAreFolders(l.path) else { continue }
             let file = files.path(l.path)
-            var m = manifests[l.entry.stamp]
-            if m == nil, let (got, st) = try LocalFiles.manifest(path: file), st == l.entry.stamp { manifests[st] = got; m = got }
+            var m = contents.manifest(for: l.entry.stamp)
+            if m == nil, let (got, st) = try LocalFiles.manifest(path: file), st == l.entry.stamp { contents.note(got, for: st); m = got }
             guard let m else { continue }  // changed since the scan: re-planned next pass
             prepared.append(Prepared(id: id, base: base, path: l.path, stamp: l.entry.stamp, file: file, manifest: m))
         }
@@ -165,10 +165,7 @@ extension SyncEngine {
             // The bytes the scan read to hash the file, when it kept them (the server checks every
             // chunk against its name either way).
             var kept: [UInt8]?
-            if let b = keptContent.removeValue(forKey: p.stamp) {
-                keptContentBytes -= b.count
-                if b.count == p.manifest.size { kept = b }
-            }
+            if let b = contents.takeKept(for: p.stamp), b.count == p.manifest.size { kept = b }
             var offset = 0
             for c in p.manifest.chunks {
                 defer { offset += c.size }
@@ -328,7 +325,7 @@ extension SyncEngine {
             synced[w.id] = entry
             syncedRows.append((w.id, entry))
             index.append((w.id, m))
-            manifests[stamp] = m
+            contents.note(m, for: stamp)
             local[w.id] = (w.target, LocalEntry(kind: .file, stamp: stamp))
             localHashes[w.id] = m.hash
             succeeded(w.id)

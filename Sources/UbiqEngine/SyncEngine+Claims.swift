@@ -81,12 +81,12 @@ extension SyncEngine {
             guard let r = remote[id], r.node.kind == .file else { continue }
             // The stamp the file had when it was sent, if its manifest is still at hand: a file
             // unchanged since is then known without hashing it again.
-            let m = manifests.first { $0.value.hash == s.hash }
+            let m = contents.stamp(ofContent: s.hash)
             let entry = SyncedEntry(node: SyncedNode(path: synced[id]?.node.path ?? r.node.path, kind: .file, version: s.version, hash: s.hash),
-                                    stamp: m?.key ?? FileStamp(inode: 0, size: -1, mtimeNanos: 0, ctimeNanos: 0), stampHash: m == nil ? nil : s.hash)
+                                    stamp: m?.stamp ?? FileStamp(inode: 0, size: -1, mtimeNanos: 0, ctimeNanos: 0), stampHash: m == nil ? nil : s.hash)
             do {
                 try setSynced(id, entry)
-                try store.indexChunks(item: id, manifest: m?.value ?? Manifest(chunks: [], size: 0, hash: .empty))
+                try store.indexChunks(item: id, manifest: m?.manifest ?? Manifest(chunks: [], size: 0, hash: .empty))
             } catch {
                 logger.warning("\(error)")
                 continue

@@ -52,7 +52,7 @@ extension SyncEngine {
                 hashes[id] = h
                 continue
             }
-            if let m = manifests[l.entry.stamp] { hashes[id] = m.hash; continue }
+            if let m = contents.manifest(for: l.entry.stamp) { hashes[id] = m.hash; continue }
             if scheduler.isBeingWritten(l.path, now: now) { unstableCount += 1; continue }  // still being written
             if writesBefore?.recent[l.path.string] != nil { unstableCount += 1; continue }
             toHash.append((id, files.path(l.path), l.entry.stamp))
@@ -62,7 +62,7 @@ extension SyncEngine {
         let hashed = jobs.isEmpty ? [] : await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] in
             Self.hashAll(jobs)
         }.value
-        if !jobs.isEmpty { keptContent.removeAll(); keptContentBytes = 0 }
+        if !jobs.isEmpty { contents.dropKept() }
         dispatchPrecondition(condition: .onQueue(queue))
         if !jobs.isEmpty { logger.debug("scan: walked in \(now - scanStart), hashed \(jobs.count) file(s) in \(ContinuousClock.now - hashStart)") }
         // A write reported after the scan began means what was hashed may be a torn prefix.
@@ -78,19 +78,16 @@ extension SyncEngine {
             }
             switch r {
             case .success(let got?):
-                manifests[got.1] = got.0
+                contents.note(got.0, for: got.1)
                 if got.1 == expected { hashes[id] = got.0.hash } else { unstableCount += 1 }
-                if let bytes = got.2, keptContentBytes + bytes.count <= Self.keptContentLimit {
-                    keptContent[got.1] = bytes
-                    keptContentBytes += bytes.count
-                }
+                if let bytes = got.2 { contents.keep(bytes, for: got.1) }
             case .success(nil): unstableCount += 1  // changed while being read: try again shortly
             case .failure(let e): failed(id, error: e)
             }
         }
         unstable = unstableCount
         localHashes.replace(with: hashes, same: ==)
-        if manifests.count > 10_000 { manifests.removeAll() }
+        contents.trim()
     }
 
     /// Chunks and hashes files on every core when there are many (a big file already uses two

@@ -16,10 +16,10 @@ extension SyncEngine {
         guard let l = local[id], l.entry.kind == .file else { return false }
         try files.checkParents(l.path)
         let path = files.path(l.path)
-        var manifest = manifests[l.entry.stamp]
+        var manifest = contents.manifest(for: l.entry.stamp)
         if manifest == nil {
             guard let (m, st) = try LocalFiles.manifest(path: path), st == l.entry.stamp else { return false }
-            manifests[st] = m
+            contents.note(m, for: st)
             manifest = m
         }
         let m = manifest!
@@ -337,7 +337,7 @@ extension SyncEngine {
         try setSynced(id, SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: version, hash: m.hash), stamp: stamp, stampHash: m.hash))
         try store.indexChunks(item: id, manifest: m)
         logger.debug("download \(target): placed in \(placed - assembled), recorded in \(ContinuousClock.now - placed)")
-        manifests[stamp] = m
+        contents.note(m, for: stamp)
         local[id] = (target, LocalEntry(kind: .file, stamp: stamp))
         localHashes[id] = m.hash
         return true

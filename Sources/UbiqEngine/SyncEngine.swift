@@ -54,13 +54,9 @@ public actor SyncEngine {
     var sent: SentCommits
     /// The last time-ordered UUID made (see `newUUID`).
     var uuids = TimeOrderedUUIDs()
-    var manifests: [FileStamp: Manifest] = [:]
-    /// The bytes of small files the last scan hashed, by stamp, for the uploads that follow
-    /// (at most `keptContentLimit` bytes in all; dropped by the next scan that hashes, and at
-    /// the end of the pass).
-    var keptContent: [FileStamp: [UInt8]] = [:]
-    var keptContentBytes = 0
-    static let keptContentLimit = 64 << 20
+    /// Manifests by stamp, and the bytes of small files the last scan hashed for the uploads
+    /// that follow (dropped by the next scan that hashes, and at the end of the pass).
+    var contents = ContentCache()
     var localHashes: TrackedMap<ContentHash>
 
     /// When passes run (requests, timers, settling files, retry delays): see `PassScheduler`.
@@ -192,7 +188,7 @@ public actor SyncEngine {
             switch action {
             case .startPassLoop: passTask = Task { await self.runPasses() }
             case .arm(let due): Task { try? await Task.sleep(until: due); self.schedule(.timerFired(due: due)) }
-            case .forgetManifests: manifests.removeAll()
+            case .forgetManifests: contents.forgetManifests()
             case .reconnectPush: break  // the push loop waits for it itself (see `pushLoop`)
             }
         }
@@ -297,7 +293,7 @@ public actor SyncEngine {
             if !progressed { break }
         }
         pendingOps = []
-        keptContent.removeAll(); keptContentBytes = 0  // what the pass did not upload is not kept
+        contents.dropKept()  // what the pass did not upload is not kept
         if unstable > 0 { requestPass(after: .milliseconds(200)) }
     }
 

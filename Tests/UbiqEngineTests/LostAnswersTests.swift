@@ -166,6 +166,31 @@ struct LostAnswersTests {
         }
     }
 
+    /// Offline, a user moved a folder out of another, then moved the other into it: both moves
+    /// reach the server in that order. The planner took the second for a cycle made by another
+    /// device (the server still had the first folder inside the second) and moved the user's
+    /// folder back. Found by the lossy run; no loss needed, only the two moves before a pass.
+    @Test func aFolderMovedIntoOneJustMovedOutOfItKeepsTheUsersOrder() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 6, rate: 0) })
+            let b = try await fleet.device("B")
+            let lossy = try #require(a.server as? LossyServer)
+            try a.write("Documents/outer/inner/f.txt", "f")
+            #expect(await eventually { b.read("Documents/outer/inner/f.txt") == "f" })
+            lossy.setDown(true)
+            try FileManager.default.moveItem(at: a.url("Documents/outer/inner"), to: a.url("Documents/inner"))
+            try FileManager.default.moveItem(at: a.url("Documents/outer"), to: a.url("Documents/inner/outer"))
+            #expect(await eventually { await a.engine.status().state == .offline })
+            lossy.setDown(false)
+            await a.engine.syncNow()
+            let ok = await eventually {
+                a.exists("Documents/inner/outer") && !a.exists("Documents/outer") && b.exists("Documents/inner/outer") && !b.exists("Documents/outer")
+                    && b.read("Documents/inner/f.txt") == "f"
+            }
+            #expect(ok, "A: inner/outer \(a.exists("Documents/inner/outer")), outer \(a.exists("Documents/outer")); B: inner/outer \(b.exists("Documents/inner/outer")), outer \(b.exists("Documents/outer"))")
+        }
+    }
+
     /// One device makes, edits, renames, moves, saves atomically and deletes while a fifth of its
     /// requests or their answers are lost: nothing is lost or made twice (a commit whose answer was
     /// lost is not a second item when sent again, a delete sent again deletes nothing else), and
