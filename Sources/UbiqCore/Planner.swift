@@ -69,14 +69,8 @@ public enum Planner {
             }
             return true
         }
-        // True if the server has, under a folder this device deleted, an item that the delete did
-        // not cover: one the device never had, one edited or moved in elsewhere since.
         func holdsNews(_ folder: RelativePath, deletedAt old: RelativePath) -> Bool {
-            t.remote.contains { cid, c in
-                guard c.path != folder, c.path.isSelfOrDescendant(of: folder) else { return false }
-                guard let cs = t.synced[cid] else { return c.kind == .folder || wanted(cid) || t.local[cid] != nil }
-                return cs.version != c.version || cs.kind != c.kind || !cs.path.isSelfOrDescendant(of: old)
-            }
+            news(in: t, under: folder, deletedAt: old, wanted: wanted, abandoned: abandoned) != nil
         }
         // The merge base of an item moved on both sides to different places, when a folder above
         // it moved on both sides to the same place (another device did the same, or the answer to
@@ -218,6 +212,21 @@ public enum Planner {
                 ops += both
             }
         }
+    }
+
+    /// An item the server has under a folder this device deleted that the delete did not cover
+    /// (one the device never had, one edited or moved in elsewhere since), if any: the folder
+    /// comes back for it. A version this device committed and abandoned (the file went away
+    /// before its content went up) is no news: it is deleted with the folder. Named in the
+    /// engine's log when a deleted folder comes back.
+    public static func news(in t: SyncTrees, under folder: RelativePath, deletedAt old: RelativePath, wanted: (ItemID) -> Bool,
+                            abandoned: Set<VersionID>) -> ItemID? {
+        t.remote.first { cid, c in
+            guard c.path != folder, c.path.isSelfOrDescendant(of: folder) else { return false }
+            if c.kind == .file, !c.uploaded, let v = c.version, abandoned.contains(v) { return false }
+            guard let cs = t.synced[cid] else { return c.kind == .folder || wanted(cid) || t.local[cid] != nil }
+            return cs.version != c.version || cs.kind != c.kind || !cs.path.isSelfOrDescendant(of: old)
+        }?.key
     }
 
     /// True when an item is the same on all three sides, so `planBoth` has nothing for it: the

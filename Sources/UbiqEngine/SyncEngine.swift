@@ -327,8 +327,16 @@ public actor SyncEngine {
                 evicted.subtract(stale)
             } catch { logger.warning("\(error)") }
         }
-        return withoutWaiting(Planner.plan(trees(), policy: config.download == .all ? .all : .onDemand, pinned: pinnedIDs, evicted: evicted,
-                                           streaming: streamable(), abandoned: abandonedVersions()))
+        let t = trees()
+        let abandoned = abandonedVersions()
+        let ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: pinnedIDs, evicted: evicted,
+                                              streaming: streamable(), abandoned: abandoned))
+        for case .createLocalFolder(let id) in ops {
+            guard let s = t.synced[id], t.local[id] == nil, let r = t.remote[id] else { continue }
+            let news = Planner.news(in: t, under: r.path, deletedAt: s.path, wanted: { _ in true }, abandoned: abandoned)
+            logger.info("\(r.path) was deleted here but comes back: the server has \(news.flatMap { t.remote[$0]?.path.string } ?? "something") in it that this device never saw (\(news.map { "\($0): synced \(t.synced[$0].map { "\($0.path) \($0.version.map(String.init(describing:)) ?? "-")" } ?? "never"), server \(t.remote[$0].map { $0.version.map(String.init(describing:)) ?? "-" } ?? "-")" } ?? ""))")
+        }
+        return ops
     }
 
     /// Big files whose current version another device is still uploading: downloaded while the

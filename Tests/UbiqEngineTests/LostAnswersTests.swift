@@ -191,6 +191,35 @@ struct LostAnswersTests {
         }
     }
 
+    /// A file's edit was committed (its answer lost, its content never sent), then the user
+    /// deleted the folder holding it: the unfinished version is the device's own, abandoned,
+    /// and goes with the folder. The planner took it for another device's edit inside the
+    /// folder and brought the folder back (empty) on every device. Found by the lossy run.
+    @Test func aFolderDeletedAfterAnEditWhoseCommitAnswerWasLostStaysDeleted() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 7, rate: 0) })
+            let b = try await fleet.device("B")
+            let lossy = try #require(a.server as? LossyServer)
+            // Big enough to be sent on its own (commit, then chunks), so the commit leaves an
+            // unfinished version when its answer is lost.
+            let one = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) }, two = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+            try a.write("Documents/p/f.bin", bytes: one)
+            try a.write("Documents/p/g.txt", "g")
+            #expect(await eventually { b.readBytes("Documents/p/f.bin") == one && b.read("Documents/p/g.txt") == "g" })
+            lossy.loseNextAnswer(of: ["commit"], thenDown: true)
+            try a.write("Documents/p/f.bin", bytes: two)
+            #expect(await eventually { await a.engine.status().state == .offline })
+            try FileManager.default.removeItem(at: a.url("Documents/p"))
+            lossy.setDown(false)
+            await a.engine.syncNow()
+            #expect(await eventually { !b.exists("Documents/p") && !a.exists("Documents/p") },
+                    "A p \(a.exists("Documents/p")), B p \(b.exists("Documents/p"))")
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let live = try await client.changes(a.config.container, after: 0).items.filter { $0.deletedAt == nil }.map(\.path.string)
+            #expect(live.filter { $0 != "Documents" }.isEmpty, "live on the server: \(live)")
+        }
+    }
+
     /// One device makes, edits, renames, moves, saves atomically and deletes while a fifth of its
     /// requests or their answers are lost: nothing is lost or made twice (a commit whose answer was
     /// lost is not a second item when sent again, a delete sent again deletes nothing else), and
