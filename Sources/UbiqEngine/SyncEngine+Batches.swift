@@ -212,33 +212,13 @@ extension SyncEngine {
             let sid = resp.item.id
             adopt(p.id, as: sid)
             if sid != p.id { answeredAs.append(sid) }
-            var item = resp.item
-            if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
-                // A chunk went missing meanwhile (another device's upload raced ours): send it the usual way.
-                sent.answered([p.id])
-                noteSending([(sid, v.id, p.manifest.hash)])  // as in `upload`
-                do {
-                    try await sendChunks(of: p.manifest, path: p.file, missing: Set(resp.missing), item: sid)
-                    item = try await client.complete(config.container, version: v.id)
-                } catch {
-                    noteAbandoned(v.id)  // as in `upload`: a file gone meanwhile is deleted, not waited for
-                    throw error
-                }
-            }
+            // A chunk went missing meanwhile (another device's upload raced ours): sent the usual way.
+            let item = try await finishUpload(resp, sentAs: p.id, manifest: p.manifest, path: p.file)
             let re = Self.remoteEntry(item)
             remote[item.id] = re
             remoteRows.append((item.id, re))
-            let entry: SyncedEntry
-            if resp.outcome == .conflict || (resp.outcome == .unchanged && resp.version?.state == .conflict) {
-                var node = synced[sid]?.node ?? SyncedNode(path: item.path, kind: .file, version: nil, hash: nil)
-                node.conflictHash = p.manifest.hash
-                entry = SyncedEntry(node: node, stamp: p.stamp, stampHash: p.manifest.hash)
-            } else {
-                let sPath = synced[sid]?.node.path ?? item.path
-                entry = SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: item.current?.id, hash: item.current?.hash ?? p.manifest.hash),
-                                    stamp: p.stamp, stampHash: p.manifest.hash)
-                index.append((sid, p.manifest))
-            }
+            let (entry, indexed) = uploadedEntry(resp, item: item, stamp: p.stamp, manifest: p.manifest)
+            if indexed { index.append((sid, p.manifest)) }
             synced[sid] = entry
             syncedRows.append((sid, entry))
             succeeded(p.id)

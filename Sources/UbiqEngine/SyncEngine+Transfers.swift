@@ -55,36 +55,50 @@ extension SyncEngine {
         if sid != id { transfers[sid] = transfers[id]; transfers[id] = nil; shownAs = sid }
         noteRemote(resp.item)
 
-        var item = resp.item
-        if let v = resp.version, !v.uploaded || !resp.missing.isEmpty {
-            // The version the content is now at on the server (an earlier commit of the same
-            // content, e.g. one whose answer was lost, is answered as `unchanged`): if completing
-            // it goes unanswered, that is the version the change feed will show as ours.
-            if v.id != versionID || sid != id { sent.answered([id]); noteSending([(sid, v.id, m.hash)]) }
-            do {
-                if !resp.missing.isEmpty { try await sendChunks(of: m, path: path, missing: Set(resp.missing), item: sid) }
-                item = try await client.complete(config.container, version: v.id)
-            } catch {
-                // Unfinished, and maybe never finished from here: if the file is gone when the
-                // next pass looks, the user deleted it and the item is deleted, not waited for.
-                noteAbandoned(v.id)
-                throw error
-            }
-            noteRemote(item)
-        }
-        let isConflict = resp.outcome == .conflict || (resp.outcome == .unchanged && resp.version?.state == .conflict)
-        if isConflict {
-            var node = synced[sid]?.node ?? SyncedNode(path: item.path, kind: .file, version: nil, hash: nil)
-            node.conflictHash = m.hash
-            try setSynced(sid, SyncedEntry(node: node, stamp: l.entry.stamp, stampHash: m.hash))
-        } else {
-            let sPath = synced[sid]?.node.path ?? item.path
-            try setSynced(sid, SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: item.current?.id, hash: item.current?.hash ?? m.hash),
-                                           stamp: l.entry.stamp, stampHash: m.hash))
-            try store.indexChunks(item: sid, manifest: m)
-        }
+        let item = try await finishUpload(resp, sentAs: id, manifest: m, path: path)
+        if item != resp.item { noteRemote(item) }
+        let (entry, indexed) = uploadedEntry(resp, item: item, stamp: l.entry.stamp, manifest: m)
+        try setSynced(sid, entry)
+        if indexed { try store.indexChunks(item: sid, manifest: m) }
         noteAnswered([id, sid])
         return true
+    }
+
+    /// Finishes a committed version the server still lacks content for (a chunk went missing, or
+    /// the commit came before the content): sends what it lacks and completes it. Returns the
+    /// item as it then stands.
+    func finishUpload(_ resp: CommitResponse, sentAs id: ItemID, manifest m: Manifest, path: String) async throws -> ItemRecord {
+        guard let v = resp.version, !v.uploaded || !resp.missing.isEmpty else { return resp.item }
+        // The version the content is now at on the server (an earlier commit of the same
+        // content, e.g. one whose answer was lost, is answered as `unchanged`): if completing it
+        // goes unanswered, that is the version the change feed will show as ours.
+        sent.answered([id])
+        noteSending([(resp.item.id, v.id, m.hash)])
+        do {
+            try await sendChunks(of: m, path: path, missing: Set(resp.missing), item: resp.item.id)
+            return try await client.complete(config.container, version: v.id)
+        } catch {
+            // Unfinished, and maybe never finished from here: if the file is gone when the next
+            // pass looks, the user deleted it and the item is deleted, not waited for.
+            noteAbandoned(v.id)
+            throw error
+        }
+    }
+
+    /// The merge base an upload's answer gives (one rule for single files and batches): the
+    /// server's current version, or, when the server kept the content as a conflict version,
+    /// the old base with the conflict's content noted. `indexed`: the manifest is the item's
+    /// current content (its chunks are indexed for the next edit's delta).
+    func uploadedEntry(_ resp: CommitResponse, item: ItemRecord, stamp: FileStamp, manifest m: Manifest) -> (entry: SyncedEntry, indexed: Bool) {
+        let sid = resp.item.id
+        if resp.outcome == .conflict || (resp.outcome == .unchanged && resp.version?.state == .conflict) {
+            var node = synced[sid]?.node ?? SyncedNode(path: item.path, kind: .file, version: nil, hash: nil)
+            node.conflictHash = m.hash
+            return (SyncedEntry(node: node, stamp: stamp, stampHash: m.hash), false)
+        }
+        let path = synced[sid]?.node.path ?? item.path
+        return (SyncedEntry(node: SyncedNode(path: path, kind: .file, version: item.current?.id, hash: item.current?.hash ?? m.hash),
+                            stamp: stamp, stampHash: m.hash), true)
     }
 
     /// Uploads the missing chunks in framed batches of up to `batchBytes` (three requests at
