@@ -13,57 +13,44 @@ extension SyncEngine {
     func failed(_ id: ItemID, code: String, message: String) {
         // The server's folders changed under a step (`item_changed`): the next round pulls first.
         if code == ErrorCode.itemChanged.rawValue { schedule(.pullFirst) }
-        itemErrors[id] = "\(message) [\(code)]"
-        backoff.failed(id, code: code, message: message, now: .now, wall: Date())
+        outcomes.failed(id, code: code, message: message, now: .now, wall: Date())
     }
 
     /// An item's step succeeded: its error and backoff are gone.
-    func succeeded(_ id: ItemID) {
-        itemErrors[id] = nil
-        backoff.succeeded(id)
-    }
+    func succeeded(_ id: ItemID) { outcomes.succeeded(id) }
 
     /// The plan without the steps of items waiting out a backoff; asks for a pass when the first
     /// of them may be tried again.
     func withoutWaiting(_ ops: [SyncOp]) -> [SyncOp] {
-        guard !backoff.entries.isEmpty else { return ops }
-        backoff.keep { self.remote[$0] != nil || self.local[$0] != nil || self.synced[$0] != nil }
         let now = ContinuousClock.now
-        // An item due for a retry that the plan no longer touches has come right (another
-        // device's version arrived, the file was removed): its error is over.
-        let planned = Set(ops.map(\.item))
-        for id in backoff.entries.keys where !planned.contains(id) && !backoff.waiting(id, now: now) { succeeded(id) }
-        let out = ops.filter { !backoff.waiting($0.item, now: now) }
-        if let next = backoff.nextRetry, next > now { requestPass(after: next - now) }
+        let (out, next) = outcomes.withoutWaiting(ops, now: now) { self.remote[$0] != nil || self.local[$0] != nil || self.synced[$0] != nil }
+        if let next, next > now { requestPass(after: next - now) }
         return out
     }
 
     /// Notes a version whose content this device stopped sending.
     func noteAbandoned(_ v: VersionID) {
-        abandoned.insert(v)
+        outcomes.abandon(v)
         saveAbandoned()
     }
 
     /// The abandoned versions the server still has as an item's unfinished current version
     /// (the others are forgotten).
     func abandonedVersions() -> Set<VersionID> {
-        guard !abandoned.isEmpty else { return [] }
-        var current: Set<VersionID> = []
-        for r in remote.values where !r.node.uploaded { if let v = r.node.version, abandoned.contains(v) { current.insert(v) } }
-        if current.count != abandoned.count {
-            abandoned = current
-            saveAbandoned()
-        }
+        guard !outcomes.abandoned.isEmpty else { return [] }
+        let unfinished = Set(remote.values.compactMap { $0.node.uploaded ? nil : $0.node.version })
+        let (current, changed) = outcomes.currentAbandoned(unfinished: unfinished.contains)
+        if changed { saveAbandoned() }
         return current
     }
 
     private func saveAbandoned() {
-        do { try store.setMeta("abandoned", abandoned.isEmpty ? nil : abandoned.map(\.description).sorted().joined(separator: ",")) } catch { logger.warning("\(error)") }
+        do { try store.setMeta("abandoned", outcomes.abandonedText) } catch { logger.warning("\(error)") }
     }
 
     /// Items whose last step failed, for `status` (`errors`).
     func errorList() -> [EngineStatus.ItemError] {
-        backoff.entries.map { id, e in
+        outcomes.backoff.entries.map { id, e in
             let path = local[id]?.path ?? remote[id]?.node.path ?? synced[id]?.node.path
             return EngineStatus.ItemError(path: path?.string ?? id.description, code: e.code, message: e.message, since: e.since, attempts: e.attempts)
         }.sorted { $0.path < $1.path }
@@ -83,7 +70,7 @@ extension SyncEngine {
             let r = remote[id].map { "\($0.node.kind) \($0.node.path) v\($0.node.version.map { String($0.description.suffix(6)) } ?? "-") h\($0.node.hash.map { String($0.hex.prefix(8)) } ?? "-")\($0.node.uploaded ? "" : " uploading")" } ?? "none"
             let s = synced[id].map { "\($0.node.kind) \($0.node.path) v\($0.node.version.map { String($0.description.suffix(6)) } ?? "-") h\($0.node.hash.map { String($0.hex.prefix(8)) } ?? "-")\($0.node.conflictHash.map { " conflict \(String($0.hex.prefix(8)))" } ?? "")" } ?? "none"
             let l = local[id].map { "\($0.entry.kind) \($0.path) h\(localHashes[id].map { String($0.hex.prefix(8)) } ?? "-")" } ?? "none"
-            return "\(id): remote \(r) | synced \(s) | local \(l)\(evicted.contains(id) ? " | evicted" : "")\(itemErrors[id].map { " | error \($0)" } ?? "")"
+            return "\(id): remote \(r) | synced \(s) | local \(l)\(evicted.contains(id) ? " | evicted" : "")\(outcomes.errors[id].map { " | error \($0)" } ?? "")"
         }.joined(separator: "\n")
     }
 }

@@ -87,7 +87,7 @@ extension SyncEngine {
         for p in Set(targets.map(\.0)).sorted() {
             let failed = targets.filter { $0.0 == p && local[$0.1] == nil }.map(\.1)
             if let f = failed.first {
-                let why = itemErrors[f] ?? (remote[f]?.node.uploaded == false ? "its content has not finished uploading from the device that wrote it" : lastError ?? "not downloaded")
+                let why = outcomes.errors[f] ?? (remote[f]?.node.uploaded == false ? "its content has not finished uploading from the device that wrote it" : lastError ?? "not downloaded")
                 results.append(PathResult(path: p.string, error: "\(remote[f]?.node.path.string ?? p.string): \(why)"))
             } else {
                 results.append(PathResult(path: p.string))

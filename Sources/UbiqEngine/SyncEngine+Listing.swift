@@ -76,7 +76,7 @@ extension SyncEngine {
     /// The trees as they are now (no copying: the dictionaries are shared until changed).
     public func listingState() -> ListingState {
         ListingState(remote: remote.storage, local: local.storage, synced: synced.storage, localHashes: localHashes.storage,
-                     transfers: transfers.storage, itemErrors: itemErrors.storage, excluded: excludedLocal)
+                     transfers: transfers.storage, itemErrors: outcomes.errors.storage, excluded: excludedLocal)
     }
 
     /// Every item with the attributes of product §5, from local state only: no network round trip.

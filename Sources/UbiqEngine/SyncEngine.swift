@@ -78,12 +78,8 @@ public actor SyncEngine {
     var unstable = 0
     var transfers: TrackedMap<Transfer>
     var lastError: String?
-    var itemErrors: TrackedMap<String>
-    /// Failed items and when each may be tried again.
-    var backoff = ItemBackoff()
-    /// Versions this device committed whose content it stopped sending (the file changed or went
-    /// away meanwhile), kept in the state database until the server no longer has them current.
-    var abandoned: Set<VersionID> = []
+    /// Failed items (messages, retry delays) and abandoned versions: see `ItemOutcomes`.
+    var outcomes: ItemOutcomes
     var waiters: [CheckedContinuation<Void, Never>] = []
     var watcher: DirectoryWatcher?
     var backgroundTasks: [Task<Void, Never>] = []
@@ -135,10 +131,9 @@ public actor SyncEngine {
         self.local = TrackedMap(log: changeLog, tracksWrites: true)
         self.localHashes = TrackedMap(log: changeLog, tracksWrites: true)
         self.transfers = TrackedMap(log: changeLog)
-        self.itemErrors = TrackedMap(log: changeLog)
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
         (self.pinnedIDs, self.evicted) = try store.loadWanted()
-        self.abandoned = Set((try store.meta("abandoned") ?? "").split(separator: ",").compactMap { VersionID(string: String($0)) })
+        self.outcomes = ItemOutcomes(log: changeLog, abandonedText: try store.meta("abandoned"))
         self.claims = Self.parseClaims(try store.meta("claims"))
         self.newLocalIDs = claims
         self.sent = SentCommits(text: try store.meta("sent"))
