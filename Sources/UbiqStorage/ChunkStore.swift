@@ -1,6 +1,7 @@
 import CFileSupport
 import Foundation
 import GRDB
+import Synchronization
 import UbiqCore
 
 /// Content-addressed chunk storage. Every implementation verifies a chunk's hash on write and on
@@ -74,10 +75,20 @@ extension StorageError {
 /// renamed into place. Reads look in the pack index, then for a loose file, and verify the hash
 /// unless told the caller's client checks it. Packs turn the thousands of file creations of many
 /// small files into one; they are written and read with `O_DIRECT` where possible.
+///
+/// Storing a chunk that is stored already (another account has the same content) costs what
+/// storing it fresh does: its bytes are written and flushed as a pack would be, then dropped.
+/// Skipping the write answered such uploads in about half the time, which told any account
+/// whether someone else held a given file.
 public struct FolderChunkStore: ChunkStore {
     public let root: URL
     let packs: DatabasePool
     let recent: RecentChunks
+    let writes = DurableWrites()
+
+    /// Files written and flushed so far (packs, loose chunks, and the stand-ins for chunks that
+    /// were stored already).
+    public var durableWrites: Int { writes.count.load(ordering: .relaxed) }
 
     /// Opens (or creates) the store in `root`; the chunks of the batches stored last, up to
     /// `recentBytes`, are also kept in memory for the downloads that follow an upload closely.
@@ -146,11 +157,18 @@ public struct FolderChunkStore: ChunkStore {
     public func put(_ hash: ContentHash, _ bytes: [UInt8]) async throws {
         guard ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
         let dest = url(hash)
-        if FileManager.default.fileExists(atPath: dest.path) { return }
+        let stored = FileManager.default.fileExists(atPath: dest.path)
         let tmp = root.appendingPathComponent("tmp").appendingPathComponent("\(hash.hex).\(UInt64.random(in: 0...UInt64.max))")
         do {
             try FileManager.default.createDirectory(at: dest.deletingLastPathComponent(), withIntermediateDirectories: true)
             try FileIO.writeDurably(bytes, to: tmp.path)
+            writes.count.add(1, ordering: .relaxed)
+            // Stored already: the same work, then dropped (see the type's note on timing).
+            guard !stored else {
+                FileIO.syncDirectory(dest.deletingLastPathComponent().path)
+                unlink(tmp.path)
+                return
+            }
             guard rename(tmp.path, dest.path) == 0 else { throw FileIO.errnoError("rename") }
             FileIO.syncDirectory(dest.deletingLastPathComponent().path)
         } catch {
@@ -162,7 +180,11 @@ public struct FolderChunkStore: ChunkStore {
     /// Writes the chunks not stored yet into one new pack file, fsyncs it (and its folder), then
     /// records them in the pack index in one transaction.
     public func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws {
-        let fresh = try freshChunks(chunks.map(\.0)) { i in hashesChecked || ContentHash.of(chunks[i].1) == chunks[i].0 }
+        let (fresh, stored) = try freshChunks(chunks.map(\.0)) { i in hashesChecked || ContentHash.of(chunks[i].1) == chunks[i].0 }
+        if !stored.isEmpty {
+            guard let (decoy, _) = PackBytes.copying(stored.lazy.map { chunks[$0].1 }) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
+            try await writeStandIn(decoy)
+        }
         guard !fresh.isEmpty else { return }
         guard let (pack, ranges) = PackBytes.copying(fresh.lazy.map { chunks[$0].1 }) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
         try await store(pack, zip(fresh, ranges).map { (chunks[$0].0, $1) })
@@ -173,7 +195,14 @@ public struct FolderChunkStore: ChunkStore {
     /// included — so a batch's bytes are never copied on the server; otherwise the new chunks are
     /// copied into a pack of their own.
     public func putMany(body: PackBytes, chunks: [(ContentHash, Range<Int>)], hashesChecked: Bool) async throws {
-        let fresh = try freshChunks(chunks.map(\.0)) { i in hashesChecked || body.withBytes(chunks[i].1) { ContentHash.of(buffer: $0) } == chunks[i].0 }
+        let (fresh, stored) = try freshChunks(chunks.map(\.0)) { i in hashesChecked || body.withBytes(chunks[i].1) { ContentHash.of(buffer: $0) } == chunks[i].0 }
+        if fresh.isEmpty && !stored.isEmpty { return try await writeStandIn(body) }  // what storing it all fresh writes
+        if !stored.isEmpty {
+            let storedBytes = stored.reduce(0) { $0 + chunks[$1].1.count }
+            guard let decoy = PackBytes(capacity: storedBytes) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
+            for i in stored { _ = body.withBytes(chunks[i].1) { decoy.append($0) } }
+            try await writeStandIn(decoy)
+        }
         guard !fresh.isEmpty else { return }
         let freshBytes = fresh.reduce(0) { $0 + chunks[$1].1.count }
         if freshBytes >= body.count / 4 * 3 {
@@ -189,18 +218,35 @@ public struct FolderChunkStore: ChunkStore {
         try await store(pack, parts)
     }
 
-    /// Positions of the chunks of `hashes` not stored yet (the first of each hash), each checked
-    /// with `verifies` first; `hash_mismatch` if one does not.
-    func freshChunks(_ hashes: [ContentHash], verifies: (Int) -> Bool) throws -> [Int] {
-        var fresh: [Int] = []
+    /// Positions of the chunks of `hashes` not stored yet and of those stored already (the first
+    /// of each hash), each checked with `verifies` first; `hash_mismatch` if one does not.
+    func freshChunks(_ hashes: [ContentHash], verifies: (Int) -> Bool) throws -> (fresh: [Int], stored: [Int]) {
+        var fresh: [Int] = [], stored: [Int] = []
         var seen = Set<ContentHash>()
-        let stored = try packedMany(hashes)
+        let packed = try packedMany(hashes)
         for (i, hash) in hashes.enumerated() where seen.insert(hash).inserted {
             guard verifies(i) else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
             // A chunk also stored loose (a single `put`) may be packed again: reads find either.
-            if stored[hash] == nil { fresh.append(i) }
+            if packed[hash] == nil { fresh.append(i) } else { stored.append(i) }
         }
-        return fresh
+        return (fresh, stored)
+    }
+
+    /// Writes and flushes `pack` as `store` would, then removes it: the cost of storing chunks
+    /// that were stored already (see the type's note on timing).
+    func writeStandIn(_ pack: PackBytes) async throws {
+        let path = root.appendingPathComponent("tmp").appendingPathComponent("\(UUID().uuidString.lowercased()).pack").path
+        let folder = root.appendingPathComponent("packs").path
+        defer { unlink(path) }
+        do {
+            try await BlockingIO.run {
+                try FileIO.writeDurably(pack, to: path)
+                FileIO.syncDirectory(folder)
+            }
+        } catch {
+            throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
+        }
+        writes.count.add(1, ordering: .relaxed)
     }
 
     /// Writes `pack` as a new pack file, fsyncs it (and its folder), records where each of
@@ -218,6 +264,7 @@ public struct FolderChunkStore: ChunkStore {
             unlink(path)
             throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
         }
+        writes.count.add(1, ordering: .relaxed)
         do {
             try await packs.write { db in
                 let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_packs (hash, pack, offset, size) VALUES (?, ?, ?, ?)")
@@ -333,6 +380,11 @@ public struct FolderChunkStore: ChunkStore {
     public func has(_ hash: ContentHash) async throws -> Bool {
         try packed(hash) != nil || FileManager.default.fileExists(atPath: url(hash).path)
     }
+}
+
+/// A count shared by the copies of a store.
+final class DurableWrites: Sendable {
+    let count = Atomic<Int>(0)
 }
 
 /// Small POSIX helpers for durable files.

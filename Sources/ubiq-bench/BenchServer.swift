@@ -10,6 +10,7 @@ import UbiqServer
 struct BenchServer {
     let dir: URL
     let server: EmbeddedServer
+    let services: ServerServices
     let logger: Logger
     var port: Int { server.port }
 
@@ -19,7 +20,7 @@ struct BenchServer {
         try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40)
         var logger = Logger(label: "bench")
         logger.logLevel = .error
-        return BenchServer(dir: dir, server: try await EmbeddedServer.start(services: services, logger: logger), logger: logger)
+        return BenchServer(dir: dir, server: try await EmbeddedServer.start(services: services, logger: logger), services: services, logger: logger)
     }
 
     /// Signs a device of `bench` in (through `port`, e.g. a counting proxy; default the server)

@@ -235,5 +235,45 @@ struct ChunkStoreTests {
         #expect(got == all.map { Optional($0) })
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.appendingPathComponent("packs").path).count == 2)
     }
+    /// Content another account stored already costs the same writes as new content (written,
+    /// flushed, then dropped), so an upload's timing does not tell whether anyone holds it; and
+    /// nothing of the stand-in stays on disk.
+    @Test func storedContentCostsTheWritesOfNewContentAndLeavesNothing() async throws {
+        let dir = try TempDirectory("ubiq-chunkstore-same-cost")
+        defer { dir.remove() }
+        var rng = SeededRandom.forTest("chunkstore.samecost")
+        let store = try FolderChunkStore(root: dir.url)
+        func files() throws -> [String] {
+            try FileManager.default.subpathsOfDirectory(atPath: dir.url.path).filter { !$0.hasPrefix("packs.sqlite") }.sorted()
+        }
+        let batch = (0..<30).map { _ in rng.bytes(Int.random(in: 1...40_000, using: &rng)) }
+        let framed = PackBytes(capacity: batch.reduce(0) { $0 + $1.count })!
+        var ranges: [(ContentHash, Range<Int>)] = []
+        for c in batch {
+            let start = framed.count
+            #expect(c.withUnsafeBytes { framed.append($0) })
+            ranges.append((ContentHash.of(c), start..<framed.count))
+        }
+        let loose = rng.bytes(9_000)
+        let slices = (0..<5).map { _ in rng.bytes(3_000) }
+        // New content: one pack per batch, one loose file.
+        try await store.putMany(body: framed, chunks: ranges, hashesChecked: false)
+        try await store.putMany(slices.map { (ContentHash.of($0), $0) })
+        try await store.put(ContentHash.of(loose), loose)
+        let fresh = store.durableWrites
+        #expect(fresh == 3)
+        let stored = try files()
+        // The same content again (as another account would send it): the same writes, nothing kept.
+        try await store.putMany(body: framed, chunks: ranges, hashesChecked: false)
+        try await store.putMany(slices.map { (ContentHash.of($0), $0) })
+        try await store.put(ContentHash.of(loose), loose)
+        #expect(store.durableWrites == 2 * fresh)
+        #expect(try files() == stored, "a stand-in stayed on disk")
+        // Partly stored: the stored part is written as a stand-in beside the new part's pack.
+        let more = rng.bytes(2_000)
+        try await store.putMany([(ContentHash.of(slices[0]), slices[0]), (ContentHash.of(more), more)])
+        #expect(store.durableWrites == 2 * fresh + 2)
+        #expect(try await store.get(ContentHash.of(more)) == more)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.appendingPathComponent("tmp").path).isEmpty)
+    }
 }
-
