@@ -32,6 +32,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// A write stamped further ahead of the server's clock than `KVLimits.maxStampAheadMillis`
     /// (the writing device's clock is wrong): refused, so no stamp can outrank every later write.
     case kvClockAhead = "kv_clock_ahead"
+    /// A change feed asked from before deletes the store has since forgotten (see
+    /// `KVLimits.maxTombstones`): the device reloads the whole store.
+    case kvCursorExpired = "kv_cursor_expired"
     // Client side
     case serverUnreachable = "server_unreachable"
     case badResponse = "bad_response"

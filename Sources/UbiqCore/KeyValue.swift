@@ -180,6 +180,13 @@ public enum KVLimits {
     /// disagree by hours still sync (product §4.3: the clock carries a causally later write past
     /// an earlier one's stamp), but no stamp can reach the end of the clock's range.
     public static let maxStampAheadMillis: Int64 = 24 * 3_600_000
+    /// Deleted keys a store on the server remembers (each delete must win over older writes
+    /// from devices that were offline). Past this the oldest are forgotten: the store's horizon
+    /// moves to the newest forgotten stamp (an older write to a key the store does not hold
+    /// loses), and a device that had not yet seen a forgotten delete reloads the whole store.
+    /// Without a limit, deleted keys piled up uncounted (20,000 against a limit of 1,024 keys,
+    /// every write then reading them all).
+    public static let maxTombstones = 1024
 
     /// Refuses a stamp further ahead of `nowMillis` (the server's clock) than
     /// `maxStampAheadMillis`: a stamp at the end of the clock's range would win over every
@@ -242,13 +249,23 @@ public struct KVEntry: Hashable, Sendable, Codable {
 
 /// Pure merge of a batch of incoming entries into a store's current entries.
 public enum KVMerge {
-    /// The entries of `incoming` that win over what `current` holds for their keys.
-    public static func winners(_ incoming: [KVEntry], over current: [String: KVEntry]) -> [KVEntry] {
+    /// The entries of `incoming` that win over what `current` holds for their keys. A key
+    /// `current` does not hold was never set or its delete was forgotten: a write stamped at or
+    /// before `horizon` (the newest forgotten delete) loses, as it would have to that delete.
+    public static func winners(_ incoming: [KVEntry], over current: [String: KVEntry], horizon: HLCTimestamp? = nil) -> [KVEntry] {
         var best: [String: KVEntry] = [:]
         for e in incoming {
             if let b = best[e.key], !e.wins(over: b) { continue }
             best[e.key] = e
         }
-        return best.values.filter { e in current[e.key].map { e.wins(over: $0) } ?? true }.sorted { $0.key < $1.key }
+        return best.values.filter { e in current[e.key].map { e.wins(over: $0) } ?? horizon.map { e.stamp > $0 } ?? true }.sorted { $0.key < $1.key }
+    }
+
+    /// The deletes to forget so a store keeps at most `KVLimits.maxTombstones` (the oldest go
+    /// first), and the store's new horizon: the newest stamp forgotten.
+    public static func forgetting(_ tombstones: [KVEntry], keep limit: Int = KVLimits.maxTombstones) -> (keys: [String], horizon: HLCTimestamp?) {
+        guard tombstones.count > limit else { return ([], nil) }
+        let oldest = tombstones.sorted { $0.stamp < $1.stamp || ($0.stamp == $1.stamp && $0.key < $1.key) }.prefix(tombstones.count - limit)
+        return (oldest.map(\.key), oldest.last?.stamp)
     }
 }

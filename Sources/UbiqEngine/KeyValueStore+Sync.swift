@@ -107,11 +107,27 @@ extension KeyValueStore {
     func pull() async throws {
         var incoming: [KVEntry] = []
         var c = cursor
-        while true {
-            let page = try await client.kvChanges(storeID, after: c)
-            incoming += page.entries
-            c = page.cursor
-            if !page.hasMore { break }
+        do {
+            while true {
+                let page = try await client.kvChanges(storeID, after: c)
+                incoming += page.entries
+                c = page.cursor
+                if !page.hasMore { break }
+            }
+        } catch let e as ClientError where e.code == .kvCursorExpired {
+            // The server forgot deletes this device had not seen: take its whole store, and say
+            // which keys changed (pending writes were sent just before; any still waiting stay).
+            logger.info("key-value store reloaded: \(e.message)")
+            let before = entries
+            let waiting = pending.compactMap { k in entries[k].map { (k, $0) } }
+            try await reloadAll()
+            if !waiting.isEmpty {
+                for (k, e) in waiting where entries[k].map({ e.wins(over: $0) }) ?? true { entries[k] = e; pending.insert(k) }
+                try state.save(waiting.map(\.1), pending: pending, meta: [:])
+            }
+            let changed = Set(before.keys).union(entries.keys).filter { before[$0]?.value != entries[$0]?.value && entries[$0]?.device != device }
+            notify(.serverChange, changed)
+            return
         }
         guard c != cursor || !incoming.isEmpty || !syncedOnce else { return }
         var clock = hlc

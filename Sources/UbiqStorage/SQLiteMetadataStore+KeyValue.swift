@@ -26,8 +26,19 @@ extension SQLiteMetadataStore: KeyValueStore {
         }
     }
 
+    /// The newest delete a store forgot and the change it was made in.
+    static func horizon(_ db: Database, account: Int64, store: ContainerID) throws -> (stamp: HLCTimestamp, seq: Int64)? {
+        try Row.fetchOne(db, sql: "SELECT wall, counter, seq FROM kv_horizon WHERE account_id = ? AND store = ?", arguments: [account, store.string])
+            .map { (HLCTimestamp(wallMillis: $0["wall"], counter: UInt32(truncatingIfNeeded: $0["counter"] as Int64)), $0["seq"]) }
+    }
+
     public func kvChanges(_ ctx: AuthContext, store: ContainerID, after cursor: Int64, limit: Int) async throws -> KVPage {
         try await read { db in
+            // A device that had not seen a delete the store has forgotten would keep the key for
+            // ever: it reloads the whole store instead (a new device, at 0, has nothing to keep).
+            if cursor > 0, let h = try Self.horizon(db, account: ctx.accountID, store: store), cursor < h.seq {
+                throw StorageError(.kvCursorExpired, "the settings changed too much since this device last looked (change \(cursor)); it reloads them all")
+            }
             let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ? AND seq > ? ORDER BY seq, key",
                                         arguments: [ctx.accountID, store.string, cursor])
             // Whole sets only: stop at a set boundary once the page is full.
@@ -57,7 +68,8 @@ extension SQLiteMetadataStore: KeyValueStore {
             let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ?", arguments: [ctx.accountID, store.string])
             var current: [String: KVEntry] = [:]
             for r in rows { let e = try Self.entry(r); current[e.key] = e }
-            let winners = KVMerge.winners(entries, over: current)
+            let horizon = try Self.horizon(db, account: ctx.accountID, store: store)
+            let winners = KVMerge.winners(entries, over: current, horizon: horizon?.stamp)
             guard !winners.isEmpty else { return ([], try Self.cursor(db, account: ctx.accountID, store: store)) }
             var result: [String: KVValue] = current.compactMapValues(\.value)
             for w in winners { result[w.key] = w.value }
@@ -74,6 +86,23 @@ extension SQLiteMetadataStore: KeyValueStore {
                     ON CONFLICT (account_id, store, key) DO UPDATE SET value = excluded.value, wall = excluded.wall,
                         counter = excluded.counter, device = excluded.device, seq = excluded.seq
                     """, arguments: [ctx.accountID, store.string, w.key, blob, w.stamp.wallMillis, Int64(w.stamp.counter), w.device.description, seq])
+                current[w.key] = w
+            }
+            // Deletes past the limit are forgotten, the oldest first; the horizon keeps them winning.
+            var tombstoneSeq: [String: Int64] = [:]  // the change each delete was made in
+            for r in rows where (r["value"] as Data?) == nil { tombstoneSeq[r["key"]] = r["seq"] }
+            for w in winners { tombstoneSeq[w.key] = seq }
+            let (forget, newest) = KVMerge.forgetting(current.values.filter { $0.value == nil })
+            if let newest {
+                let forgottenSeq = forget.compactMap { tombstoneSeq[$0] }.max() ?? seq
+                for k in forget {
+                    try db.execute(sql: "DELETE FROM kv_entries WHERE account_id = ? AND store = ? AND key = ?", arguments: [ctx.accountID, store.string, k])
+                }
+                let stamp = max(newest, horizon?.stamp ?? .zero)
+                try db.execute(sql: """
+                    INSERT INTO kv_horizon (account_id, store, wall, counter, seq) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (account_id, store) DO UPDATE SET wall = excluded.wall, counter = excluded.counter, seq = MAX(seq, excluded.seq)
+                    """, arguments: [ctx.accountID, store.string, stamp.wallMillis, Int64(stamp.counter), forgottenSeq])
             }
             return (winners.map(\.key), seq)
         }

@@ -137,6 +137,20 @@ extension SQLiteMetadataStore {
         m.registerMigration("v4-deleted-item-paths") { db in
             try db.execute(sql: "CREATE INDEX items_deleted_path ON items(container_id, path, deleted_at) WHERE deleted_at IS NOT NULL")
         }
+        // Each key-value store's horizon: the newest delete it forgot (`KVLimits.maxTombstones`)
+        // and the change it was made in (feeds asked from before it are expired).
+        m.registerMigration("v5-kv-horizon") { db in
+            try db.execute(sql: """
+                CREATE TABLE kv_horizon (
+                    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    store TEXT NOT NULL,
+                    wall INTEGER NOT NULL,
+                    counter INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (account_id, store)
+                ) WITHOUT ROWID
+                """)
+        }
         return m
     }
 }

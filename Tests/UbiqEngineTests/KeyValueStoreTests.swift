@@ -192,6 +192,36 @@ struct KeyValueStoreTests {
         }
     }
 
+    /// A device away while another deleted a key and then more keys than the server remembers
+    /// deletes of: the server has forgotten that delete, so the device is told to reload and
+    /// drops the key (it kept it for ever before), reports it as a server change, and still
+    /// sends what it wrote while away.
+    @Test func aDeviceThatMissedAForgottenDeleteReloadsAndKeepsItsOwnWrite() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let ka = try store(a), kb = try store(b)
+            try await ka.set(.int(1), forKey: "old")
+            #expect(await ka.synchronize())
+            #expect(await kb.synchronize())
+            #expect(await kb.value(forKey: "old") == .int(1))
+            let logB = await listen(kb)
+            try await ka.removeValue(forKey: "old")
+            for round in 0..<11 {
+                for i in 0..<100 { try await ka.set(.int(Int64(i)), forKey: "r\(round)-\(i)") }
+                #expect(await ka.synchronize())
+                for i in 0..<100 { try await ka.removeValue(forKey: "r\(round)-\(i)") }
+                #expect(await ka.synchronize())
+            }
+            try await kb.set(.string("B's"), forKey: "mine")
+            #expect(await kb.synchronize())
+            #expect(await kb.value(forKey: "old") == nil, "B kept a key deleted while it was away")
+            #expect(await kb.value(forKey: "mine") == .string("B's"))
+            #expect(await eventually { await logB.keys(.serverChange).contains("old") })
+            #expect(await ka.synchronize())
+            #expect(await ka.value(forKey: "mine") == .string("B's"))
+        }
+    }
+
     @Test func offlineWritesPersistAndGoUpWhenTheServerIsBack() async throws {
         let dir = try TempDirectory("ubiq-kv-offline")
         defer { dir.remove() }

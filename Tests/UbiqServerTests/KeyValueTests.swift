@@ -33,6 +33,47 @@ struct KeyValueTests {
         }
     }
 
+    /// Deleted keys count: past `KVLimits.maxTombstones` the oldest deletes are forgotten (they
+    /// piled up uncounted: 20,000 against a 1,024-key limit, every write then reading them all),
+    /// a forgotten delete still beats an older write, and a device that had not seen it is told
+    /// to reload instead of keeping the key for ever.
+    @Test func deletedKeysAreBoundedAndAForgottenDeleteStillWins() async throws {
+        try await withServer { server in
+            let (laptop, lid) = try await server.device("alice", name: "laptop")
+            let (phone, pid) = try await server.device("alice", name: "phone")
+            _ = try await laptop.kvSet(notes, [entry("keep", .int(1), wall: 100, device: lid)])
+            let seen = try await phone.kvAll(notes)
+            _ = try await laptop.kvSet(notes, [entry("keep", nil, wall: 150, device: lid)])
+            var wall: Int64 = 200
+            for round in 0..<11 {
+                let keys = (0..<100).map { "k\(round)-\($0)" }
+                _ = try await laptop.kvSet(notes, keys.map { entry($0, .int(1), wall: wall, device: lid) })
+                _ = try await laptop.kvSet(notes, keys.map { entry($0, nil, wall: wall + 1, device: lid) })
+                wall += 10
+            }
+            var tombstones: [KVEntry] = []
+            var cursor: Int64 = 0
+            while true {
+                let page = try await phone.kvChanges(notes, after: cursor)
+                tombstones += page.entries.filter { $0.value == nil }
+                cursor = page.cursor
+                if !page.hasMore { break }
+            }
+            #expect(tombstones.count == KVLimits.maxTombstones, "\(tombstones.count) deletes kept")
+            // 1,101 deletes: "keep" and the 76 first of round 0 are forgotten, the oldest first.
+            #expect(!tombstones.contains { $0.key == "keep" } && tombstones.filter { $0.key.hasPrefix("k0-") }.count == 24)
+            // A write older than a forgotten delete loses to it; a newer one wins.
+            let forgotten = Set((0..<100).map { "k0-\($0)" }).subtracting(tombstones.map(\.key)).sorted()
+            let stale = try await phone.kvSet(notes, [entry("keep", .int(2), wall: 120, device: pid), entry(forgotten[0], .int(2), wall: 190, device: pid)])
+            #expect(stale.applied.isEmpty)
+            let fresh = try await phone.kvSet(notes, [entry("keep", .int(3), wall: 5_000, device: pid)])
+            #expect(fresh.applied == ["keep"])
+            // The phone had "keep" live and never saw its delete: it must reload.
+            await expectCode(.kvCursorExpired) { _ = try await phone.kvChanges(notes, after: seen.cursor) }
+            #expect(try await phone.kvAll(notes).entries.map(\.key) == ["keep"])
+        }
+    }
+
     @Test func lastWriterWinsByHLCThenDevice() async throws {
         try await withServer { server in
             let (laptop, lid) = try await server.device("alice", name: "laptop")
