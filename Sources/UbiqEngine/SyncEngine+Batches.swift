@@ -206,6 +206,7 @@ extension SyncEngine {
         var done = 0
         for (p, result) in zip(prepared, results) {
             guard let resp = result.response else {
+                if result.error?.code == .pathExists && revivesAside(p.id, path: p.path) { continue }
                 failed(p.id, code: result.error?.code.rawValue ?? "error", message: result.error?.message ?? "refused")
                 continue
             }

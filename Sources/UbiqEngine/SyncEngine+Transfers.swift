@@ -46,9 +46,14 @@ extension SyncEngine {
         }
         let resp: CommitResponse
         do {
-            resp = try await client.commit(config.container, request(delta != nil))
-        } catch let e as ClientError where delta != nil && (e.code == .invalidRequest || e.code == .notFound) {
-            resp = try await client.commit(config.container, request(false))  // the base was not what we thought: send it whole
+            do {
+                resp = try await client.commit(config.container, request(delta != nil))
+            } catch let e as ClientError where delta != nil && (e.code == .invalidRequest || e.code == .notFound) {
+                resp = try await client.commit(config.container, request(false))  // the base was not what we thought: send it whole
+            }
+        } catch let e as ClientError where e.code == .pathExists && revivesAside(id, path: l.path) {
+            logger.info("\(l.path): \(e.message)")
+            return true
         }
         let sid = resp.item.id
         adopt(id, as: sid)
@@ -62,6 +67,19 @@ extension SyncEngine {
         if indexed { try store.indexChunks(item: sid, manifest: m) }
         noteAnswered([id, sid])
         return true
+    }
+
+    /// An edit of an item deleted on the server wins and brings it back; when another item has
+    /// taken its name since (another device made a new file there), the server refuses the
+    /// path: the edited file is renamed beside it here (`name (2)`), and the next round sends it
+    /// under that name. It retried the refused name for ever before. True if renamed.
+    func revivesAside(_ id: ItemID, path: RelativePath) -> Bool {
+        guard remote[id] == nil, synced[id] != nil else { return false }
+        schedule(.pullFirst)
+        do { return try renameAside(id, from: path) } catch {
+            logger.warning("\(error)")
+            return false
+        }
     }
 
     /// Finishes a committed version the server still lacks content for (a chunk went missing, or

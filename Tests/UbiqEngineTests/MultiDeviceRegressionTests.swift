@@ -146,6 +146,28 @@ struct MultiDeviceRegressionTests {
         }
     }
 
+    /// A device edits a file while another deletes it and makes a new file of the same name:
+    /// the edit wins over the delete, but the name is taken, so the edited file comes back as
+    /// `name (2)` on every device beside the new one. It retried the taken name for ever
+    /// (`'…' is taken [path_exists]`), stuck (a randomized run, seed 591163533148724086).
+    @Test func anEditOfAFileDeletedAndRemadeElsewhereComesBackBesideIt() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/doc.txt", "v1")
+            #expect(await eventually { b.read("Documents/doc.txt") == "v1" })
+            await b.stop()
+            try FileManager.default.removeItem(at: a.url("Documents/doc.txt"))
+            #expect(await eventually { (try? await a.engine.versions(of: RelativePath(validating: "Documents/doc.txt"))) == nil })
+            try a.write("Documents/doc.txt", "new from A")
+            #expect(await eventually { (try? await a.engine.versions(of: RelativePath(validating: "Documents/doc.txt")))?.current?.size == 10 })
+            try b.write("Documents/doc.txt", "edited on B")
+            try await b.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            #expect(a.read("Documents/doc.txt") == "new from A" && a.read("Documents/doc (2).txt") == "edited on B", "\(a.snapshot().keys.sorted())")
+            #expect(await b.engine.status().errors.isEmpty)
+        }
+    }
+
     /// Two devices rename two files to one name: one keeps it, the other becomes `name (2)`
     /// on every device; both contents stay.
     @Test func renameOntoANameAnotherDeviceTookGetsAVisibleRename() async throws {
