@@ -14,9 +14,13 @@ public struct VersionRecord: Hashable, Sendable, Codable {
     public var deviceName: String
     /// True once the server holds every chunk of the content (metadata is committed first).
     public var uploaded: Bool
+    /// The file's permission bits on the device that wrote it (nil: not sent; devices then use
+    /// their default).
+    public var permissions: Int?
 
     public init(id: VersionID, state: VersionState, size: Int, hash: ContentHash, modified: Date, committed: Date,
-                device: DeviceID, deviceName: String, uploaded: Bool) {
+                device: DeviceID, deviceName: String, uploaded: Bool, permissions: Int? = nil) {
+        self.permissions = permissions
         self.id = id
         self.state = state
         self.size = size

@@ -40,6 +40,20 @@ struct LocalFiles: Sendable {
         return stamp(of: st)
     }
 
+    /// A file's permission bits (`0o777` at most), as sent with its content.
+    static func permissions(_ path: String) -> Int? {
+        var st = ubiq_stat()
+        guard ubiq_stat_at(AT_FDCWD, path, &st) == 0 else { return nil }
+        return Int(mode_t(st.mode) & 0o777)
+    }
+
+    /// Gives a downloaded file the permission bits its writer had (never without the owner's
+    /// read bit: this engine reads the file to sync it). Nil: the default the file was made with.
+    static func setPermissions(_ fd: Int32, _ permissions: Int?) {
+        guard let p = permissions, (0...0o777).contains(p) else { return }
+        fchmod(fd, mode_t(p | 0o400))
+    }
+
     /// Kind and stamp from a `statx` result. The stamp's `inode` is the file's identity: its inode
     /// number mixed with its birth time, so an inode number the file system hands to a new file
     /// (ext4 reuses a deleted one's at once) names a different file, never the old one's item.

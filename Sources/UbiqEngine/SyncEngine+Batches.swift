@@ -194,7 +194,7 @@ extension SyncEngine {
         let requests = prepared.map { p in
             CommitRequest(itemID: p.id, versionID: VersionID(uuid: newUUID()), path: p.path, kind: .file, base: p.base,
                           modified: Self.date(nanos: p.stamp.mtimeNanos), manifest: p.manifest,
-                          parent: remote[p.id] == nil ? p.path.parent.flatMap { parents[$0] } : nil)
+                          parent: remote[p.id] == nil ? p.path.parent.flatMap { parents[$0] } : nil, permissions: LocalFiles.permissions(p.file))
         }
         noteSending(zip(prepared, requests).map { ($0.id, $1.versionID, $0.manifest.hash) })
         let results = try await client.commitMany(config.container, requests)
@@ -274,7 +274,7 @@ extension SyncEngine {
             if ok { jobs.append((w, m)) }
         }
         let files = WrittenFiles(items: jobs.map { w, m in
-            WrittenFiles.Item(manifest: m, partial: partials + "/\(w.id)-\(w.version).partial", modified: w.remote.modified,
+            WrittenFiles.Item(manifest: m, partial: partials + "/\(w.id)-\(w.version).partial", modified: w.remote.modified, permissions: w.remote.permissions,
                               placement: Placement(partial: partials + "/\(w.id)-\(w.version).partial", dest: self.files.path(w.target),
                                                    path: w.target.string, expected: w.expected))
         })
@@ -358,11 +358,12 @@ extension SyncEngine {
     }
 
     /// Writes a new file (not flushed) with the given modification time.
-    static func writeFile(_ bytes: [UInt8], to path: String, modified: Date?, sync: Bool = false) throws {
+    static func writeFile(_ bytes: [UInt8], to path: String, modified: Date?, permissions: Int? = nil, sync: Bool = false) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         try writeAll(fd, bytes, at: 0, path: path)
+        LocalFiles.setPermissions(fd, permissions)
         if let modified { setTimes(fd, modified) }
         if sync && fsync(fd) != 0 { throw EngineError(.storageFailure, "cannot flush \(path): \(String(cString: strerror(errno)))") }
     }

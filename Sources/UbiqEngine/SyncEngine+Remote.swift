@@ -8,7 +8,7 @@ extension SyncEngine {
         let node = RemoteNode(path: item.path, kind: item.kind, version: item.current?.id, hash: item.current?.hash,
                               size: item.current?.size ?? 0, uploaded: item.current?.uploaded ?? true)
         return RemoteEntry(node: node, conflictCount: item.conflictCount, modified: item.current?.modified, deviceName: item.current?.deviceName,
-                           created: item.created)
+                           created: item.created, permissions: item.current?.permissions)
     }
 
     /// Reads the server's change feed from the stored cursor into the Remote tree. Pulls never

@@ -34,6 +34,7 @@ extension SyncEngine {
         }
         let versionID = VersionID(uuid: newUUID())
         let parent = commitParent(id, l.path)
+        let permissions = LocalFiles.permissions(path)
         claim([id])
         noteSending([(id, versionID, m.hash)])
         // Noted before it goes out: if this engine stops before the content is up and the file
@@ -42,7 +43,7 @@ extension SyncEngine {
         func request(_ useDelta: Bool) -> CommitRequest {
             CommitRequest(itemID: id, versionID: versionID, path: l.path, kind: .file, base: base,
                           modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil,
-                          parent: parent)
+                          parent: parent, permissions: permissions)
         }
         let resp: CommitResponse
         do {
@@ -346,6 +347,7 @@ extension SyncEngine {
             throw EngineError(.storageFailure, "cannot write \(partial): \(String(cString: strerror(errno)))")
         }
         ftruncate(fd, off_t(offset))
+        LocalFiles.setPermissions(fd, r.permissions)
         if let mod = r.modified { Self.setTimes(fd, mod) }
         let assembled = ContinuousClock.now
         guard fsync(fd) == 0 else { throw EngineError(.storageFailure, "cannot sync \(partial)") }

@@ -13,6 +13,7 @@ extension VersionRecord: FastJSONCodable {
             o.key("hash"); o.hash(hash)
             o.key("id"); o.string(id.description)
             o.key("modified"); o.date(modified)
+            if let permissions { o.key("permissions"); o.int(permissions) }
             o.key("size"); o.int(size)
             o.key("state"); o.string(state.rawValue)
             o.key("uploaded"); o.bool(uploaded)
@@ -22,7 +23,7 @@ extension VersionRecord: FastJSONCodable {
 
     public static func readJSON(_ input: inout JSONIn) throws -> VersionRecord {
         var id: VersionID?, state: VersionState?, size: Int?, hash: ContentHash?, modified: Date?, committed: Date?
-        var device: DeviceID?, deviceName: String?, uploaded: Bool?
+        var device: DeviceID?, deviceName: String?, uploaded: Bool?, permissions: Int?
         try input.object { r, key in
             switch key {
             case "committed": committed = try r.date()
@@ -31,6 +32,7 @@ extension VersionRecord: FastJSONCodable {
             case "hash": hash = try r.hash()
             case "id": id = try r.id(VersionID.self)
             case "modified": modified = try r.date()
+            case "permissions": permissions = r.null() ? nil : try r.int()
             case "size": size = try r.int()
             case "state": state = try r.raw(VersionState.self)
             case "uploaded": uploaded = try r.bool()
@@ -39,7 +41,7 @@ extension VersionRecord: FastJSONCodable {
         }
         guard let id, let state, let size, let hash, let modified, let committed, let device, let deviceName, let uploaded else { throw JSONIn.GiveUp() }
         return VersionRecord(id: id, state: state, size: size, hash: hash, modified: modified, committed: committed,
-                             device: device, deviceName: deviceName, uploaded: uploaded)
+                             device: device, deviceName: deviceName, uploaded: uploaded, permissions: permissions)
     }
 }
 
@@ -119,6 +121,7 @@ extension CommitRequest: FastJSONCodable {
             o.key("modified"); o.date(modified)
             if let parent { o.key("parent"); o.string(parent.description) }
             o.key("path"); o.string(path.string)
+            if let permissions { o.key("permissions"); o.int(permissions) }
             o.key("versionID"); o.string(versionID.description)
             return true
         }
@@ -126,7 +129,7 @@ extension CommitRequest: FastJSONCodable {
 
     public static func readJSON(_ input: inout JSONIn) throws -> CommitRequest {
         var itemID: ItemID?, versionID: VersionID?, path: RelativePath?, kind: ItemKind?, base: VersionID?, modified: Date?, manifest: Manifest?
-        var parent: ItemID?
+        var parent: ItemID?, permissions: Int?
         try input.object { r, key in
             switch key {
             case "base": base = r.null() ? nil : try r.id(VersionID.self)
@@ -137,12 +140,14 @@ extension CommitRequest: FastJSONCodable {
             case "modified": modified = try r.date()
             case "parent": parent = r.null() ? nil : try r.id(ItemID.self)
             case "path": path = try r.path()
+            case "permissions": permissions = r.null() ? nil : try r.int()
             case "versionID": versionID = try r.id(VersionID.self)
             default: try r.skip()
             }
         }
         guard let itemID, let versionID, let path, let kind, let modified else { throw JSONIn.GiveUp() }
-        return CommitRequest(itemID: itemID, versionID: versionID, path: path, kind: kind, base: base, modified: modified, manifest: manifest, parent: parent)
+        return CommitRequest(itemID: itemID, versionID: versionID, path: path, kind: kind, base: base, modified: modified, manifest: manifest, parent: parent,
+                             permissions: permissions)
     }
 }
 

@@ -92,10 +92,14 @@ public struct CommitRequest: Codable, Sendable {
     /// refused with `item_changed`: the device pulls and plans again instead of landing the item
     /// under a path no longer its folder's.
     public var parent: ItemID?
+    /// The file's permission bits (`0o000`…`0o777`) as the device has them (files only): other
+    /// devices give the file the same (a file private to its owner stays private everywhere).
+    public var permissions: Int?
     public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?,
-                manifestDelta: ManifestDelta? = nil, parent: ItemID? = nil) {
+                manifestDelta: ManifestDelta? = nil, parent: ItemID? = nil, permissions: Int? = nil) {
         self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
         self.base = base; self.modified = modified; self.manifest = manifest; self.manifestDelta = manifestDelta; self.parent = parent
+        self.permissions = permissions
     }
 }
 

@@ -12,13 +12,15 @@ extension ServerServices {
     /// A commit request as the store takes it: a folder without content, a delta applied to its base.
     func commitInput(_ ctx: AuthContext, _ container: ContainerID, _ body: CommitRequest) async throws -> CommitInput {
         if body.kind == .folder && (body.manifest != nil || body.manifestDelta != nil) { throw APIFailure(.invalidRequest, "a folder has no content") }
+        if let p = body.permissions, !(0...0o777).contains(p) { throw APIFailure(.invalidRequest, "permissions are 0 to 0o777 (511), got \(p)") }
         var manifest = body.manifest
         if manifest == nil, let delta = body.manifestDelta {
             let base = try await metadata.manifest(ctx, container: container, version: delta.base)
             do { manifest = try delta.apply(baseChunks: base.chunks) } catch let e as CoreError { throw APIFailure(e.code, e.message) }
         }
         return CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
-                           base: body.base, modified: body.modified, manifest: manifest, parent: body.parent)
+                           base: body.base, modified: body.modified, manifest: manifest, parent: body.parent,
+                           permissions: body.kind == .file ? body.permissions : nil)
     }
 
     func addItemRoutes(to router: Router<UbiqRequestContext>) {

@@ -40,10 +40,13 @@ public struct CommitInput: Sendable {
     public var manifest: Manifest?
     /// See `CommitRequest.parent`: checked when the commit makes a new item.
     public var parent: ItemID?
+    /// See `CommitRequest.permissions` (checked to be 0…0o777).
+    public var permissions: Int?
     public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?,
-                parent: ItemID? = nil) {
+                parent: ItemID? = nil, permissions: Int? = nil) {
         self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
         self.base = base; self.modified = modified; self.manifest = manifest; self.parent = parent
+        self.permissions = permissions
     }
 }
 

@@ -87,10 +87,11 @@ extension SQLiteMetadataStore {
     func insertVersion(_ db: Database, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
                        input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date) throws -> Int64 {
         try db.cachedStatement(sql: """
-            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
-                             input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded])
+                             input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded,
+                             input.permissions])
         let v = db.lastInsertedRowID
         let stmt = try db.cachedStatement(sql: "INSERT INTO version_chunks (version_id, idx, hash, size) VALUES (?, ?, ?, ?)")
         for (i, ch) in manifest.chunks.enumerated() { try stmt.execute(arguments: [v, i, ch.hash.hex, ch.size]) }
@@ -161,7 +162,8 @@ extension SQLiteMetadataStore {
             // Dates as the database holds them (seconds since 1970 in a double), as a read would give.
             func stored(_ d: Date) -> Date { Date(timeIntervalSince1970: d.timeIntervalSince1970) }
             let version = VersionRecord(id: input.versionID, state: .current, size: manifest.size, hash: manifest.hash, modified: stored(input.modified),
-                                        committed: stored(now), device: ctx.deviceID, deviceName: ctx.deviceName, uploaded: uploaded)
+                                        committed: stored(now), device: ctx.deviceID, deviceName: ctx.deviceName, uploaded: uploaded,
+                                        permissions: input.permissions)
             let record = ItemRecord(id: input.itemID, path: input.path, kind: .file, current: version, conflictCount: 0, deletedAt: nil,
                                     changeSeq: seq, created: version.modified)
             return CommitResult(outcome: .created, item: record, version: version, missing: missing.map(\.hash), cursor: seq)

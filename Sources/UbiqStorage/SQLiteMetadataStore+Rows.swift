@@ -35,7 +35,7 @@ extension Database {
         }
         return VersionRecord(id: id, state: state, size: r["size"], hash: try ContentHash(validating: r["hash"]),
                              modified: Date(timeIntervalSince1970: r["modified"]), committed: Date(timeIntervalSince1970: r["committed"]),
-                             device: dev, deviceName: r["device_name"], uploaded: r["uploaded"])
+                             device: dev, deviceName: r["device_name"], uploaded: r["uploaded"], permissions: r["permissions"])
     }
 
     /// The columns `itemRecord(joined:)` reads, for a query over `items i`: the item, its
@@ -45,7 +45,8 @@ extension Database {
         i.id, i.uuid, i.path, i.kind, i.deleted_at, i.seq,
         v.uuid, v.state, v.size, v.hash, v.modified, v.committed, v.device_id, v.device_name, v.uploaded,
         (SELECT COUNT(*) FROM versions x WHERE x.item_id = i.id AND x.state = 'conflict'),
-        (SELECT MIN(y.modified) FROM versions y WHERE y.item_id = i.id)
+        (SELECT MIN(y.modified) FROM versions y WHERE y.item_id = i.id),
+        v.permissions
         """
 
     /// An item from a row of `itemRecordColumns` starting at column `o` (columns read by position).
@@ -61,7 +62,7 @@ extension Database {
             }
             current = VersionRecord(id: v, state: state, size: r[o + 8], hash: try ContentHash(validating: r[o + 9]),
                                     modified: Date(timeIntervalSince1970: r[o + 10]), committed: Date(timeIntervalSince1970: r[o + 11]),
-                                    device: dev, deviceName: r[o + 13], uploaded: r[o + 14])
+                                    device: dev, deviceName: r[o + 13], uploaded: r[o + 14], permissions: r[o + 17])
         }
         let deleted: Double? = r[o + 4]
         let created: Double? = r[o + 16]

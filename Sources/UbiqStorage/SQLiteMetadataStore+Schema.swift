@@ -151,6 +151,10 @@ extension SQLiteMetadataStore {
                 ) WITHOUT ROWID
                 """)
         }
+        // Each file version's permission bits as the writing device had them (nil: not sent).
+        m.registerMigration("v6-version-permissions") { db in
+            try db.execute(sql: "ALTER TABLE versions ADD COLUMN permissions INTEGER")
+        }
         return m
     }
 }

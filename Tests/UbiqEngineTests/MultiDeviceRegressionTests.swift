@@ -168,6 +168,43 @@ struct MultiDeviceRegressionTests {
         }
     }
 
+    /// A file's permission bits travel with its content: a file private to its owner (0600) on
+    /// one device stays private on the others (it arrived 0644, readable by every local user),
+    /// a script stays executable. Small files (batched) and a big one (alone) both.
+    @Test func permissionsTravelWithContent() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            func create(_ p: String, _ bytes: [UInt8], mode: mode_t) throws {
+                try FileManager.default.createDirectory(at: a.url(p).deletingLastPathComponent(), withIntermediateDirectories: true)
+                let fd = open(a.url(p).path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+                guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+                defer { close(fd) }
+                fchmod(fd, mode)  // whatever the umask
+                #expect(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
+            }
+            func mode(_ d: TestDevice, _ p: String) -> Int? {
+                (try? FileManager.default.attributesOfItem(atPath: d.url(p).path)[.posixPermissions] as? Int) ?? nil
+            }
+            let big = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let files: [(String, [UInt8], mode_t)] = [
+                ("Documents/p/secret1.txt", Array("one".utf8), 0o600), ("Documents/p/secret2.txt", Array("two".utf8), 0o600),
+                ("Documents/p/group.txt", Array("three".utf8), 0o640), ("Documents/p/run.sh", Array("#!/bin/sh\necho hi\n".utf8), 0o755),
+                ("Documents/p/plain.txt", Array("plain".utf8), 0o644), ("Documents/p/big.bin", big, 0o600),
+            ]
+            for (p, bytes, m) in files { try create(p, bytes, mode: m) }
+            #expect(await eventually { files.allSatisfy { b.readBytes($0.0) == $0.1 } })
+            for (p, _, m) in files { #expect(mode(b, p) == Int(m), "\(p): \(mode(b, p).map { String($0, radix: 8) } ?? "-")") }
+            // A new version carries its own bits.
+            chmod(a.url("Documents/p/secret1.txt").path, 0o644)
+            try a.write("Documents/p/secret1.txt", "one, now public")
+            #expect(await eventually { b.read("Documents/p/secret1.txt") == "one, now public" })
+            #expect(mode(b, "Documents/p/secret1.txt") == 0o644)
+            // The server keeps them with the version.
+            let versions = try await b.engine.versions(of: RelativePath(validating: "Documents/p/secret2.txt"))
+            #expect(versions.current?.permissions == 0o600)
+        }
+    }
+
     /// Two devices rename two files to one name: one keeps it, the other becomes `name (2)`
     /// on every device; both contents stay.
     @Test func renameOntoANameAnotherDeviceTookGetsAVisibleRename() async throws {

@@ -37,7 +37,8 @@ struct FastJSONTests {
         }
         mutating func version() -> VersionRecord {
             VersionRecord(id: VersionID(uuid: uuid()), state: [.current, .conflict, .other][int(0...2)], size: int(0...Int.max),
-                          hash: hash(), modified: date(), committed: date(), device: DeviceID(uuid: uuid()), deviceName: text(10), uploaded: coin())
+                          hash: hash(), modified: date(), committed: date(), device: DeviceID(uuid: uuid()), deviceName: text(10), uploaded: coin(),
+                          permissions: coin() ? int(0...0o777) : nil)
         }
         mutating func item() -> ItemRecord {
             ItemRecord(id: ItemID(uuid: uuid()), path: path(), kind: coin() ? .file : .folder, current: coin() ? version() : nil,
@@ -46,7 +47,7 @@ struct FastJSONTests {
         mutating func commit() -> CommitRequest {
             CommitRequest(itemID: ItemID(uuid: uuid()), versionID: VersionID(uuid: uuid()), path: path(), kind: coin() ? .file : .folder,
                           base: coin() ? VersionID(uuid: uuid()) : nil, modified: date(), manifest: coin() ? manifest() : nil,
-                          parent: coin() ? ItemID(uuid: uuid()) : nil)
+                          parent: coin() ? ItemID(uuid: uuid()) : nil, permissions: coin() ? int(0...0o777) : nil)
         }
         mutating func response() -> CommitResponse {
             CommitResponse(outcome: [.created, .updated, .revived, .conflict, .unchanged][int(0...4)], item: item(),

@@ -70,6 +70,13 @@ struct ValidationTests {
             await expectCode(.invalidRequest) { try await commit(wrongSize, "size.bin") }
             let emptyWithAHash = Manifest(chunks: [], size: 0, hash: m.hash)
             await expectCode(.hashMismatch) { try await commit(emptyWithAHash, "empty.bin") }
+            // Permission bits are 0…0o777; anything else (a file type, setuid, a negative) is refused.
+            for bad in [-1, 0o1000, 0o4755, Int.max] {
+                await expectCode(.invalidRequest) {
+                    _ = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/mode.bin"),
+                                                                kind: .file, base: nil, modified: Date(), manifest: m, permissions: bad))
+                }
+            }
             #expect(try await c.changes(notes, after: 0).items.filter { $0.kind == .file }.isEmpty, "nothing was recorded")
             try await commit(m, "right.bin")
             #expect(try await c.changes(notes, after: 0).items.filter { $0.kind == .file }.map(\.path.string) == ["Documents/right.bin"])
