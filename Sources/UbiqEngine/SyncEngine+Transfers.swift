@@ -414,32 +414,3 @@ extension SyncEngine {
         guard rc == 0 else { throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
     }
 }
-
-/// A chunk's bytes for a download: read from a file of this device, or left in the fetch
-/// answer they arrived in.
-enum ChunkBytes: Sendable {
-    case local([UInt8])
-    case fetched(FetchedChunks, Int)
-
-    var count: Int {
-        switch self {
-        case .local(let b): return b.count
-        case .fetched(let f, let i): return f.withBytes(i) { $0.count }
-        }
-    }
-
-    /// Calls `body` with the bytes (valid only during the call).
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        switch self {
-        case .local(let b): return try b.withUnsafeBytes(body)
-        case .fetched(let f, let i): return try f.withBytes(i, body)
-        }
-    }
-}
-
-enum FileIOSync {
-    static func directory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
-    }
-}

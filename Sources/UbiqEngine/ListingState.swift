@@ -1,0 +1,73 @@
+import Crypto
+import Foundation
+import UbiqCore
+
+/// A copy of the engine's trees (copy-on-write: taking it costs nothing) from which item
+/// attributes are computed without holding the engine's control queue.
+public struct ListingState: Sendable {
+    let remote: [ItemID: RemoteEntry]
+    let local: [ItemID: (path: RelativePath, entry: LocalEntry)]
+    let synced: [ItemID: SyncedEntry]
+    let localHashes: [ItemID: ContentHash]
+    let transfers: [ItemID: Transfer]
+    let itemErrors: [ItemID: String]
+    let excluded: [RelativePath: LocalEntry]
+
+    /// Every item (the server's, local-only and excluded ones) with the attributes of product §5.
+    public func all() -> [MetadataItem] {
+        var out: [MetadataItem] = []
+        out.reserveCapacity(remote.count + 16)
+        for (id, r) in remote { out.append(listed(id, r)) }
+        for (id, l) in local where remote[id] == nil { out.append(localOnly(id, l.path, l.entry)) }
+        for (p, e) in excluded { out.append(Self.excludedItem(p, e)) }
+        return out
+    }
+
+    /// One item, or nil when the engine does not know it.
+    public func item(_ id: ItemID) -> MetadataItem? {
+        if let r = remote[id] { return listed(id, r) }
+        if let l = local[id] { return localOnly(id, l.path, l.entry) }
+        return nil
+    }
+
+    static func excludedItem(_ p: RelativePath, _ e: LocalEntry) -> MetadataItem {
+        var m = MetadataItem(itemID: SyncEngine.excludedID(p), path: p, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
+                             modified: SyncEngine.date(nanos: e.stamp.mtimeNanos), status: .current, uploaded: false, percentUploaded: 0)
+        m.excluded = true
+        return m
+    }
+
+    func percent(_ t: Transfer?) -> Double {
+        guard let t else { return 0 }
+        return t.bytesTotal > 0 ? min(100, Double(t.bytesDone) * 100 / Double(t.bytesTotal)) : 0
+    }
+
+    func listed(_ id: ItemID, _ r: RemoteEntry) -> MetadataItem {
+        let s = synced[id], l = local[id]
+        let status: MetadataItem.Status
+        if l == nil {
+            status = .notDownloaded
+        } else if r.node.kind == .folder {
+            status = .current
+        } else {
+            status = s?.node.version == r.node.version || (localHashes[id] != nil && localHashes[id] == r.node.hash) ? .current : .downloaded
+        }
+        let t = transfers[id]
+        let up = t?.direction == .up, down = t?.direction == .down
+        let localChanged = l != nil && r.node.kind == .file && localHashes[id] != nil && localHashes[id] != s?.node.hash && localHashes[id] != r.node.hash
+        let uploaded = r.node.uploaded && !localChanged
+        let err = itemErrors[id]
+        return MetadataItem(itemID: id, path: l?.path ?? r.node.path, kind: r.node.kind, size: l.map { Int($0.entry.stamp.size) } ?? r.node.size,
+                            created: r.created, modified: r.modified, status: status, downloading: down,
+                            percentDownloaded: down ? percent(t) : (status == .notDownloaded ? 0 : 100), uploading: up, uploaded: uploaded,
+                            percentUploaded: up ? percent(t) : (uploaded ? 100 : 0), conflict: r.conflictCount > 0, excluded: false,
+                            downloadError: down || status == .notDownloaded ? err : nil, uploadError: up || localChanged ? err : nil)
+    }
+
+    func localOnly(_ id: ItemID, _ path: RelativePath, _ e: LocalEntry) -> MetadataItem {
+        let t = transfers[id]
+        return MetadataItem(itemID: id, path: path, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
+                            modified: SyncEngine.date(nanos: e.stamp.mtimeNanos), status: .current, uploading: t != nil, uploaded: false,
+                            percentUploaded: percent(t), uploadError: itemErrors[id])
+    }
+}
