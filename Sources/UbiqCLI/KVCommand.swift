@@ -86,7 +86,7 @@ struct KVCommand: AsyncParsableCommand {
         @OptionGroup var home: HomeOption
         func run() async throws {
             let json = self.json
-            let r = try await DeviceSession.perform(home, .kvWatch, live: true) { response in
+            let r = try await DeviceSession.perform(home, .kvWatch(), live: true) { response in
                 if response.ready == true {
                     FileHandle.standardError.write(Data("watching key-value changes (Ctrl-C to stop)\n".utf8))
                     return true

@@ -22,8 +22,11 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     /// The key-value store: every key, one key, an atomic set (nil removes), external changes.
     case kvList
     case kvGet(key: String)
-    case kvSet(values: [String: KVValue?])
-    case kvWatch
+    /// `origin`: the writing program's tag (see `kvWatch`).
+    case kvSet(values: [String: KVValue?], origin: String? = nil)
+    /// Changes from elsewhere; with `local`, this device's own writes by other programs too
+    /// (those whose `kvSet` carries the same tag are the watcher's own and left out).
+    case kvWatch(local: String? = nil)
     /// The first `limit` bytes of one version's content (previews).
     case versionContent(path: String, version: String, limit: Int)
 }

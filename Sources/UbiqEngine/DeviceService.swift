@@ -59,8 +59,8 @@ public struct DeviceService: Sendable {
                 var r = DeviceResponse(ok: true)
                 r.kv = [e]
                 return r
-            case .kvSet(let values):
-                try await kv.setValues(values)
+            case .kvSet(let values, let origin):
+                try await kv.setValues(values, origin: origin)
                 let synced = await kv.synchronize()
                 var r = DeviceResponse(ok: true)
                 r.savedLocally = !synced
@@ -71,8 +71,8 @@ public struct DeviceService: Sendable {
                 var r = DeviceResponse(ok: true)
                 r.content = Data(try await engine.versionContent(try RelativePath(validating: path), version: v, limit: max(0, min(limit, 1 << 20))))
                 return r
-            case .kvWatch:
-                let stream = await kv.changes()
+            case .kvWatch(let local):
+                let stream = local == nil ? await kv.changes() : await kv.changes(includingLocalWritesExcept: local)
                 var ready = DeviceResponse(ok: true)
                 ready.ready = true
                 guard await emit(ready) else { return DeviceResponse(ok: true) }

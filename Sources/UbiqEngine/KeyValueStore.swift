@@ -13,6 +13,9 @@ public actor KeyValueStore {
     /// Why keys changed (as `NSUbiquitousKeyValueStoreChangeReasonKey`).
     public enum ChangeReason: String, Codable, Sendable {
         case serverChange, initialSyncChange, quotaViolationChange, accountChange
+        /// Written on this device by another program (the front end hears `ubiq kv set`): only
+        /// for listeners that ask for it (see ``changes(includingLocalWritesExcept:)``).
+        case localChange
     }
 
     /// One external change: its reason and the keys it touched.
@@ -38,6 +41,8 @@ public actor KeyValueStore {
     var syncedOnce = false
     var accountChangedKeys: [String]?
     var listeners: [UUID: @Sendable (Change) -> Void] = [:]
+    /// Listeners that also hear this device's own writes, except those tagged with their origin.
+    var localListeners: [UUID: (origin: String?, body: @Sendable (Change) -> Void)] = [:]
     var syncing = false
     var syncAgain = false
     var syncWaiters: [CheckedContinuation<Void, Never>] = []
@@ -105,7 +110,8 @@ public actor KeyValueStore {
     public func removeValue(forKey key: String) throws { try setValues([key: nil]) }
 
     /// Sets and removes (nil) several keys at once: every device sees all of them or none.
-    public func setValues(_ changes: [String: KVValue?]) throws {
+    /// `origin` tags the writing program: listeners of local writes hear the change unless it is theirs.
+    public func setValues(_ changes: [String: KVValue?], origin: String? = nil) throws {
         guard !changes.isEmpty else { return }
         for (k, v) in changes { try KVLimits.check(key: k, value: v) }
         var after: [String: KVValue] = [:]
@@ -121,6 +127,8 @@ public actor KeyValueStore {
         hlc = clock
         pending = newPending
         for e in written { entries[e.key] = e }
+        let c = Change(reason: .localChange, keys: changes.keys.sorted())
+        for l in localListeners.values where origin == nil || l.origin != origin { l.body(c) }
     }
 
     func clockMeta(_ c: HybridLogicalClock) -> [String: String] {
@@ -140,7 +148,17 @@ public actor KeyValueStore {
         return id
     }
 
-    public func removeListener(_ id: UUID) { listeners[id] = nil }
+    public func removeListener(_ id: UUID) { listeners[id] = nil; localListeners[id] = nil }
+
+    /// External changes and this device's own writes made by other programs (`localChange`;
+    /// writes tagged `origin` are the listener's own and are left out), as a stream.
+    public func changes(includingLocalWritesExcept origin: String?) -> AsyncStream<Change> {
+        let (stream, cont) = AsyncStream<Change>.makeStream()
+        let id = addListener { cont.yield($0) }
+        localListeners[id] = (origin, { cont.yield($0) })
+        cont.onTermination = { _ in Task { await self.removeListener(id) } }
+        return stream
+    }
 
     /// External changes as a stream (ends when the task reading it is cancelled).
     public func changes() -> AsyncStream<Change> {

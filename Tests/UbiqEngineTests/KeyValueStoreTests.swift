@@ -192,6 +192,37 @@ struct KeyValueStoreTests {
         }
     }
 
+    /// The front end beside `ubiq kv set` on the same device: its watch hears that write (as a
+    /// local change) and not its own; listeners of the Apple kind still hear neither. The front
+    /// end's settings went stale before (only other devices' writes refreshed them).
+    @Test func aWatcherHearsOtherProgramsOnThisDeviceButNotItself() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A")
+            let ka = try store(a)
+            let service = DeviceService(engine: a.engine, kv: ka)
+            let plain = await listen(ka)
+            let heard = ChangeLog()
+            let ready = AsyncStream<Void>.makeStream()
+            let watch = Task {
+                await service.handle(.kvWatch(local: "front-end")) { r in
+                    if r.ready == true { ready.continuation.yield() }
+                    if let c = r.kvChange { await heard.note(c) }
+                    return true
+                }
+            }
+            defer { watch.cancel() }
+            var it = ready.stream.makeAsyncIterator()
+            _ = await it.next()
+            #expect(await service.handle(.kvSet(values: ["mine": .int(1)], origin: "front-end")).ok)
+            #expect(await service.handle(.kvSet(values: ["cli": .string("hello")])).ok)  // `ubiq kv set`
+            #expect(await service.handle(.kvSet(values: ["mine": nil])).ok)  // `ubiq kv rm`
+            #expect(await eventually { await heard.keys(.localChange) == ["cli", "mine"] })
+            let all = await heard.changes
+            #expect(all.count == 2 && all.allSatisfy { $0.reason == .localChange }, "\(all)")
+            #expect(await plain.changes.isEmpty, "a device's own writes are not external changes")
+        }
+    }
+
     /// A device away while another deleted a key and then more keys than the server remembers
     /// deletes of: the server has forgotten that delete, so the device is told to reload and
     /// drops the key (it kept it for ever before), reports it as a server change, and still

@@ -92,6 +92,9 @@ struct ControllerTests {
         _ = s.apply(.settings([KVEntry(key: "fontSize", value: .int(99), stamp: HLCTimestamp(wallMillis: 2, counter: 0), device: dev)], keys: 1, bytes: 16))
         _ = s.apply(.settingsChanged(keys: ["fontSize"], reason: .serverChange, at: Date()))
         #expect(s.prompt?.text == "20" && s.prompt?.notice?.contains("another device") == true)
+        // A write by another program on this device (`ubiq kv set`) is named as such.
+        _ = s.apply(.settingsChanged(keys: ["fontSize"], reason: .localChange, at: Date()))
+        #expect(s.prompt?.text == "20" && s.prompt?.notice?.contains("on this device (another program)") == true)
         #expect(press(&s, [.enter]) == [.setValue(key: "fontSize", value: .int(20))])
         _ = press(&s, [.char("D")])
         #expect(press(&s, [.char("y")]) == [.setValue(key: "fontSize", value: nil)])

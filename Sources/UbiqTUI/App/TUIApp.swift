@@ -15,6 +15,9 @@ import Glibc
 @MainActor
 public final class TUIApp {
     let connection: DeviceConnection
+    /// Tags this front end's own settings writes: the watch leaves them out and reports every
+    /// other write on this device (`ubiq kv set` beside it) as a local change.
+    let settingsOrigin = UUID().uuidString
     let terminal = CursesTerminal()
     var theme: Theme
     let ascii: Bool
@@ -180,7 +183,7 @@ public final class TUIApp {
     /// Settings now, then each change made elsewhere.
     func startSettings() async {
         await reloadSettings()
-        _ = await connection.send(.kvWatch) { [weak self] response in
+        _ = await connection.send(.kvWatch(local: settingsOrigin)) { [weak self] response in
             guard let c = response.kvChange else { return true }
             await self?.reloadSettings()
             return await MainActor.run {
@@ -252,7 +255,7 @@ public final class TUIApp {
             state.versions = nil
         case .setValue(let key, let value):
             Task {
-                let r = await connection.ask(.kvSet(values: [key: value]))
+                let r = await connection.ask(.kvSet(values: [key: value], origin: settingsOrigin))
                 await self.reloadSettings()
                 let event: AppEvent = !r.ok ? .failed(r.message ?? "not saved")
                     : .done(value == nil ? "deleted \(key)" : r.savedLocally == true ? "saved \(key) on this device (offline)" : "saved \(key)")

@@ -48,7 +48,8 @@ extension AppState {
             // An edit in progress is never overwritten; say that the key changed meanwhile.
             if var p = prompt, case .value(let key, _, _) = p.purpose, keys.contains(key) {
                 let now = settings.entries.first { $0.key == key }?.value?.displayText ?? "(removed)"
-                p.notice = "changed on another device to \(TextWidth.fit(now, 30)): Enter saves yours, Esc keeps theirs"
+                let whereFrom = reason == .localChange ? "on this device (another program)" : "on another device"
+                p.notice = "changed \(whereFrom) to \(TextWidth.fit(now, 30)): Enter saves yours, Esc keeps theirs"
                 prompt = p
             }
         case .versions(let path, let r):
