@@ -100,6 +100,39 @@ struct ControllerTests {
         #expect(press(&s, [.char("y")]) == [.setValue(key: "fontSize", value: nil)])
     }
 
+    /// A long typed or pasted value is taken whole (it was cut at 4,096 characters without a
+    /// word); past a prompt's limit the rest is refused with a message, never dropped silently.
+    @Test func longInputIsTakenWholeOrRefusedWithAMessage() {
+        var s = Fixtures.state(view: .settings)
+        _ = s.apply(.settings([], keys: 0, bytes: 0))
+        let long = String(repeating: "é", count: 5_000)  // 10,000 bytes
+        _ = press(&s, [.char("a")] + Key.typing("longValue") + [.enter, .enter] + Key.typing(long))  // type: string, the default
+        #expect(s.prompt?.error == nil)
+        #expect(press(&s, [.enter]) == [.setValue(key: "longValue", value: .string(long))])
+        var f = Fixtures.state()
+        _ = press(&f, [.char("/")] + Key.typing(String(repeating: "x", count: 4_100)))
+        #expect(f.prompt?.text.utf8.count == 4_096)
+        #expect(f.prompt?.error?.contains("too long") == true, "\(f.prompt?.error ?? "no message")")
+    }
+
+    /// Status-line messages go after a while (they stayed for minutes: `cancelled`, or a note
+    /// about uploads long finished); errors stay longest; a new message starts its own time.
+    @Test func statusLineMessagesExpire() {
+        var s = Fixtures.state()
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        s.flash = Flash(text: "cancelled", level: .info)
+        #expect(!s.expireTimed(now: t0) && s.flash != nil, "first seen now")
+        #expect(!s.expireTimed(now: t0 + 4.9) && s.flash != nil)
+        #expect(s.expireTimed(now: t0 + 5) && s.flash == nil)
+        s.flash = Flash(text: "not saved", level: .error)
+        _ = s.expireTimed(now: t0 + 6)
+        #expect(!s.expireTimed(now: t0 + 16) && s.flash?.text == "not saved")
+        s.flash = Flash(text: "saved volume", level: .info)  // replaces it: its own time
+        _ = s.expireTimed(now: t0 + 17)
+        #expect(!s.expireTimed(now: t0 + 21) && s.flash?.text == "saved volume")
+        #expect(s.expireTimed(now: t0 + 22) && s.flash == nil)
+    }
+
     @Test func globalKeys() {
         var s = Fixtures.state()
         _ = press(&s, [.char("3")])

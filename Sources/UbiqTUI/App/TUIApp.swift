@@ -141,9 +141,9 @@ public final class TUIApp {
         timers.append(t)
     }
 
-    /// Status, throughput and highlight expiry, four times a second.
+    /// Status, throughput, highlight and message expiry, four times a second.
     func tick() {
-        if state.expireHighlights(now: Date()) { scheduleRedraw() }
+        if state.expireTimed(now: Date()) { scheduleRedraw() }
         let connection = self.connection
         Task {
             guard let s = await connection.ask(.status).status else { return }

@@ -77,11 +77,21 @@ extension AppState {
         return []
     }
 
-    /// Drops highlights whose time has passed; true if any did (the screen needs a redraw).
-    public mutating func expireHighlights(now: Date) -> Bool {
+    /// Drops highlights and status-line messages whose time has passed; true if any went (the
+    /// screen needs a redraw).
+    public mutating func expireTimed(now: Date) -> Bool {
         let before = settings.highlighted.count
         settings.highlighted = settings.highlighted.filter { $0.value > now }
-        return settings.highlighted.count != before
+        var changed = settings.highlighted.count != before
+        if var f = flash {
+            if let seen = f.seen {
+                if now.timeIntervalSince(seen) >= f.lifetime { flash = nil; changed = true }
+            } else {
+                f.seen = now
+                flash = f
+            }
+        }
+        return changed
     }
 }
 

@@ -219,8 +219,13 @@ extension AppState {
             quit = true
             return [.quit]
         case .char(let c):
-            if p.text.count < 4096 { p.text.append(c) }
-            p.error = nil
+            // `utf8.count` costs nothing on a native string: a pasted megabyte stays linear.
+            if p.text.utf8.count + c.utf8.count <= p.limit {
+                p.text.append(c)
+                p.error = nil
+            } else {
+                p.error = "too long: at most \(ByteSize.format(Int64(p.limit))) here; the rest was not taken"
+            }
         case .enter:
             return submit(p)
         default:

@@ -23,6 +23,14 @@ public struct Prompt: Equatable, Sendable {
     public var error: String?
     /// Shown when the key being edited changed on another device meanwhile (the draft is kept).
     public var notice: String?
+
+    /// The most bytes (UTF-8) the line takes: a setting's value may be as big as a setting
+    /// (1 MiB with its key), anything else a line of 4 KiB. It was cut at 4,096 characters
+    /// without a word, and a longer pasted value was saved cut.
+    public var limit: Int {
+        if case .value(let key, _, _) = purpose { return KVLimits.maxEntryBytes - key.utf8.count }
+        return 4096
+    }
 }
 
 /// A yes/no question; `y` runs the effect, anything else cancels (default No).
@@ -31,11 +39,23 @@ public struct Confirmation: Equatable, Sendable {
     public var effect: Effect
 }
 
-/// A short message in the status line.
+/// A short message in the status line. It goes after a while (`lifetime`, counted from the
+/// first tick that sees it), so a message never outlives what it was about by minutes.
 public struct Flash: Equatable, Sendable {
     public enum Level: String, Sendable { case info, warn, error }
     public var text: String
     public var level: Level
+    /// When a tick first saw it (set by `expireTimed`).
+    public var seen: Date? = nil
+
+    /// How long a message of this level stays: errors longest, so they can be read.
+    public var lifetime: TimeInterval {
+        switch level {
+        case .info: 5
+        case .warn: 10
+        case .error: 20
+        }
+    }
 }
 
 /// One version of the item in the Versions view.
