@@ -26,6 +26,19 @@ struct ThemeTests {
         #expect(BuiltinThemes.sources.count == files.count)
     }
 
+    /// The active tab stands apart from the header bar in every shipped theme, in colour and
+    /// without (it shared the selection's style, which most themes draw like the header).
+    @Test func theActiveTabIsVisibleInEveryTheme() throws {
+        let loader = ThemeLoader(searchPaths: [Self.repoThemes])
+        for name in BuiltinThemes.sources.keys.sorted() {
+            let t = try loader.load(name)
+            let tab = t.style("ui.tab.active"), header = t.style("ui.header")
+            #expect(tab != header, "\(name): the active tab looks like the header")
+            #expect(tab.mono != header.mono, "\(name): without colour the active tab looks like the header")
+            #expect(tab.mono != t.style("ui.selection").mono || tab.attrs != t.style("ui.selection").attrs, "\(name)")
+        }
+    }
+
     @Test func rolesFallBackAndMonoHasNoColour() throws {
         let loader = ThemeLoader(searchPaths: [])
         let light = try loader.load("light")

@@ -58,7 +58,9 @@ public enum Renderer {
         var tx = s.width - tabsWidth
         for (i, t) in tabs.enumerated() {
             let current = state.versions == nil && state.view.rawValue == i + 1
-            tx += s.put(" \(t) ", x: tx, y: 0, role: current ? "ui.selection" : "ui.header") + 1
+            // Its own role: in most themes the selection looked just like the header bar, so
+            // the active tab could not be told apart.
+            tx += s.put(" \(t) ", x: tx, y: 0, role: current ? "ui.tab.active" : "ui.header") + 1
         }
     }
 
