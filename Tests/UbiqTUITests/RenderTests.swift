@@ -31,9 +31,16 @@ struct RenderTests {
     @Test func asciiGlyphsAndNarrowWidth() {
         let screen = Renderer.render(Fixtures.state(), width: 60, height: 16, context: RenderContext(theme: Fixtures.theme, ascii: true, now: Fixtures.t0))
         Fixtures.golden("files-ascii-60x16", screen)
-        // Only the names themselves may hold non-ASCII text: no box drawing, glyph or separator is UTF-8.
-        let symbols = Set("│─┌┐└┘✓☁↓↑⚠✗…‖·▸█░●")
-        #expect(screen.lines.allSatisfy { !$0.contains(where: symbols.contains) }, "\(screen.lines.joined(separator: "\n"))")
+        // Nothing is UTF-8: box drawing, glyphs, separators, and names too (`🎉` and CJK become
+        // `??`, keeping their width; accents go).
+        #expect(screen.lines.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } }, "\(screen.lines.joined(separator: "\n"))")
+        // Help and a prompt with its caret, too.
+        var s = Fixtures.state()
+        s.flash = Flash(text: "saved café… → ok", level: .info)
+        s.help = true
+        let help = Renderer.render(s, width: 80, height: 30, context: RenderContext(theme: Fixtures.theme, ascii: true, now: Fixtures.t0))
+        #expect(help.lines.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } }, "\(help.lines.joined(separator: "\n"))")
+        #expect(help.lines.contains { $0.contains("j k ^ v") }, "\(help.lines.joined(separator: "\n"))")
     }
 
     @Test func conflictsVersionsAndSettings() {

@@ -29,6 +29,31 @@ public struct ScreenBuffer: Equatable, Sendable {
         set { cells[y * width + x] = newValue }
     }
 
+    /// Every cell in plain ASCII, for `--ascii` (a terminal that cannot show UTF-8): symbols
+    /// become their ASCII stand-ins (`…` `.`, `↑` `^`, `→` `>`, `▏` `|`, …), accented letters
+    /// lose their accents, anything else is `?` — a wide character `??`, so every line keeps
+    /// its width. Views choose ASCII glyphs themselves; this catches what they do not (help
+    /// text, names, messages): `--ascii` printed UTF-8 before.
+    public mutating func foldToASCII() {
+        for i in cells.indices where !cells[i].text.utf8.allSatisfy({ $0 < 0x80 }) || cells[i].isContinuation {
+            cells[i].text = cells[i].isContinuation ? "?" : Self.ascii(cells[i].text)
+        }
+    }
+
+    static let asciiStandIns: [String: String] = [
+        "…": ".", "·": "-", "×": "x", "→": ">", "←": "<", "↑": "^", "↓": "v", "▏": "|", "●": "*", "○": "o",
+        "✓": "=", "☁": "o", "⚠": "!", "✗": "x", "‖": "p", "│": "|", "─": "-", "┌": "+", "┐": "+", "└": "+", "┘": "+",
+        "▸": ">", "█": "#", "░": ".", "—": "-", "–": "-", "“": "\"", "”": "\"", "‘": "'", "’": "'",
+    ]
+
+    /// One grapheme as one ASCII character.
+    static func ascii(_ g: String) -> String {
+        if let a = asciiStandIns[g] { return a }
+        let folded = g.folding(options: [.diacriticInsensitive, .widthInsensitive], locale: nil)
+        if folded.utf8.count == 1, folded.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return folded }
+        return "?"
+    }
+
     /// Fills a rectangle with spaces of one role. A wide character cut in half by the edge
     /// of the rectangle is replaced by a space, so every line keeps its width.
     public mutating func fill(_ r: Rect, role: String) {

@@ -19,6 +19,12 @@ public enum Renderer {
     public static let minWidth = 40, minHeight = 10
 
     public static func render(_ state: AppState, width: Int, height: Int, context: RenderContext) -> ScreenBuffer {
+        var s = drawn(state, width: width, height: height, context: context)
+        if context.ascii { s.foldToASCII() }
+        return s
+    }
+
+    static func drawn(_ state: AppState, width: Int, height: Int, context: RenderContext) -> ScreenBuffer {
         var s = ScreenBuffer(width: width, height: height)
         guard width >= minWidth, height >= minHeight else {
             let msg = "terminal too small (\(width)×\(height); needs \(minWidth)×\(minHeight))"
