@@ -133,6 +133,20 @@ struct ControllerTests {
         #expect(s.expireTimed(now: t0 + 22) && s.flash == nil)
     }
 
+    /// PgDn and PgUp move by what the list shows (less one row for context), not always 10.
+    @Test func pageKeysMoveByTheWindowsHeight() {
+        var s = Fixtures.state(view: .settings)
+        let dev = DeviceID(uuid: UUID())
+        let entries = (0..<100).map { KVEntry(key: String(format: "k%03d", $0), value: .int(Int64($0)), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev) }
+        _ = s.apply(.settings(entries, keys: 100, bytes: 1_000))
+        s.pageRows = Renderer.listRows(height: 40)
+        _ = press(&s, [.pageDown])
+        #expect(s.settings.cursor.index == 33, "a 40-row window shows 34 rows")
+        s.pageRows = Renderer.listRows(height: 15)
+        _ = press(&s, [.pageDown, .pageUp, .pageUp])
+        #expect(s.settings.cursor.index == 33 + 8 - 16)
+    }
+
     @Test func globalKeys() {
         var s = Fixtures.state()
         _ = press(&s, [.char("3")])

@@ -28,6 +28,13 @@ struct RenderTests {
         #expect(screen[2, errorRow].text == "✗" && screen.lines[errorRow].contains("storage full"))
     }
 
+    /// The too-small message wraps instead of cutting off the size it needs.
+    @Test func theTooSmallMessageShowsWhatItNeeds() {
+        let screen = Renderer.render(Fixtures.state(), width: 20, height: 8, context: ctx)
+        let text = screen.lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
+        #expect(text == "terminal too small: 20×8, needs 40×10", "\(screen.lines)")
+    }
+
     @Test func asciiGlyphsAndNarrowWidth() {
         let screen = Renderer.render(Fixtures.state(), width: 60, height: 16, context: RenderContext(theme: Fixtures.theme, ascii: true, now: Fixtures.t0))
         Fixtures.golden("files-ascii-60x16", screen)

@@ -4,7 +4,6 @@ import UbiqCore
 /// The controller: maps a key to state changes and effects. Pure; the app runs the effects.
 extension AppState {
     /// Rows the list views show at once (set by the layout; used for paging).
-    static let page = 10
 
     public mutating func handle(_ key: Key) -> [Effect] {
         if confirm != nil { return handleConfirm(key) }
@@ -31,8 +30,12 @@ extension AppState {
         }
     }
 
-    /// Movement keys shared by every list.
-    static func move(_ key: Key, _ c: inout ListCursor, count: Int) -> Bool {
+    /// Rows a page key moves: what the list shows, less one kept for context.
+    var pageStep: Int { max(1, pageRows - 1) }
+
+    /// Movement keys shared by every list; a page is `page` rows (what the list shows, less one
+    /// kept for context).
+    static func move(_ key: Key, _ c: inout ListCursor, count: Int, page: Int) -> Bool {
         switch key {
         case .char("j"), .down: c.move(1, count: count)
         case .char("k"), .up: c.move(-1, count: count)
@@ -53,7 +56,7 @@ extension AppState {
     // MARK: Files
 
     mutating func handleFiles(_ key: Key) -> [Effect] {
-        if Self.move(key, &files.cursor, count: files.rows.count) { return [] }
+        if Self.move(key, &files.cursor, count: files.rows.count, page: pageStep) { return [] }
         switch key {
         case .char("q"): return quitOrClose()
         case .escape:
@@ -111,7 +114,7 @@ extension AppState {
 
     mutating func handleConflicts(_ key: Key) -> [Effect] {
         let list = files.conflicted
-        if Self.move(key, &conflictCursor, count: list.count) { return [] }
+        if Self.move(key, &conflictCursor, count: list.count, page: pageStep) { return [] }
         switch key {
         case .char("q"): return quitOrClose()
         case .enter, .char("l"), .right:
@@ -126,7 +129,7 @@ extension AppState {
     mutating func handleVersions(_ key: Key) -> [Effect] {
         guard var v = versions else { return [] }
         defer { if versions != nil { versions = v } }
-        if Self.move(key, &v.cursor, count: v.rows.count) { return previewEffect(&v) }
+        if Self.move(key, &v.cursor, count: v.rows.count, page: pageStep) { return previewEffect(&v) }
         switch key {
         case .char("q"), .escape, .char("h"), .left:
             versions = nil
@@ -163,7 +166,7 @@ extension AppState {
     // MARK: Settings
 
     mutating func handleSettings(_ key: Key) -> [Effect] {
-        if Self.move(key, &settings.cursor, count: settings.entries.count) { return [] }
+        if Self.move(key, &settings.cursor, count: settings.entries.count, page: pageStep) { return [] }
         switch key {
         case .char("q"): return quitOrClose()
         case .char("a"), .char("n"):

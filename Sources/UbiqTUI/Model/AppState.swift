@@ -134,6 +134,9 @@ public struct AppState: Sendable {
     public var prompt: Prompt?
     public var confirm: Confirmation?
     public var flash: Flash?
+    /// Rows the lists show (the app sets it from the terminal's height on every frame): PgDn
+    /// and PgUp move by about that much. It was always 10, whatever the window.
+    public var pageRows = 10
     public var files = FilesState()
     public var conflictCursor = ListCursor()
     public var settings = SettingsState()

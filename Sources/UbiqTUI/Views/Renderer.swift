@@ -18,6 +18,10 @@ public struct RenderContext: Sendable {
 public enum Renderer {
     public static let minWidth = 40, minHeight = 10
 
+    /// Rows a list shows in a window `height` rows high (header, status line, footer, the box's
+    /// borders and a column header taken off).
+    public static func listRows(height: Int) -> Int { max(1, height - 6) }
+
     public static func render(_ state: AppState, width: Int, height: Int, context: RenderContext) -> ScreenBuffer {
         var s = drawn(state, width: width, height: height, context: context)
         if context.ascii { s.foldToASCII() }
@@ -27,8 +31,15 @@ public enum Renderer {
     static func drawn(_ state: AppState, width: Int, height: Int, context: RenderContext) -> ScreenBuffer {
         var s = ScreenBuffer(width: width, height: height)
         guard width >= minWidth, height >= minHeight else {
-            let msg = "terminal too small (\(width)×\(height); needs \(minWidth)×\(minHeight))"
-            s.put(TextWidth.fit(msg, width), x: 0, y: height / 2, role: "ui.flash.warn")
+            // Word-wrapped, so the size it needs is never cut off.
+            let words = "terminal too small: \(width)×\(height), needs \(minWidth)×\(minHeight)".split(separator: " ")
+            var lines: [String] = [""]
+            for w in words {
+                let line = lines[lines.count - 1]
+                if line.isEmpty || TextWidth.of(line) + 1 + TextWidth.of(String(w)) <= width { lines[lines.count - 1] += (line.isEmpty ? "" : " ") + w } else { lines.append(String(w)) }
+            }
+            let top = max(0, (height - lines.count) / 2)
+            for (i, l) in lines.enumerated() where top + i < height { s.put(TextWidth.fit(l, width), x: 0, y: top + i, role: "ui.flash.warn") }
             return s
         }
         header(state, &s, context)
