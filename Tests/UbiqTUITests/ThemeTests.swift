@@ -55,6 +55,11 @@ struct ThemeTests {
         // The colour-blind theme never uses pure red and green for the two states that matter most.
         let cb = try loader.load("colorblind")
         #expect(cb.style("status.error").attrs.contains(.underline) && cb.style("status.conflict").attrs.contains(.reverse))
+        // Nor do its messages: info and error differ by more than green versus red (an
+        // underline), and neither is the default theme's green or red.
+        let (info, error) = (cb.style("ui.flash.info"), cb.style("ui.flash.error"))
+        #expect(error.attrs.contains(.underline) && !info.attrs.contains(.underline))
+        #expect(info.fg != def.style("ui.flash.info").fg && error.fg != def.style("ui.flash.error").fg)
     }
 
     @Test func coloursMapDownByDepth() {

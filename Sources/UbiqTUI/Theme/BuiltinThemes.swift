@@ -25,6 +25,9 @@ purple = { rgb = "#cc79a7", c256 = 175, c16 = 5 }
 "ui.header" = { fg = "black", bg = "sky", mono = ["reverse"] }
 "ui.tab.active" = { fg = "sky", bg = "black", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.selection" = { fg = "black", bg = "sky", mono = ["reverse"] }
+"ui.flash.info" = { fg = "sky", attrs = ["bold"], mono = ["bold"] }
+"ui.flash.warn" = { fg = "yellow", attrs = ["bold"], mono = ["bold"] }
+"ui.flash.error" = { fg = "vermillion", attrs = ["bold", "underline"], mono = ["bold", "underline"] }
 "status.synced" = { fg = "blue", attrs = ["bold"] }
 "status.cloud" = { fg = "sky" }
 "status.downloading" = { fg = "bluegreen", attrs = ["bold"], mono = ["bold"] }
