@@ -194,18 +194,27 @@ public enum Planner {
                 var both = planBoth(id, s, l, r, blocked: l.path != r.path && newLocalAt(r.path), fetchable: fetchable(id, r))
                 if let i = both.firstIndex(where: \.isRemoteMove), case .moveRemote(_, let to) = both[i], let parent = to.parent {
                     // The server applies a move to its own paths: the local parent must be the
-                    // server's folder at that path. A parent the server has inside this very item
-                    // (another device moved it there first) is a cycle: the server's order wins
-                    // and the item goes back where the server has it. Any other mismatch waits
-                    // for the parent's own step.
-                    let lp = localAt(parent)
-                    if let lp, lp != id, let rp = t.remote[lp], rp.path.isSelfOrDescendant(of: r.path) {
-                        // Unless the parent is on its own way out of this item, moved here and
+                    // server's folder at that path. A folder above the destination (the parent,
+                    // or one further up) that the server has inside this very item (another
+                    // device moved it there first) is a cycle: the server's order wins and the
+                    // item goes back where the server has it. Any other mismatch waits for the
+                    // parent's own step. (Only the parent was looked at: with the cycle one
+                    // level further up, each side waited for the other for ever.)
+                    var cycle: (path: RelativePath, item: ItemID, remote: RemoteNode)?
+                    var above: RelativePath? = parent
+                    while let a = above, cycle == nil {
+                        if let la = localAt(a), la != id, let ra = t.remote[la], ra.path.isSelfOrDescendant(of: r.path) { cycle = (a, la, ra) }
+                        above = a.parent
+                    }
+                    if let c = cycle {
+                        // Unless that folder is on its own way out of this item, moved there and
                         // not yet on the server (a folder moved out of another, then the other
                         // moved into it): its move goes first, and this one waits for it.
-                        let parentLeaving = t.synced[lp]?.path == rp.path && parent != rp.path
-                        if parentLeaving { both.remove(at: i) } else { both[i] = .moveLocal(id, to: r.path) }
-                    } else if lp == nil || remoteAt(parent) != lp {
+                        let leaving = t.synced[c.item]?.path == c.remote.path && c.path != c.remote.path
+                        if leaving { both.remove(at: i) } else { both[i] = .moveLocal(id, to: r.path) }
+                    } else if let lp = localAt(parent), remoteAt(parent) == lp {
+                        // The server has the local parent at that path: the move goes up.
+                    } else {
                         both.remove(at: i)
                     }
                 }
