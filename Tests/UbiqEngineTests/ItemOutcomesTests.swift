@@ -8,8 +8,8 @@ import UbiqTesting
 /// held back by their delays, abandoned versions kept across restarts until the server moves on.
 @Suite("Item outcomes")
 struct ItemOutcomesTests {
-    static func id(_ n: Int) -> ItemID { ItemID(uuid: UUID(uuidString: String(format: "00000000-0000-7000-8000-%012X", n))!) }
-    static func v(_ n: Int) -> VersionID { VersionID(uuid: UUID(uuidString: String(format: "00000000-0000-7000-9000-%012X", n))!) }
+    static func id(_ n: Int) -> ItemID { NumberedIDs.item(n) }
+    static func v(_ n: Int) -> VersionID { NumberedIDs.version(n) }
 
     @Test func aFailureIsListedAndHeldBackUntilItsRetryOrItComesRight() {
         var o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)

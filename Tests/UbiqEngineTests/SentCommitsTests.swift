@@ -8,8 +8,8 @@ import UbiqTesting
 /// and a sent version becomes the merge base only when the server has it complete and current.
 @Suite("Sent commits")
 struct SentCommitsTests {
-    static func id(_ n: Int) -> ItemID { ItemID(uuid: UUID(uuidString: String(format: "00000000-0000-7000-8000-%012X", n))!) }
-    static func v(_ n: Int) -> VersionID { VersionID(uuid: UUID(uuidString: String(format: "00000000-0000-7000-9000-%012X", n))!) }
+    static func id(_ n: Int) -> ItemID { NumberedIDs.item(n) }
+    static func v(_ n: Int) -> VersionID { NumberedIDs.version(n) }
 
     @Test func theRecordSurvivesARestartAndDamagedPartsAreSkipped() {
         var s = SentCommits()
