@@ -266,9 +266,7 @@ struct ValidationTests {
     /// unparsable first request is answered 400 and closed, empty lines alone are no head, and
     /// past the connection cap a new connection is closed at once.
     @Test func anUnparsableFirstRequestIsAnsweredAndClosedAndConnectionsAreCapped() async throws {
-        // The idle timeout leaves the cap check room on a loaded machine (at 5 s the held
-        // connections were closed before a CI run under load had probed the cap).
-        let server = try await TestServer.start(headTimeout: .seconds(2), idleTimeout: .seconds(10), maxConnections: 20)
+        let server = try await TestServer.start(headTimeout: .seconds(2), idleTimeout: .seconds(5), maxConnections: 20)
         let port = server.port
         let heads = ["\n\n", "\r\n\r\n", "GARBAGE\r\n\r\n", "GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
                      "POST /v1/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",
@@ -287,7 +285,7 @@ struct ValidationTests {
             #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(head.debugDescription): \(answer.prefix(60).debugDescription)")
         }
         // The cap: twenty connections are held (each in the middle of a request body: the idle
-        // timeout, 10 s here, closes them, not the head timeout); a connection beyond them is
+        // timeout, 5 s here, closes them, not the head timeout); a connection beyond them is
         // closed at once.
         let (refusedAtOnce, laterServed) = try await offThePool {
             let held = try (0..<20).map { _ in try RawSocket.connected(port: port) }
@@ -301,7 +299,7 @@ struct ValidationTests {
                 refused = RawSocket.closedByPeer(extra, within: 1)
                 close(extra)
             }
-            // The server closes them after the idle timeout (10 s here); then it serves again.
+            // The server closes them after the idle timeout (5 s here); then it serves again.
             let allClosed = held.allSatisfy { RawSocket.closedByPeer($0, within: 20) }
             var answer = allClosed ? "" : "the held connections were not closed"
             for _ in 0..<20 where allClosed && !answer.hasPrefix("HTTP/1.1 200") {
