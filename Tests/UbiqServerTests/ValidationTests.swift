@@ -266,7 +266,10 @@ struct ValidationTests {
     /// unparsable first request is answered 400 and closed, empty lines alone are no head, and
     /// past the connection cap a new connection is closed at once.
     @Test func anUnparsableFirstRequestIsAnsweredAndClosedAndConnectionsAreCapped() async throws {
-        let server = try await TestServer.start(headTimeout: .seconds(2), idleTimeout: .seconds(5), maxConnections: 20)
+        // The idle timeout is far beyond the test's length: the cap is probed while the held
+        // connections are surely open, and freed by closing them here (the idle close of a
+        // stalled body has its own test below), so no step races a server-side timer.
+        let server = try await TestServer.start(headTimeout: .seconds(2), idleTimeout: .seconds(300), maxConnections: 20)
         let port = server.port
         let heads = ["\n\n", "\r\n\r\n", "GARBAGE\r\n\r\n", "GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
                      "POST /v1/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",
@@ -284,25 +287,24 @@ struct ValidationTests {
             #expect(closed, "\(head.debugDescription): still open (answer \(answer.prefix(40).debugDescription))")
             #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(head.debugDescription): \(answer.prefix(60).debugDescription)")
         }
-        // The cap: twenty connections are held (each in the middle of a request body: the idle
-        // timeout, 5 s here, closes them, not the head timeout); a connection beyond them is
-        // closed at once.
+        // The cap: twenty connections are held (each in the middle of a request body); a
+        // connection beyond them is closed at once. Once the client lets them go, the server
+        // serves again.
         let (refusedAtOnce, laterServed) = try await offThePool {
             let held = try (0..<20).map { _ in try RawSocket.connected(port: port) }
             for fd in held { RawSocket.sendText(fd, "POST /v1/login HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{") }
-            defer { held.forEach { close($0) } }
             // The server counts a connection when it sets it up: on a busy machine that may lag
             // the client's connect, so a few tries (bounded) until one is refused.
             var refused = false
             for _ in 0..<20 where !refused {
                 let extra = try RawSocket.connected(port: port)
-                refused = RawSocket.closedByPeer(extra, within: 1)
+                refused = RawSocket.closedByPeer(extra, within: 2)
                 close(extra)
             }
-            // The server closes them after the idle timeout (5 s here); then it serves again.
-            let allClosed = held.allSatisfy { RawSocket.closedByPeer($0, within: 20) }
-            var answer = allClosed ? "" : "the held connections were not closed"
-            for _ in 0..<20 where allClosed && !answer.hasPrefix("HTTP/1.1 200") {
+            held.forEach { close($0) }
+            // The server frees a slot when it sees the close: a few tries (bounded) until served.
+            var answer = ""
+            for _ in 0..<50 where !answer.hasPrefix("HTTP/1.1 200") {
                 let again = try RawSocket.connected(port: port)
                 RawSocket.sendText(again, "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
                 answer = RawSocket.received(again, within: 10)
