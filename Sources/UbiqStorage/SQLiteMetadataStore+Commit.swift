@@ -87,11 +87,11 @@ extension SQLiteMetadataStore {
     func insertVersion(_ db: Database, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
                        input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date) throws -> Int64 {
         try db.cachedStatement(sql: """
-            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
                              input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded,
-                             input.permissions])
+                             input.permissions, manifest.chunks.count])
         let v = db.lastInsertedRowID
         let stmt = try db.cachedStatement(sql: "INSERT INTO version_chunks (version_id, idx, hash, size) VALUES (?, ?, ?, ?)")
         for (i, ch) in manifest.chunks.enumerated() { try stmt.execute(arguments: [v, i, ch.hash.hex, ch.size]) }
@@ -138,11 +138,12 @@ extension SQLiteMetadataStore {
                                 missing: missing.map(\.hash), cursor: r["seq"])
         }
         let newBytes = missing.reduce(Int64(0)) { $0 + Int64($1.size) }
-        if newBytes > 0, let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used FROM accounts WHERE id = ?"), arguments: [ctx.accountID]) {
+        if let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used, refs FROM accounts WHERE id = ?"), arguments: [ctx.accountID]) {
             let quota: Int64 = a["quota"], used: Int64 = a["used"]
             if used + newBytes > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used, \(ByteSize.format(newBytes)) more needed")
             }
+            if let refused = ChunkReferenceBudget.refusal(held: a["refs"], adding: manifest.chunks.count, quota: quota) { throw refused }
         }
         let uploaded = missing.isEmpty
         let outcome: CommitOutcome

@@ -86,4 +86,37 @@ struct SpaceTests {
         #expect(try await c.account().used == 2000)
         await server.stop()
     }
+    /// #23 row 7: a commit of a manifest of 100,000 tiny chunks with nothing uploaded cost no
+    /// quota and grew the database by 17 MB; repeated, without bound. Every chunk reference a
+    /// version holds now counts against the account's budget (`ChunkReferenceBudget`: one per
+    /// KiB of quota, 65,536 at least), uploaded or not, repeated or not, and comes back when
+    /// the version goes.
+    @Test func chunkReferencesAreBoundedByTheQuotaAndGivenBack() async throws {
+        let clock = HandClock()
+        let server = try await TestServer.start(clock: { clock.now })
+        try await server.user("mallory", quota: 64 << 20)  // 65,536 references
+        let c = try await server.device("mallory").0
+        func commit(_ name: String, _ refs: [ChunkRef]) async throws -> CommitResponse {
+            try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/\(name)"),
+                                                    kind: .file, base: nil, modified: clock.now, manifest: Manifest(chunks: refs)))
+        }
+        // 40,000 distinct one-byte chunks, none uploaded: accepted (40 KB of a 64 MiB quota).
+        let tiny = (0..<40_000).map { i in ChunkRef(hash: ContentHash.of(Array("tiny \(i)".utf8)), size: 1) }
+        let a = try await commit("a.bin", tiny)
+        #expect(a.missing.count == 40_000 && a.version?.uploaded == false)
+        // One chunk repeated 30,000 times: past the budget, whatever the bytes.
+        let repeated = Array(repeating: ChunkRef(hash: ContentHash.of([7]), size: 1), count: 30_000)
+        let e = await #expect(throws: ClientError.self) { _ = try await commit("b.bin", repeated) }
+        #expect(e?.code == .storageFull && e?.message.contains("chunk references") == true, "\(e?.message ?? "")")
+        let feed = try await c.changes(notes, after: 0).items
+        #expect(feed.map(\.path.string) == ["Documents/a.bin"], "nothing of the refused commit stored")
+        // What fits still fits.
+        _ = try await commit("c.bin", Array(repeated.prefix(25_000)))
+        // Deleted and purged, a.bin's references come back.
+        _ = try await c.delete(notes, item: a.item.id)
+        clock.advance(days: 31)
+        #expect(try await server.services.purgeTrash().items == 1)
+        _ = try await commit("b.bin", repeated)
+        await server.stop()
+    }
 }
