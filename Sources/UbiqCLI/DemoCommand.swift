@@ -21,6 +21,10 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard isatty(0) != 0, isatty(1) != 0 else { throw CLIError(.invalidRequest, "ubiq demo needs a terminal") }
+        // Setting up takes seconds in a debug build (what `swift run` gives: password hashing
+        // for three sign-ins, two engines): the screen says so instead of staying blank.
+        print("ubiq demo: starting an embedded server and two devices (a few seconds)…")
+        fflush(nil)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-demo-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: dir) }
         let logURL = dir.appendingPathComponent("demo.log")
@@ -40,7 +44,7 @@ struct DemoCommand: AsyncParsableCommand {
         let (theme, warning) = look.resolve()
         let app = await TUIApp(connection: .local(laptop), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
         let script = Task { await DemoScript(laptop: laptop, desktop: desktop, app: app, pace: pace).run() }
-        await app.run(flash: warning ?? "demo: the 'desktop' device is at work; Enter opens Documents, ? helps")
+        await app.run(flash: warning ?? "Enter opens Documents, ? helps ('desktop' is at work)")
         script.cancel()
         await laptop.stop()
         await desktop.stop()
@@ -118,12 +122,12 @@ struct DemoScript: Sendable {
             guard await step() else { return }
             try await desktop.kv.set(.int(16), forKey: "fontSize")
             await desktop.kv.synchronize()
-            await say("desktop changed the setting 'fontSize' to 16 (press 3)")
+            await say("press 3: desktop set 'fontSize' to 16")
             guard await step() else { return }
             // Both devices edit the same document at the same moment: one version becomes a conflict.
             try Self.write(desktop, "Documents/Shared plan.txt", "Plan for the week\n- Monday: write the report (desktop: moved to 9:00)\n- Tuesday: review\n- Friday: demo\n")
             try Self.write(laptop, "Documents/Shared plan.txt", "Plan for the week\n- Monday: write the report\n- Tuesday: review with Ana\n")
-            await say("conflict: both devices edited 'Shared plan.txt' (press 2, then Enter)")
+            await say("press 2, Enter: 'Shared plan.txt' conflicts")
             var n = 0
             while await step() {
                 n += 1

@@ -24,7 +24,9 @@ struct LookOptions: ParsableArguments {
         let wanted = theme ?? ProcessInfo.processInfo.environment["UBIQ_THEME"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
         do { return (try loader.load(wanted), nil) } catch {
             let fallback = (try? loader.load("default")) ?? Theme(name: "fallback", styles: ["ui.text": Style()], glyphs: [:])
-            return (fallback, "theme '\(wanted)' not used: \(error); using the default")
+            // The reason first (the status line is short); the whole message goes to the log.
+            let reason = (error as? ThemeError)?.reason ?? "\(error)"
+            return (fallback, "theme '\(wanted)': \(reason) (default used; any key clears)")
         }
     }
 
@@ -81,10 +83,21 @@ struct TUICommand: AsyncParsableCommand {
     }
 }
 
-/// `ubiq themes list|check`
+/// `ubiq themes list|check|show`
 struct ThemesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "themes", abstract: "Front-end colour themes.",
-                                                    subcommands: [List.self, Check.self], defaultSubcommand: List.self)
+                                                    subcommands: [List.self, Check.self, Show.self], defaultSubcommand: List.self)
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "A theme as resolved: every role's colours and attributes, every glyph.")
+        @Argument(help: "A theme name or .toml path.") var theme: String
+        func run() async throws {
+            let loader = ThemeLoader.standard()
+            let t: Theme
+            do { t = try loader.load(theme) } catch { throw CLIError(.invalidValue, "\(error)") }
+            for line in t.listing { print(line) }
+        }
+    }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Every theme found and where it comes from.")

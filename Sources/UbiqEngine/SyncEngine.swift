@@ -256,7 +256,17 @@ public actor SyncEngine {
     func pass() async {
         dispatchPrecondition(condition: .onQueue(queue))
         defer { settleHeldFiles() }
-        guard await pullForPass(), scheduler.passHasWork() else { return }
+        guard await pullForPass() else {
+            // Offline: the folder is still read, so the query lists what waits to go up (files
+            // made while the server was down appeared only once it was back).
+            let foreign = watcher?.foreignEvents()
+            if foreign == nil || foreign != foreignAtScan || unstable > 0 {
+                foreignAtScan = foreign
+                await scanLocal()
+            }
+            return
+        }
+        guard scheduler.passHasWork() else { return }
         for round in 0..<25 where !stopped {
             // The server announced changes while the last batch ran: read them before planning
             // again, so downloads keep flowing instead of waiting for the next pass.

@@ -113,6 +113,11 @@ struct RobustnessTests {
         try b.write("Documents/offline-b.txt", "also offline")
         try FileManager.default.removeItem(at: a.url("Documents/before.txt"))
         #expect(await eventually { await a.engine.status().state == .offline })
+        // #24 defect 11: what was made offline is listed at once (the query, `ubiq ls`, the
+        // front end), waiting to go up; it appeared only once the server was back.
+        #expect(await eventually {
+            await a.engine.listing().contains { $0.path.string == "Documents/offline-a.txt" && !$0.uploaded && $0.status == .current }
+        }, "a file made offline is not listed while the server is down")
 
         server = try await TestServer.start(directory: server.directory, port: port)
         #expect(await eventually(timeout: .seconds(60)) {

@@ -112,6 +112,8 @@ extension ProcessBoundTests {
             let t = try TmuxSession(width: 100, height: 30, environment: ["TMPDIR": tmp.url.path])
             defer { t.kill() }
             try t.send("\(ChildProcess.ubiqBinary()) demo --pace 1; echo EXIT=$?", "Enter")
+            // #24 defect 12: seconds of blank screen before the first frame; it says so now.
+            #expect(t.waitFor("ubiq demo: starting", timeout: 5), "\(t.capture())")
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor("Welcome.txt") && t.waitFor("From the desktop.txt"), "\(t.capture())")

@@ -131,6 +131,13 @@ struct ControllerTests {
         _ = s.expireTimed(now: t0 + 17)
         #expect(!s.expireTimed(now: t0 + 21) && s.flash?.text == "saved volume")
         #expect(s.expireTimed(now: t0 + 22) && s.flash == nil)
+        // A sticky message (a theme that could not be used) stays until a key is pressed; the
+        // key still does its work.
+        s.flash = Flash(text: "theme 'x': unknown colour", level: .warn, sticky: true)
+        _ = s.expireTimed(now: t0 + 30)
+        #expect(!s.expireTimed(now: t0 + 3_600) && s.flash?.sticky == true)
+        _ = s.handle(.char("3"))
+        #expect(s.flash == nil && s.view == .settings)
     }
 
     /// PgDn and PgUp move by what the list shows (less one row for context), not always 10.

@@ -35,6 +35,54 @@ struct RenderTests {
         #expect(text == "terminal too small: 20×8, needs 40×10", "\(screen.lines)")
     }
 
+    /// #24 defect 5: at 80×24 the footer lost `? help  q quit` and the header dropped the
+    /// device and cut the port without an ellipsis. Help and quit are always shown, and the
+    /// header gives up the server before the device, never cutting silently.
+    @Test func theEssentialsFitAt80ColumnsAndBelow() {
+        for (w, h) in [(80, 24), (60, 15), (100, 30)] {
+            for view in ViewID.allCases {
+                let screen = Renderer.render(Fixtures.state(view: view), width: w, height: h, context: ctx)
+                let footer = screen.lines[h - 1], header = screen.lines[0]
+                #expect(footer.contains("? help") && footer.contains("q quit"), "\(w)×\(h) \(view): \(footer)")
+                #expect(header.contains("laptop"), "\(w)×\(h) \(view): the device is missing: \(header)")
+                #expect(!header.contains("127.0.0.1") || header.contains("127.0.0.1:8737 · laptop"), "\(w)×\(h): cut silently: \(header)")
+            }
+        }
+        let wide = Renderer.render(Fixtures.state(), width: 120, height: 30, context: ctx)
+        #expect(wide.lines[0].contains("alice@127.0.0.1:8737 · laptop"), "\(wide.lines[0])")
+    }
+
+    /// #24 defect 6: the help could not scroll; its legend was cut at every width and at 60×15
+    /// the global keys fell off. Now every line is wrapped to the box, and `j`/`G` scroll to
+    /// the end at any size.
+    @Test func theHelpScrollsToEveryLine() {
+        for (w, h) in [(60, 15), (80, 24), (40, 10)] {
+            var s = Fixtures.state()
+            (s.screenWidth, s.screenHeight, s.pageRows) = (w, h, Renderer.listRows(height: h))
+            _ = s.handle(.char("?"))
+            var seen = ""
+            for _ in 0..<80 {
+                seen += Renderer.render(s, width: w, height: h, context: ctx).lines.joined(separator: "\n")
+                _ = s.handle(.char("j"))
+            }
+            // (At 40 columns the texts wrap, so whole phrases are looked for from 60 up.)
+            for meaning in w >= 60 ? Overlays.legend.map(\.meaning) + ["Files, Conflicts, Settings", "quit now"] : ["quit now"] {
+                #expect(seen.contains(meaning), "\(w)×\(h): '\(meaning)' never shown")
+            }
+            // G goes to the end, g back to the top; nothing scrolls past the last line.
+            _ = s.handle(.char("G"))
+            let end = Renderer.render(s, width: w, height: h, context: ctx).lines.joined(separator: "\n")
+            #expect(end.contains("quit now") && end.contains("j/k"), "\(w)×\(h):\n\(end)")
+            let top = s.helpTop
+            _ = s.handle(.char("j"))
+            #expect(s.helpTop == top, "scrolled past the end")
+            _ = s.handle(.char("g"))
+            #expect(s.helpTop == 0 && s.help)
+            _ = s.handle(.escape)
+            #expect(!s.help)
+        }
+    }
+
     @Test func asciiGlyphsAndNarrowWidth() {
         let screen = Renderer.render(Fixtures.state(), width: 60, height: 16, context: RenderContext(theme: Fixtures.theme, ascii: true, now: Fixtures.t0))
         Fixtures.golden("files-ascii-60x16", screen)

@@ -39,6 +39,20 @@ struct ThemeTests {
         }
     }
 
+    /// #24 defect 4: without colour (mono, `NO_COLOR`) the cursor row and a row another device
+    /// just changed were both plain reverse video; every theme now draws them apart, in colour
+    /// and without.
+    @Test func theCursorRowAndAChangedRowDifferInEveryTheme() throws {
+        let loader = ThemeLoader(searchPaths: [Self.repoThemes])
+        for name in BuiltinThemes.sources.keys.sorted() {
+            let t = try loader.load(name)
+            let cursor = t.style("ui.selection"), changed = t.style("kv.remote")
+            #expect(cursor.mono != changed.mono, "\(name): without colour a changed row looks like the cursor row")
+            #expect(cursor != changed, "\(name)")
+            #expect(changed.mono != t.style("kv.invalid").mono, "\(name): a changed row looks like an invalid one")
+        }
+    }
+
     @Test func rolesFallBackAndMonoHasNoColour() throws {
         let loader = ThemeLoader(searchPaths: [])
         let light = try loader.load("light")
@@ -99,6 +113,44 @@ struct ThemeTests {
         #expect(mine.style("status.synced").fg == .indexed(34) && mine.style("ui.text") == dark.style("ui.text"))
         #expect(loader.available().contains { $0.name == "mine" && $0.source.hasSuffix("mine.toml") })
         #expect(loader.available().contains { $0.name == "default" && $0.source == "built in" })
+    }
+
+    /// #24 defect 8: `themes check` reported one problem per file, a different one from run to
+    /// run, missed `#zzzzzz` and `attrs = ["blinky"]`, and printed the path twice; the front
+    /// end's message lost the reason. Every problem is listed now, in a stable order, without
+    /// the path (the command names the theme once), and the reason stands apart from where.
+    @Test func aThemeCheckListsEveryProblemTheSameEachTime() throws {
+        let dir = try TempDirectory("ubiq-themes")
+        defer { dir.remove() }
+        let text = """
+            schema = 1
+            [palette]
+            odd = "#zzzzzz"
+            plus = "#+12345"
+            [styles]
+            "ui.text" = { fg = "#zzzzzz", attrs = ["blinky"] }
+            "ui.title" = { bg = { rgb = "#000000", c256 = 999 } }
+            "ui.sparkles" = { fg = "red" }
+            [glyphs]
+            "status.synced" = { utf8 = "ok", ascii = "o" }
+            """
+        let file = dir.url.appendingPathComponent("broken.toml")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let loader = ThemeLoader(searchPaths: [dir.url])
+        let problems = loader.check("broken")
+        for expected in ["palette 'odd': unknown colour '#zzzzzz'", "palette 'plus': unknown colour '#+12345'", "ui.text: unknown colour '#zzzzzz'",
+                         "ui.text: unknown attribute 'blinky'", "ui.title: c256 999 is not 0-255", "unknown role 'ui.sparkles'", "glyph status.synced must be one column"] {
+            #expect(problems.contains { $0.hasPrefix(expected) }, "missing \(expected): \(problems)")
+        }
+        #expect(problems.allSatisfy { !$0.contains(file.path) && !$0.contains("broken.toml") }, "\(problems)")
+        for _ in 0..<5 { #expect(loader.check("broken") == problems, "a different list on another run") }
+        do { _ = try loader.load("broken"); Issue.record("a broken theme loaded") } catch let e as ThemeError {
+            #expect(e.origin == file.path && !e.reason.contains("broken.toml") && e.reason.contains("blinky") && e.message.hasPrefix(file.path), "\(e)")
+        }
+        // `themes show`: the resolved roles and glyphs.
+        let listing = try loader.load("mono").listing
+        #expect(listing.first == "theme mono (dark)" && listing.contains { $0.hasPrefix("ui.selection") && $0.contains("mono reverse") })
+        #expect(listing.contains { $0.hasPrefix("status.synced") && $0.contains("ascii") })
     }
 
     /// #23 §2: a theme file is read from the disk; damaged ones (bytes flipped, dropped,

@@ -48,7 +48,10 @@ public final class TUIApp {
     /// Runs until the user quits (or SIGINT/SIGTERM/SIGHUP); the terminal is restored on return.
     public func run(flash: String? = nil) async {
         terminal.start(wantColor: wantColor)
-        if let flash { state.flash = Flash(text: flash, level: .warn) }
+        if let flash {
+            logger.warning("\(flash)")
+            state.flash = Flash(text: flash, level: .warn, sticky: true)
+        }
         startInput()
         startSignals()
         startTimers()
@@ -61,6 +64,7 @@ public final class TUIApp {
 
     /// Shows a message in the status line (used by `ubiq demo` to narrate).
     public func notify(_ text: String) {
+        guard state.flash?.sticky != true else { return }
         state.flash = Flash(text: text, level: .info)
         scheduleRedraw()
     }
@@ -276,6 +280,7 @@ public final class TUIApp {
         guard terminal.started else { return }
         let (w, h) = terminal.size
         state.pageRows = Renderer.listRows(height: h)
+        (state.screenWidth, state.screenHeight) = (w, h)
         let screen = Renderer.render(state, width: w, height: h, context: RenderContext(theme: theme, ascii: ascii))
         terminal.draw(screen, theme: theme)
     }

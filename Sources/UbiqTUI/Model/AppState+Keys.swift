@@ -6,16 +6,13 @@ extension AppState {
     /// Rows the list views show at once (set by the layout; used for paging).
 
     public mutating func handle(_ key: Key) -> [Effect] {
+        if flash?.sticky == true { flash = nil }
         if confirm != nil { return handleConfirm(key) }
         if prompt != nil { return handlePrompt(key) }
-        if help {
-            if key == .char("q") || key == .escape || key == .char("?") || key == .f1 { help = false }
-            if key == .ctrlC { quit = true; return [.quit] }
-            return []
-        }
+        if help { return handleHelp(key) }
         switch key {
         case .ctrlC: quit = true; return [.quit]
-        case .char("?"), .f1: help = true; return []
+        case .char("?"), .f1: help = true; helpTop = 0; return []
         case .char("1"), .char("2"), .char("3"):
             if case .char(let c) = key, let v = ViewID(rawValue: Int(String(c))!) { view = v; versions = nil }
             return []
@@ -28,6 +25,21 @@ extension AppState {
         case .conflicts: return handleConflicts(key)
         case .settings: return handleSettings(key)
         }
+    }
+
+    /// The help overlay scrolls with the list keys; `q`, `Esc`, `?` or F1 close it.
+    mutating func handleHelp(_ key: Key) -> [Effect] {
+        switch key {
+        case .ctrlC: quit = true; return [.quit]
+        case .char("q"), .escape, .char("?"), .f1: help = false
+        default:
+            let lines = Overlays.helpBody(self, screen: screenWidth, glyph: { _ in "?" }).count
+            let rows = Overlays.helpRows(screen: screenHeight, lines: lines)
+            var c = ListCursor()
+            c.index = helpTop
+            if Self.move(key, &c, count: max(1, lines - rows + 1), page: max(1, rows - 1)) { helpTop = c.index }
+        }
+        return []
     }
 
     /// Rows a page key moves: what the list shows, less one kept for context.

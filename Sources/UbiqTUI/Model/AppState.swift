@@ -47,10 +47,14 @@ public struct Flash: Equatable, Sendable {
     public var level: Level
     /// When a tick first saw it (set by `expireTimed`).
     public var seen: Date? = nil
+    /// Stays until the next key press, and narration does not replace it (a theme that could
+    /// not be used: read before anything else is said).
+    public var sticky = false
 
     /// How long a message of this level stays: errors longest, so they can be read.
     public var lifetime: TimeInterval {
-        switch level {
+        if sticky { return .infinity }
+        return switch level {
         case .info: 5
         case .warn: 10
         case .error: 20
@@ -131,12 +135,16 @@ public struct AppState: Sendable {
     public var view: ViewID = .files
     public var versions: VersionsState?
     public var help = false
+    /// The first help line shown (the help box scrolls when it is taller than the screen).
+    public var helpTop = 0
     public var prompt: Prompt?
     public var confirm: Confirmation?
     public var flash: Flash?
     /// Rows the lists show (the app sets it from the terminal's height on every frame): PgDn
     /// and PgUp move by about that much. It was always 10, whatever the window.
     public var pageRows = 10
+    /// The terminal's size (the app sets it on every frame): what the help box can show.
+    public var screenWidth = 80, screenHeight = 24
     public var files = FilesState()
     public var conflictCursor = ListCursor()
     public var settings = SettingsState()

@@ -38,7 +38,7 @@ purple = { rgb = "#cc79a7", c256 = 175, c16 = 5 }
 "diff.add" = { fg = "blue", attrs = ["bold"] }
 "diff.del" = { fg = "vermillion", attrs = ["underline"] }
 "diff.change" = { fg = "orange" }
-"kv.remote" = { fg = "black", bg = "yellow", mono = ["reverse"] }
+"kv.remote" = { fg = "black", bg = "yellow", mono = ["bold", "underline"] }
 "kv.invalid" = { fg = "vermillion", attrs = ["bold", "underline"], mono = ["underline"] }
 """#,
         "dark": #"""
@@ -77,7 +77,7 @@ mauve = { rgb = "#cba6f7", c256 = 183, c16 = 13 }
 "status.error" = { fg = "red", attrs = ["bold"], mono = ["bold", "underline"] }
 "progress.done" = { fg = "blue", mono = ["bold"] }
 "progress.todo" = { fg = "surface", mono = ["dim"] }
-"kv.remote" = { fg = "base", bg = "yellow", mono = ["reverse"] }
+"kv.remote" = { fg = "base", bg = "yellow", mono = ["bold", "underline"] }
 """#,
         "default": #"""
 # Ubiquity's default theme: the terminal's own background, ANSI colours (works on 8, 16, 256
@@ -118,7 +118,7 @@ variant = "dark"
 "kv.key" = { attrs = ["bold"], mono = ["bold"] }
 "kv.value" = { fg = "default" }
 "kv.modified" = { fg = "yellow" }
-"kv.remote" = { fg = "black", bg = "yellow", mono = ["reverse"] }
+"kv.remote" = { fg = "black", bg = "yellow", mono = ["bold", "underline"] }
 "kv.invalid" = { fg = "red", attrs = ["bold"], mono = ["underline"] }
 "kv.readonly" = { fg = "bright-black", mono = ["dim"] }
 
@@ -167,7 +167,7 @@ bad = { rgb = "#cf222e", c256 = 160, c16 = 1 }
 "status.error" = { fg = "bad", attrs = ["bold"], mono = ["bold", "underline"] }
 "progress.done" = { fg = "accent", mono = ["bold"] }
 "progress.todo" = { fg = "muted", mono = ["dim"] }
-"kv.remote" = { fg = "ink", bg = { rgb = "#fff8c5", c256 = 230, c16 = 11 }, mono = ["reverse"] }
+"kv.remote" = { fg = "ink", bg = { rgb = "#fff8c5", c256 = 230, c16 = 11 }, mono = ["bold", "underline"] }
 """#,
         "mono": #"""
 # No colour at all: every role is drawn with attributes only (what NO_COLOR selects).

@@ -19,11 +19,22 @@ public enum ColorSpec: Equatable, Sendable {
         if t == "default" || t == "none" { return .terminalDefault }
         if let i = ansiNames.firstIndex(of: t) { return .ansi(i) }
         if t.hasPrefix("bright-"), let i = ansiNames.firstIndex(of: String(t.dropFirst(7))) { return .ansi(i + 8) }
-        if t.hasPrefix("#"), t.count == 7, let v = UInt32(t.dropFirst(), radix: 16) {
+        if t.hasPrefix("#"), t.count == 7, t.dropFirst().allSatisfy(\.isHexDigit), let v = UInt32(t.dropFirst(), radix: 16) {
             return .rgb(UInt8(v >> 16), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF))
         }
         if let n = Int(t), (0...255).contains(n) { return n < 16 ? .ansi(n) : .indexed(n) }
         return nil
+    }
+
+    /// The colour as a theme file would state it.
+    public var themeText: String {
+        switch self {
+        case .terminalDefault: return "default"
+        case .ansi(let n): return n < 8 ? Self.ansiNames[n] : "bright-" + Self.ansiNames[n - 8]
+        case .indexed(let n): return String(n)
+        case .rgb(let r, let g, let b, let c256, let c16):
+            return String(format: "#%02x%02x%02x", r, g, b) + (c256.map { " (256: \($0))" } ?? "") + (c16.map { " (16: \($0))" } ?? "")
+        }
     }
 
     /// The terminal colour number for a colour depth (8, 16, 256 or 1<<24 for direct colour);
@@ -110,6 +121,21 @@ public struct Theme: Equatable, Sendable {
 
     public init(name: String, variant: String = "dark", styles: [String: Style], glyphs: [String: Glyph]) {
         self.name = name; self.variant = variant; self.styles = styles; self.glyphs = glyphs
+    }
+
+    /// The resolved theme as text (`ubiq themes show`): every role with its colours and
+    /// attributes, as drawn in colour and without, then every glyph in both forms.
+    public var listing: [String] {
+        func attrs(_ a: Set<TextAttribute>) -> String { a.isEmpty ? "-" : a.map(\.rawValue).sorted().joined(separator: ",") }
+        var out = ["theme \(name) (\(variant))"]
+        for role in Self.roles {
+            let st = style(role)
+            let cols = [role.padding(toLength: 20, withPad: " ", startingAt: 0), "fg " + (st.fg?.themeText ?? "-"), "bg " + (st.bg?.themeText ?? "-"),
+                        "attrs " + attrs(st.attrs), "mono " + attrs(st.mono)]
+            out.append(cols.joined(separator: "  "))
+        }
+        for g in Self.glyphNames { out.append("\(g.padding(toLength: 20, withPad: " ", startingAt: 0))  \(glyph(g, ascii: false))  ascii \(glyph(g, ascii: true))") }
+        return out
     }
 
     /// Every role the front end draws with.

@@ -3,8 +3,12 @@ import TOMLKit
 
 /// A theme that cannot be used: the message names the theme and, for syntax errors, the line.
 public struct ThemeError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
+    /// What is wrong, without where (a short line for the front end's status line).
+    public let reason: String
+    /// The file or built-in theme it is wrong in, when known.
+    public let origin: String?
+    public init(_ reason: String, origin: String? = nil) { self.reason = reason; self.origin = origin }
+    public var message: String { origin.map { "\($0): \(reason)" } ?? reason }
     public var description: String { message }
 }
 
@@ -123,72 +127,94 @@ public struct ThemeLoader: Sendable {
         seen.append(nameOrPath)
         let (text, origin) = try source(nameOrPath)
         let file = try Self.parse(text, origin: origin)
+        return try Self.build(file, base: try parent(of: file, nameOrPath, origin: origin, seen: &seen), origin: origin)
+    }
+
+    /// The resolved theme a file applies over: what it inherits, else the default.
+    func parent(of file: ThemeFile, _ nameOrPath: String, origin: String, seen: inout [String]) throws -> Theme {
         let parentName = file.inherits ?? (nameOrPath == "default" && origin == "built in" ? nil : "default")
-        var base: Theme
         if let p = parentName, !(p == "default" && seen.contains("default")) {
-            base = try resolve(p, seen: &seen)
+            return try resolve(p, seen: &seen)
         } else if nameOrPath != "default", let t = builtins["default"] {
-            base = try Self.build(try Self.parse(t, origin: "built in"), base: Theme(name: "base", styles: [:], glyphs: [:]), origin: "built in")
-        } else {
-            base = Theme(name: "base", styles: [:], glyphs: [:])
+            return try Self.build(try Self.parse(t, origin: "built in"), base: Theme(name: "base", styles: [:], glyphs: [:]), origin: "built in")
         }
-        return try Self.build(file, base: base, origin: origin)
+        return Theme(name: "base", styles: [:], glyphs: [:])
     }
 
     static func parse(_ text: String, origin: String) throws -> ThemeFile {
-        if let f = TOMLPreflight.check(text) { throw ThemeError("\(origin): line \(f.line): \(f.message)") }
+        if let f = TOMLPreflight.check(text) { throw ThemeError("line \(f.line): \(f.message)", origin: origin) }
         do {
             return try TOMLDecoder().decode(ThemeFile.self, from: text)
         } catch let e as TOMLParseError {
-            throw ThemeError("\(origin): line \(e.source.begin.line), column \(e.source.begin.column): \(e.description)")
+            throw ThemeError("line \(e.source.begin.line), column \(e.source.begin.column): \(e.description)", origin: origin)
         } catch {
-            throw ThemeError("\(origin): \(error)")
+            throw ThemeError("\(error)", origin: origin)
         }
     }
 
-    /// Applies a theme file over a resolved parent.
+    /// Applies a theme file over a resolved parent; throws every problem found (one message).
     static func build(_ file: ThemeFile, base: Theme, origin: String) throws -> Theme {
-        if let s = file.schema, s != 1 { throw ThemeError("\(origin): schema \(s) is not supported (1 is)") }
+        var problems: [String] = []
+        let theme = build(file, base: base, problems: &problems)
+        guard problems.isEmpty else { throw ThemeError(problems.joined(separator: "; "), origin: origin) }
+        return theme
+    }
+
+    /// Applies a theme file over a resolved parent, noting each problem (in file order of roles
+    /// and glyphs, sorted by name: the same list on every run) instead of stopping at the first.
+    static func build(_ file: ThemeFile, base: Theme, problems: inout [String]) -> Theme {
+        if let s = file.schema, s != 1 { problems.append("schema \(s) is not supported (1 is)") }
         var theme = base
         theme.name = file.name ?? base.name
         theme.variant = file.variant ?? base.variant
         let palette = file.palette ?? [:]
-        func color(_ v: ThemeFile.ColorValue, _ role: String, depth: Int = 0) throws -> ColorSpec {
+        func color(_ v: ThemeFile.ColorValue, _ role: String, depth: Int = 0) -> Result<ColorSpec, ThemeError> {
             switch v {
             case .number(let n):
-                guard let c = ColorSpec.parse(String(n)) else { throw ThemeError("\(origin): \(role): colour \(n) is not 0-255") }
-                return c
+                guard let c = ColorSpec.parse(String(n)) else { return .failure(ThemeError("\(role): colour \(n) is not 0-255")) }
+                return .success(c)
             case .text(let s):
-                if let p = palette[s], depth < 4 { return try color(p, role, depth: depth + 1) }
-                guard let c = ColorSpec.parse(s) else { throw ThemeError("\(origin): \(role): unknown colour '\(s)'") }
-                return c
+                if let p = palette[s], depth < 4 { return color(p, role, depth: depth + 1) }
+                guard let c = ColorSpec.parse(s) else { return .failure(ThemeError("\(role): unknown colour '\(s)'")) }
+                return .success(c)
             case .table(let rgb, let c256, let c16):
                 guard let rgb, case .rgb(let r, let g, let b, _, _)? = ColorSpec.parse(rgb) else {
-                    throw ThemeError("\(origin): \(role): a colour table needs rgb = \"#rrggbb\"")
+                    return .failure(ThemeError("\(role): a colour table needs rgb = \"#rrggbb\""))
                 }
-                return .rgb(r, g, b, c256: c256, c16: c16)
+                if let c256, !(0...255).contains(c256) { return .failure(ThemeError("\(role): c256 \(c256) is not 0-255")) }
+                if let c16, !(0...15).contains(c16) { return .failure(ThemeError("\(role): c16 \(c16) is not 0-15")) }
+                return .success(.rgb(r, g, b, c256: c256, c16: c16))
             }
         }
-        func attrs(_ names: [String]?, _ role: String) throws -> Set<TextAttribute>? {
-            guard let names else { return nil }
-            return Set(try names.map { n in
-                guard let a = TextAttribute(rawValue: n) else {
-                    throw ThemeError("\(origin): \(role): unknown attribute '\(n)' (\(TextAttribute.allCases.map(\.rawValue).joined(separator: ", ")))")
-                }
-                return a
-            })
+        func note<T>(_ r: Result<T, ThemeError>) -> T? {
+            switch r {
+            case .success(let v): return v
+            case .failure(let e): problems.append(e.message); return nil
+            }
         }
-        for (role, e) in file.styles ?? [:] {
+        func attrs(_ names: [String]?, _ role: String) -> Set<TextAttribute>? {
+            guard let names else { return nil }
+            var out = Set<TextAttribute>()
+            for n in names {
+                if let a = TextAttribute(rawValue: n) { out.insert(a); continue }
+                problems.append("\(role): unknown attribute '\(n)' (\(TextAttribute.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return out
+        }
+        // Every palette entry, used or not (a bad one would otherwise wait for its first use).
+        for (name, v) in palette.sorted(by: { $0.key < $1.key }) { _ = note(color(v, "palette '\(name)'")) }
+        for (role, e) in (file.styles ?? [:]).sorted(by: { $0.key < $1.key }) {
             var s = theme.styles[role] ?? Style()
-            if let fg = e.fg { s.fg = try color(fg, role) }
-            if let bg = e.bg { s.bg = try color(bg, role) }
-            if let a = try attrs(e.attrs, role) { s.attrs = a }
-            if let m = try attrs(e.mono, role) { s.mono = m }
+            if let fg = e.fg, let c = note(color(fg, role)) { s.fg = c }
+            if let bg = e.bg, let c = note(color(bg, role)) { s.bg = c }
+            if let a = attrs(e.attrs, role) { s.attrs = a }
+            if let m = attrs(e.mono, role) { s.mono = m }
             theme.styles[role] = s
         }
-        for (name, g) in file.glyphs ?? [:] {
+        for (name, g) in (file.glyphs ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard TextWidth.of(g.utf8) == 1, TextWidth.of(g.ascii) == 1, g.ascii.unicodeScalars.allSatisfy(\.isASCII) else {
-                throw ThemeError("\(origin): glyph \(name) must be one column wide, with a one-character ASCII form")
+                problems.append("glyph \(name) must be one column wide, with a one-character ASCII form")
+                continue
             }
             theme.glyphs[name] = Glyph(g.utf8, g.ascii)
         }
@@ -205,15 +231,17 @@ public struct ThemeLoader: Sendable {
         do {
             let (text, origin) = try source(nameOrPath)
             let file = try Self.parse(text, origin: origin)
-            for role in (file.styles ?? [:]).keys where !Theme.roles.contains(role) {
-                problems.append("\(origin): unknown role '\(role)'")
+            for role in (file.styles ?? [:]).keys.sorted() where !Theme.roles.contains(role) {
+                problems.append("unknown role '\(role)'")
             }
-            for g in (file.glyphs ?? [:]).keys where !Theme.glyphNames.contains(g) {
-                problems.append("\(origin): unknown glyph '\(g)'")
+            for g in (file.glyphs ?? [:]).keys.sorted() where !Theme.glyphNames.contains(g) {
+                problems.append("unknown glyph '\(g)'")
             }
-            let theme = try load(nameOrPath)
-            for g in Theme.glyphNames where theme.glyphs[g] == nil { problems.append("\(origin): glyph '\(g)' is not defined") }
-            if theme.styles["ui.text"] == nil { problems.append("\(origin): role 'ui.text' is not defined") }
+            // The parent resolved as usual (its problems are its own); this file's all noted.
+            var seen = [nameOrPath]
+            let theme = Self.build(file, base: try parent(of: file, nameOrPath, origin: origin, seen: &seen), problems: &problems)
+            for g in Theme.glyphNames where theme.glyphs[g] == nil { problems.append("glyph '\(g)' is not defined") }
+            if theme.styles["ui.text"] == nil { problems.append("role 'ui.text' is not defined") }
         } catch {
             problems.append("\(error)")
         }

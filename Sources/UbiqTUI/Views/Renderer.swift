@@ -64,14 +64,23 @@ public enum Renderer {
         s.fill(Rect(x: 0, y: 0, width: s.width, height: 1), role: "ui.header")
         var x = s.put(" Ubiquity ", x: 0, y: 0, role: "ui.header")
         let st = state.status
-        let who = st.account.isEmpty ? "" : " \(st.account)@\(Self.host(st.server)) \(c.dot) \(st.device) "
         let dot = st.state == "online" ? "●" : "○"
-        let tabs = ViewID.allCases.map { v in
-            v == .conflicts && st.conflicts > 0 ? "\(v.rawValue) \(v.title) (\(st.conflicts))" : "\(v.rawValue) \(v.title)"
+        let connection = c.bar + " " + (c.ascii ? (st.state == "online" ? "*" : "o") : dot) + " \(st.state) " + c.bar
+        func tabs(compact: Bool) -> [String] {
+            ViewID.allCases.map { v in
+                let count = v == .conflicts && st.conflicts > 0 ? (compact ? "(\(st.conflicts))" : " (\(st.conflicts))") : ""
+                // Compact (narrow screens): the current view by name, the others by number.
+                let named = !compact || (state.versions == nil && state.view == v)
+                return named ? "\(v.rawValue) \(v.title)\(count)" : "\(v.rawValue)\(count)"
+            }
         }
-        let tabsWidth = tabs.reduce(0) { $0 + TextWidth.of($1) + 2 } + 1
-        x += s.put(c.bar + " " + (c.ascii ? (st.state == "online" ? "*" : "o") : dot) + " \(st.state) " + c.bar + who, x: x, y: 0,
-                   maxWidth: max(0, s.width - x - tabsWidth), role: "ui.header")
+        func width(_ t: [String]) -> Int { t.reduce(0) { $0 + TextWidth.of($1) + 2 } + 1 }
+        let full = tabs(compact: false)
+        let wanted = TextWidth.of(connection) + TextWidth.of(Self.who(st, dot: c.dot, room: 1_000))
+        let tabs = s.width - x - width(full) >= min(wanted, TextWidth.of(connection) + TextWidth.of(st.device) + 2) ? full : tabs(compact: true)
+        let tabsWidth = width(tabs)
+        let room = max(0, s.width - x - tabsWidth)
+        x += s.put(connection + Self.who(st, dot: c.dot, room: room - TextWidth.of(connection)), x: x, y: 0, maxWidth: room, role: "ui.header")
         var tx = s.width - tabsWidth
         for (i, t) in tabs.enumerated() {
             let current = state.versions == nil && state.view.rawValue == i + 1
@@ -79,6 +88,16 @@ public enum Renderer {
             // the active tab could not be told apart.
             tx += s.put(" \(t) ", x: tx, y: 0, role: current ? "ui.tab.active" : "ui.header") + 1
         }
+    }
+
+    /// Who is signed in, as much as fits in `room` columns: the account at the server and the
+    /// device; then without the server; then the device alone; cut with an ellipsis, never
+    /// silently (at 80 columns the device fell off and the port was cut to `127.0.0.1:392`).
+    static func who(_ st: StatusInfo, dot: String, room: Int) -> String {
+        guard !st.account.isEmpty, room > 2 else { return "" }
+        let forms = [" \(st.account)@\(Self.host(st.server)) \(dot) \(st.device) ", " \(st.account) \(dot) \(st.device) ", " \(st.device) "]
+        if let fits = forms.first(where: { TextWidth.of($0) <= room }) { return fits }
+        return " " + TextWidth.fit(st.device, room - 2) + " "
     }
 
     static func host(_ url: String) -> String {
@@ -131,12 +150,22 @@ public enum Renderer {
         }
     }
 
+    /// The key hints: as many of the view's as fit, and always help and quit (or back), which
+    /// fell off at 80 columns when they came last.
     static func footer(_ state: AppState, _ s: inout ScreenBuffer, y: Int) {
         s.fill(Rect(x: 0, y: y, width: s.width, height: 1), role: "ui.text")
+        let all = hints(state)
+        let kept = all.filter { $0.0 == "?" || $0.0 == "q" }
+        func width(_ h: (String, String)) -> Int { TextWidth.of(h.0) + TextWidth.of(h.1) + 3 }
+        var room = s.width - 1 - kept.reduce(0) { $0 + width($1) }
+        let shown = all.filter { h in
+            if kept.contains(where: { $0 == h }) { return true }
+            guard width(h) <= room else { room = -1; return false }  // in order: none after a gap
+            room -= width(h)
+            return true
+        }
         var x = 1
-        for (k, t) in hints(state) {
-            let w = TextWidth.of(k) + TextWidth.of(t) + 3
-            if x + w > s.width { break }
+        for (k, t) in shown where x + width((k, t)) <= s.width {
             x += s.put(k, x: x, y: y, role: "ui.hint.key") + 1
             x += s.put(t, x: x, y: y, role: "ui.hint.text") + 2
         }

@@ -34,7 +34,14 @@ enum SettingsView {
 
 /// The help overlay, the confirmation dialog and the prompt line.
 enum Overlays {
-    static func helpLines(_ state: AppState) -> [(String, String)] {
+    /// What each status glyph means (drawn with the theme's glyphs, ASCII ones under `--ascii`).
+    static let legend: [(glyph: String, meaning: String)] = [
+        ("status.synced", "up to date"), ("status.cloud", "in the cloud only (fetch with f)"), ("status.queued", "waiting"),
+        ("status.downloading", "downloading"), ("status.uploading", "uploading"), ("status.conflict", "conflict: pick a version"),
+        ("status.error", "error (the row says which)"), ("status.paused", "excluded or paused"), ("ui.pinned", "kept downloaded"),
+    ]
+
+    static func helpLines(_ state: AppState, glyph: (String) -> String) -> [(String, String)] {
         var lines: [(String, String)] = []
         if state.versions != nil {
             lines += [("j k ↑ ↓", "choose a version"), ("Enter", "keep the selected version (asks y/N)"), ("d", "toggle preview / diff against current"),
@@ -46,8 +53,8 @@ enum Overlays {
                           ("h ← Backspace", "parent folder"), ("f", "fetch: download now"), ("E", "evict the local copy (stays in the cloud)"),
                           ("D Delete", "delete from all devices (asks y/N)"), ("/", "filter with a predicate; Esc clears"),
                           ("F", "flat list of every file"), ("c", "versions of a conflicted file")]
-                lines += [("", ""), ("status", "✓ = up to date   ☁ o in the cloud only   … . waiting"),
-                          ("", "↓ v downloading   ↑ ^ uploading   ⚠ ! conflict   ✗ x error   ‖ p excluded")]
+                lines += [("", ""), ("status", "")]
+                lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
             case .conflicts: lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one")]
             case .settings:
                 lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"),
@@ -58,12 +65,31 @@ enum Overlays {
         return lines
     }
 
+    /// The help box: every line, wrapped to the box (nothing cut), scrolled by `helpTop` when
+    /// it is taller than the screen, with where it stands in the title.
+    /// The help box's width on a screen this wide.
+    static func helpWidth(screen width: Int) -> Int { min(width - 4, 76) }
+
+    /// The help's lines as the box shows them (texts wrapped to its width); glyphs are one column.
+    static func helpBody(_ state: AppState, screen width: Int, glyph: (String) -> String) -> [(String, String)] {
+        helpLines(state, glyph: glyph).flatMap { k, t in
+            (t.isEmpty ? [""] : wrap(t, max(1, helpWidth(screen: width) - 20))).enumerated().map { ($0.offset == 0 ? k : "", $0.element) }
+        }
+    }
+
+    /// The help lines the box shows at once on a screen this tall.
+    static func helpRows(screen height: Int, lines: Int) -> Int { max(0, min(height - 2, lines + 2) - 2) }
+
     static func help(_ state: AppState, _ s: inout ScreenBuffer, _ c: RenderContext) {
-        let lines = helpLines(state)
-        let w = min(s.width - 4, 76), h = min(s.height - 2, lines.count + 2)
+        let w = helpWidth(screen: s.width)
+        let lines = helpBody(state, screen: s.width, glyph: c.glyph)
+        let h = min(s.height - 2, lines.count + 2), visible = helpRows(screen: s.height, lines: lines.count)
+        let top = min(max(0, state.helpTop), max(0, lines.count - visible))
         let r = Rect(x: (s.width - w) / 2, y: (s.height - h) / 2, width: w, height: h)
-        Box.draw(r, title: "Help \(c.dot) \(state.versions != nil ? "Versions" : state.view.title)", &s, c)
-        for (n, (k, t)) in lines.prefix(h - 2).enumerated() {
+        var title = "Help \(c.dot) \(state.versions != nil ? "Versions" : state.view.title)"
+        if lines.count > visible { title += " \(c.dot) \(top + 1)-\(top + visible)/\(lines.count) j/k" }
+        Box.draw(r, title: title, &s, c)
+        for (n, (k, t)) in lines.dropFirst(top).prefix(visible).enumerated() {
             s.putPadded(k, x: r.x + 2, y: r.y + 1 + n, width: 15, role: "ui.hint.key")
             s.put(t, x: r.x + 18, y: r.y + 1 + n, maxWidth: w - 20, role: "ui.text")
         }
