@@ -87,6 +87,13 @@ struct ControllerTests {
         _ = press(&s, [.ctrlU] + Key.typing("int") + [.enter] + Key.typing("eleven") + [.enter])
         #expect(s.prompt?.error?.contains("not an integer") == true)
         #expect(press(&s, [.ctrlU] + Key.typing("11") + [.enter]) == [.setValue(key: "volume", value: .int(11))])
+        // #24 defect 13: the new key is selected once the store lists it (the cursor stayed put).
+        let listed = ["alpha", "fontSize", "volume", "zoom"].map { KVEntry(key: $0, value: .int(1), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev) }
+        _ = s.apply(.settings(listed, keys: 4, bytes: 40))
+        #expect(s.settings.selected?.key == "volume")
+        _ = s.apply(.settings(listed, keys: 4, bytes: 40))
+        _ = press(&s, [.char("k")])
+        #expect(s.settings.selected?.key == "fontSize", "selected once, then the cursor is the user's")
         // Editing: the draft is kept when the key changes on another device.
         _ = press(&s, [.char("e"), .ctrlU] + Key.typing("20"))
         _ = s.apply(.settings([KVEntry(key: "fontSize", value: .int(99), stamp: HLCTimestamp(wallMillis: 2, counter: 0), device: dev)], keys: 1, bytes: 16))

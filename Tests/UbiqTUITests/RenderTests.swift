@@ -24,6 +24,9 @@ struct RenderTests {
         #expect(screen.lines[row].contains("52%"))
         let conflictRow = screen.lines.firstIndex { $0.contains("plan.txt") }!
         #expect(screen[3, conflictRow].text == "⚠" && screen[3, conflictRow].role == "status.conflict")
+        // #24 defect 13: the cursor row's bar has no gap at the glyph cell.
+        let cursorRow = screen.lines.firstIndex { $0.contains("Reports/") }!
+        #expect((1..<79).allSatisfy { screen[$0, cursorRow].role == "ui.selection" }, "\((1..<79).map { screen[$0, cursorRow].role })")
         let errorRow = screen.lines.firstIndex { $0.contains("broken.bin") }!
         #expect(screen[2, errorRow].text == "✗" && screen.lines[errorRow].contains("storage full"))
     }

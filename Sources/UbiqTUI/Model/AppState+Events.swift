@@ -37,7 +37,11 @@ extension AppState {
             status.conflicts = s.conflicts
             status.throughput = throughput
         case .settings(let entries, let keys, let bytes):
-            let keep = settings.selected?.key
+            var keep = settings.selected?.key
+            if let added = settings.toSelect, entries.contains(where: { $0.key == added }) {
+                keep = added
+                settings.toSelect = nil
+            }
             settings.entries = entries
             settings.usage = (keys, bytes)
             if let keep, let at = entries.firstIndex(where: { $0.key == keep }) { settings.cursor.index = at }
@@ -95,26 +99,34 @@ extension AppState {
     }
 }
 
-/// Dates as the front end shows them: `2026-11-22 10:42` in the local time zone (UTC in tests).
+/// Dates as the front end shows them: `2026-11-22 10:42` in the local time zone (UTC in tests),
+/// with seconds where versions minutes apart must be told apart.
 public enum TimeFormat {
     nonisolated(unsafe) static var timeZone = TimeZone.current
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var formatter: DateFormatter?
+    nonisolated(unsafe) private static var formatters: [String: DateFormatter] = [:]
 
     /// Sets the zone dates are shown in (tests use UTC).
-    public static func use(_ zone: TimeZone) { lock.withLock { timeZone = zone; formatter = nil } }
+    public static func use(_ zone: TimeZone) { lock.withLock { timeZone = zone; formatters = [:] } }
 
-    public static func short(_ d: Date?) -> String {
+    /// To the minute (lists).
+    public static func short(_ d: Date?) -> String { format(d, "yyyy-MM-dd HH:mm") }
+
+    /// To the second (versions: every version the demo made in one minute read `22:18`).
+    public static func precise(_ d: Date?) -> String { format(d, "yyyy-MM-dd HH:mm:ss") }
+
+    static func format(_ d: Date?, _ pattern: String) -> String {
         guard let d else { return "" }
         return lock.withLock {
-            if formatter == nil {
+            let f = formatters[pattern] ?? {
                 let f = DateFormatter()
                 f.locale = Locale(identifier: "en_US_POSIX")
                 f.timeZone = timeZone
-                f.dateFormat = "yyyy-MM-dd HH:mm"
-                formatter = f
-            }
-            return formatter!.string(from: d)
+                f.dateFormat = pattern
+                formatters[pattern] = f
+                return f
+            }()
+            return f.string(from: d)
         }
     }
 }

@@ -283,7 +283,7 @@ extension AppState {
             }
             prompt = Prompt(purpose: .value(key: key, type: t, isNew: true), label: "\(key) (\(t))", text: t == "bool" ? "true" : "")
             return []
-        case .value(let key, let type, _):
+        case .value(let key, let type, let isNew):
             do {
                 let v = try KVValue.parse(p.text, type: type)
                 try KVLimits.check(key: key, value: v)
@@ -292,6 +292,7 @@ extension AppState {
                 after[key] = v
                 try KVLimits.check(store: after)
                 prompt = nil
+                if isNew { settings.toSelect = key }
                 return [.setValue(key: key, value: v)]
             } catch let e as CoreError {
                 p.error = e.message

@@ -94,10 +94,12 @@ public struct SettingsState: Equatable, Sendable {
     /// Keys changed by another device, highlighted until the given time.
     public var highlighted: [String: Date] = [:]
     public var usage: (keys: Int, bytes: Int) = (0, 0)
+    /// A key just added here: selected once the store lists it.
+    public var toSelect: String?
     public init() {}
     public var selected: KVEntry? { entries.indices.contains(cursor.index) ? entries[cursor.index] : nil }
     public static func == (a: SettingsState, b: SettingsState) -> Bool {
-        a.entries == b.entries && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage
+        a.entries == b.entries && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect
     }
 }
 

@@ -43,8 +43,10 @@ enum FilesView {
         let base = selected ? "ui.selection" : "ui.text"
         s.fill(Rect(x: x, y: y, width: width, height: 1), role: base)
         let st = status(i)
-        s.put(c.glyph(st), x: x + 1, y: y, role: st)
-        if i.conflict { s.put(c.glyph("status.conflict"), x: x + 2, y: y, role: "status.conflict") }
+        // On the cursor row everything takes the selection's style (the glyphs still say the
+        // state): a status colour there left a gap in the bar at the glyph cell.
+        s.put(c.glyph(st), x: x + 1, y: y, role: selected ? base : st)
+        if i.conflict { s.put(c.glyph("status.conflict"), x: x + 2, y: y, role: selected ? base : "status.conflict") }
         let wide = width >= 64
         let sizeW = 9, dateW = wide ? 16 : 0, gap = 2
         let nameW = max(4, width - 5 - sizeW - (wide ? dateW + gap : 0) - gap)
@@ -59,11 +61,11 @@ enum FilesView {
         if i.downloading || i.uploading {
             let pct = (i.downloading ? i.percentDownloaded : i.percentUploaded) / 100
             let g = c.glyph(i.downloading ? "status.downloading" : "status.uploading")
-            s.put(g, x: dx, y: y, role: st)
+            s.put(g, x: dx, y: y, role: selected ? base : st)
             ProgressBar.draw(pct, &s, x: dx + 2, y: y, width: dateW - 7, c)
             s.putPadded(String(format: "%3.0f%%", pct * 100), x: dx + dateW - 4, y: y, width: 4, role: base, alignRight: true)
         } else if let e = i.uploadError ?? i.downloadError {
-            s.putPadded(e, x: dx, y: y, width: dateW, role: "status.error")
+            s.putPadded(e, x: dx, y: y, width: dateW, role: selected ? base : "status.error")
         } else {
             s.putPadded(TimeFormat.short(i.modified), x: dx, y: y, width: dateW, role: base)
         }

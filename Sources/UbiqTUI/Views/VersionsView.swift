@@ -28,13 +28,13 @@ enum VersionsView {
             let devW = min(20, max(8, v.rows.map { TextWidth.of($0.record.deviceName) }.max() ?? 8))
             var x = inner.x + 11
             s.putPadded(rec.deviceName, x: x, y: y, width: devW, role: base); x += devW + 2
-            s.putPadded(TimeFormat.short(rec.modified), x: x, y: y, width: 16, role: base); x += 18
+            s.putPadded(TimeFormat.precise(rec.modified), x: x, y: y, width: 19, role: base); x += 21
             s.putPadded(ByteSize.format(Int64(rec.size)), x: x, y: y, width: 10, role: base, alignRight: true); x += 12
             if x + 8 < inner.maxX { s.put(String(rec.hash.hex.prefix(8)), x: x, y: y, role: selected ? base : "ui.hint.text") }
         }
         let bottom = Rect(x: r.x, y: r.y + listH, width: r.width, height: r.height - listH)
         guard bottom.height >= 3 else { return }
-        let selectedLabel = v.selected.map { "\($0.record.deviceName) \(c.dot) \(TimeFormat.short($0.record.modified))" } ?? ""
+        let selectedLabel = v.selected.map { "\($0.record.deviceName) \(c.dot) \(TimeFormat.precise($0.record.modified))" } ?? ""
         let showDiff = v.showDiff && v.previewIsText && v.currentText != nil && v.selected?.kind != .current
         Box.draw(bottom, title: showDiff ? "Diff: current → \(selectedLabel)" : "Preview: \(selectedLabel)\(v.previewIsText ? "" : " (hex)")", &s, c, focused: false)
         let pin = bottom.inset(1)
