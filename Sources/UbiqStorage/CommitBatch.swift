@@ -26,6 +26,19 @@ final class CommitBatch {
     private var checkedFolders: [String: ItemID] = [:]
     /// True while the answers asked at the start still say how the database stands.
     private(set) var current = true
+    /// The account's quota, usage and chunk references when the batch began (usage only falls
+    /// during a batch — history pruned — so checks against it err on the safe side).
+    let quota: Int64, used: Int64, refsAtStart: Int64
+    /// References the batch's kept commits added (written to the account once, at its end),
+    /// and those of the commit under way (kept only if its savepoint is).
+    private(set) var refsAdded: Int64 = 0
+    private var refsOfInput: Int64 = 0
+
+    /// The account's references as the batch stands.
+    var refsHeld: Int64 { refsAtStart + refsAdded }
+
+    /// Notes references the commit under way adds (see `record`).
+    func addRefs(_ n: Int) { refsOfInput += Int64(n) }
 
     init(_ db: Database, account: Int64, container: Int64, inputs: [CommitInput]) throws {
         knownVersions = try db.present("SELECT uuid FROM versions WHERE container_id = ? AND uuid", container, inputs.map(\.versionID.description))
@@ -33,6 +46,9 @@ final class CommitBatch {
         livePaths = try db.present("SELECT path FROM items WHERE container_id = ? AND deleted_at IS NULL AND path", container, inputs.map(\.path.string))
         let hashes = inputs.flatMap { $0.manifest?.chunks.map(\.hash) ?? [] }
         owned = Set(hashes).subtracting(try db.missingHashes(accountID: account, hashes))
+        let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used, refs FROM accounts WHERE id = ?"), arguments: [account])
+        guard let a else { throw StorageError(.unauthorized, "account no longer exists") }
+        (quota, used, refsAtStart) = (a["quota"], a["used"], a["refs"])
     }
 
     /// True if no version with this ID exists (so the commit is not a retry); false if it may.
@@ -61,6 +77,8 @@ final class CommitBatch {
 
     /// Notes what an input did, after its savepoint was released or rolled back.
     func record(_ input: CommitInput, _ result: Result<CommitResult, StorageError>) {
+        if case .success = result { refsAdded += refsOfInput }  // a failed commit was rolled back
+        refsOfInput = 0
         guard current else { return }
         switch result {
         case .success(let r) where r.outcome == .created:

@@ -85,7 +85,7 @@ extension SQLiteMetadataStore {
     }
 
     func insertVersion(_ db: Database, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
-                       input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date) throws -> Int64 {
+                       input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date, batch: CommitBatch?) throws -> Int64 {
         try db.cachedStatement(sql: """
             INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -93,6 +93,8 @@ extension SQLiteMetadataStore {
                              input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded,
                              input.permissions, manifest.chunks.count])
         let v = db.lastInsertedRowID
+        // The account's count of references: a batch writes its total once, at its end.
+        if let batch { batch.addRefs(manifest.chunks.count) } else { try db.addChunkReferences(Int64(manifest.chunks.count), account: ctx.accountID) }
         let stmt = try db.cachedStatement(sql: "INSERT INTO version_chunks (version_id, idx, hash, size) VALUES (?, ?, ?, ?)")
         for (i, ch) in manifest.chunks.enumerated() { try stmt.execute(arguments: [v, i, ch.hash.hex, ch.size]) }
         return v
@@ -138,12 +140,13 @@ extension SQLiteMetadataStore {
                                 missing: missing.map(\.hash), cursor: r["seq"])
         }
         let newBytes = missing.reduce(Int64(0)) { $0 + Int64($1.size) }
-        if let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used, refs FROM accounts WHERE id = ?"), arguments: [ctx.accountID]) {
-            let quota: Int64 = a["quota"], used: Int64 = a["used"]
+        let account: (quota: Int64, used: Int64, refs: Int64)? = try batch.map { ($0.quota, $0.used, $0.refsHeld) }
+            ?? Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used, refs FROM accounts WHERE id = ?"), arguments: [ctx.accountID]).map { ($0["quota"], $0["used"], $0["refs"]) }
+        if let (quota, used, refs) = account {
             if used + newBytes > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used, \(ByteSize.format(newBytes)) more needed")
             }
-            if let refused = ChunkReferenceBudget.refusal(held: a["refs"], adding: manifest.chunks.count, quota: quota) { throw refused }
+            if let refused = ChunkReferenceBudget.refusal(held: refs, adding: manifest.chunks.count, quota: quota) { throw refused }
         }
         let uploaded = missing.isEmpty
         let outcome: CommitOutcome
@@ -155,7 +158,7 @@ extension SQLiteMetadataStore {
             try db.cachedStatement(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'file', ?)").execute(
                            arguments: [c, input.itemID.description, input.path.string, now.timeIntervalSince1970])
             let id = db.lastInsertedRowID
-            let v = try insertVersion(db, ctx, container: c, item: id, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
+            let v = try insertVersion(db, ctx, container: c, item: id, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now, batch: batch)
             if try db.reviveAncestors(container: c, of: input.path, known: batch?.liveFolders) { batch?.invalidate() }
             try db.cachedStatement(sql: "INSERT INTO changes (container_id, item_id) VALUES (?, ?)").execute(arguments: [c, id])
             let seq = db.lastInsertedRowID
@@ -181,14 +184,14 @@ extension SQLiteMetadataStore {
                 try db.reviveAncestors(container: c, of: path)
             }
             try db.cachedStatement(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state = 'current'").execute(arguments: [itemID])
-            let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now)
+            let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now, batch: batch)
             try db.cachedStatement(sql: "UPDATE items SET current_version = ? WHERE id = ?").execute(arguments: [v, itemID])
             try pruneHistory(db, item: itemID, now: now)
             outcome = decision == .revive ? .revived : .updated
         case .conflict:
             guard let r = item else { throw StorageError(.internalError, "decision without item") }
             itemID = r["id"]
-            _ = try insertVersion(db, ctx, container: c, item: itemID, state: .conflict, input: input, manifest: manifest, uploaded: uploaded, now: now)
+            _ = try insertVersion(db, ctx, container: c, item: itemID, state: .conflict, input: input, manifest: manifest, uploaded: uploaded, now: now, batch: batch)
             outcome = .conflict
         case .unchanged:
             throw StorageError(.internalError, "unreachable")

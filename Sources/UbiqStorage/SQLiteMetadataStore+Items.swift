@@ -29,6 +29,7 @@ extension SQLiteMetadataStore: ItemStore {
                 batch.record(input, outcome)
                 results.append(outcome)
             }
+            try db.addChunkReferences(batch.refsAdded, account: ctx.accountID)
             return results
         }
     }

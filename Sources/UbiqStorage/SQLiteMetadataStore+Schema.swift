@@ -156,8 +156,8 @@ extension SQLiteMetadataStore {
             try db.execute(sql: "ALTER TABLE versions ADD COLUMN permissions INTEGER")
         }
         // Chunk references held per account (`ChunkReferenceBudget`): each version records how
-        // many its chunk list has, and triggers keep the account's total as versions come and go
-        // (history pruned, trash purged, an account deleted).
+        // many its chunk list has; a commit adds them to the account's total (a batch once, at
+        // its end) and a trigger takes them off as versions go (history pruned, trash purged).
         m.registerMigration("v7-chunk-reference-counts") { db in
             try db.execute(sql: """
                 ALTER TABLE versions ADD COLUMN refs INTEGER NOT NULL DEFAULT 0;
@@ -165,9 +165,6 @@ extension SQLiteMetadataStore {
                 ALTER TABLE accounts ADD COLUMN refs INTEGER NOT NULL DEFAULT 0;
                 UPDATE accounts SET refs = coalesce((SELECT sum(v.refs) FROM versions v JOIN containers c ON c.id = v.container_id
                                                      WHERE c.account_id = accounts.id), 0);
-                CREATE TRIGGER versions_refs_added AFTER INSERT ON versions BEGIN
-                    UPDATE accounts SET refs = refs + NEW.refs WHERE id = (SELECT account_id FROM containers WHERE id = NEW.container_id);
-                END;
                 CREATE TRIGGER versions_refs_dropped AFTER DELETE ON versions BEGIN
                     UPDATE accounts SET refs = max(0, refs - OLD.refs) WHERE id = (SELECT account_id FROM containers WHERE id = OLD.container_id);
                 END;

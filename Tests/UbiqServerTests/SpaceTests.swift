@@ -96,10 +96,11 @@ struct SpaceTests {
         let server = try await TestServer.start(clock: { clock.now })
         try await server.user("mallory", quota: 64 << 20)  // 65,536 references
         let c = try await server.device("mallory").0
-        func commit(_ name: String, _ refs: [ChunkRef]) async throws -> CommitResponse {
-            try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/\(name)"),
-                                                    kind: .file, base: nil, modified: clock.now, manifest: Manifest(chunks: refs)))
+        func request(_ name: String, _ refs: [ChunkRef]) -> CommitRequest {
+            CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/\(name)"),
+                          kind: .file, base: nil, modified: clock.now, manifest: Manifest(chunks: refs))
         }
+        func commit(_ name: String, _ refs: [ChunkRef]) async throws -> CommitResponse { try await c.commit(notes, request(name, refs)) }
         // 40,000 distinct one-byte chunks, none uploaded: accepted (40 KB of a 64 MiB quota).
         let tiny = (0..<40_000).map { i in ChunkRef(hash: ContentHash.of(Array("tiny \(i)".utf8)), size: 1) }
         let a = try await commit("a.bin", tiny)
@@ -110,13 +111,19 @@ struct SpaceTests {
         #expect(e?.code == .storageFull && e?.message.contains("chunk references") == true, "\(e?.message ?? "")")
         let feed = try await c.changes(notes, after: 0).items
         #expect(feed.map(\.path.string) == ["Documents/a.bin"], "nothing of the refused commit stored")
-        // What fits still fits.
+        // What fits still fits: 65,000 held.
         _ = try await commit("c.bin", Array(repeated.prefix(25_000)))
+        // A batch counts as it goes (and writes its total once): 300 fit, 300 more do not.
+        let batch = try await c.commitMany(notes, [request("d.bin", Array(repeated.prefix(300))), request("e.bin", Array(repeated.prefix(300)))])
+        #expect(batch[0].response != nil && batch[1].error?.code == .storageFull, "\(batch.map { $0.error?.message ?? "ok" })")
+        // 65,300 held: 237 more would pass 65,536; 236 do not.
+        await #expect(throws: ClientError.self) { _ = try await commit("f.bin", Array(repeated.prefix(237))) }
+        _ = try await commit("f.bin", Array(repeated.prefix(236)))
         // Deleted and purged, a.bin's references come back.
         _ = try await c.delete(notes, item: a.item.id)
         clock.advance(days: 31)
         #expect(try await server.services.purgeTrash().items == 1)
-        _ = try await commit("b.bin", repeated)
+        _ = try await commit("b.bin", repeated)  // 40,000 free again (it was refused with 536 free)
         await server.stop()
     }
 }
