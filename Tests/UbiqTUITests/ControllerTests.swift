@@ -33,6 +33,14 @@ struct ControllerTests {
         #expect(s.prompt?.error?.contains("column 8") == true, "\(String(describing: s.prompt?.error))")
         _ = press(&s, [.escape])
         #expect(s.prompt == nil && s.files.filter == nil && s.files.rows.count > 1, "Esc clears the filter")
+        // #24 §2 find: plain text finds names containing it, ignoring case; `*` and `?` glob.
+        _ = press(&s, [.char("/"), .ctrlU] + Key.typing("PLAN") + [.enter])
+        #expect(s.prompt == nil && s.files.rows.map(\.item.name) == ["plan.txt"], "\(s.files.rows.map(\.item.name))")
+        _ = press(&s, [.char("/"), .ctrlU] + Key.typing("*.MOV") + [.enter])
+        #expect(s.files.rows.map(\.item.name) == ["downloading.mov"])
+        _ = press(&s, [.char("/"), .ctrlU] + Key.typing("no such name") + [.enter])
+        #expect(s.prompt == nil && s.files.rows.isEmpty)
+        #expect(FilesState.looksLikePredicate("size > 3") && FilesState.looksLikePredicate("name like x") && !FilesState.looksLikePredicate("my report 2024"))
     }
 
     @Test func actionsAskBeforeDeletingAndDefaultToNo() {

@@ -87,7 +87,7 @@ extension AppState {
             }
             return []
         case .char("/"):
-            prompt = Prompt(purpose: .filter, label: "filter (predicate, e.g. name LIKE '*.txt' AND size > 1MB)", text: files.filterText)
+            prompt = Prompt(purpose: .filter, label: "find (a name, or a predicate: size > 1MB AND name LIKE '*.txt')", text: files.filterText)
             return []
         case .char("F"):
             files.setFlat(!files.flat)

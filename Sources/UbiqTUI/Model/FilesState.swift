@@ -69,13 +69,29 @@ public struct FilesState: Sendable {
         rebuild()
     }
 
-    /// Applies (or clears, with empty text) a filter in the predicate language.
+    /// Applies (or clears, with empty text) a filter: plain text finds names containing it
+    /// (ignoring case; `*` and `?` match as in a shell), text in the predicate language is a
+    /// predicate (see ``FilesState/looksLikePredicate(_:)``).
     public mutating func setFilter(_ text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        filter = trimmed.isEmpty ? nil : try QueryPredicate.parse(trimmed)
+        filter = trimmed.isEmpty ? nil : try Self.filter(trimmed)
         filterText = trimmed
         cursor = ListCursor()
         rebuild()
+    }
+
+    static func filter(_ text: String) throws -> QueryPredicate {
+        guard !looksLikePredicate(text) else { return try QueryPredicate.parse(text) }
+        let glob = text.contains("*") || text.contains("?")
+        return .compare(.name, glob ? .like : .contains, .string(text), caseInsensitive: true)
+    }
+
+    /// True for text meant as a predicate: a comparison, quotes, parentheses or one of the
+    /// language's words (`AND`, `LIKE`, …, any case); anything else is a name to find.
+    public static func looksLikePredicate(_ text: String) -> Bool {
+        if text.contains(where: { "=<>!()'\"&|".contains($0) }) { return true }
+        let words: Set<String> = ["AND", "OR", "NOT", "LIKE", "CONTAINS", "BEGINSWITH", "ENDSWITH", "TRUEPREDICATE", "FALSEPREDICATE"]
+        return text.split(whereSeparator: { $0 == " " || $0 == "\t" }).contains { words.contains($0.uppercased()) }
     }
 
     /// Rows for the current folder or the flat/filtered list, keeping the selected item selected.
