@@ -183,3 +183,92 @@ struct ControllerTests {
         #expect(press(&s, [.ctrlC]) == [.quit] && s.quit)
     }
 }
+
+/// #24 §2: sort (`s` then a field; the same again reverses), dotfiles (`.`), marks (`Space`,
+/// `v`, acted on by `f`/`E`/`D`, cleared by `Esc`) and the details pane (`i`).
+@Suite("Files: sort, dotfiles, marks, details")
+struct FilesEverydayTests {
+    func names(_ s: AppState) -> [String] { s.files.rows.map(\.item.name) }
+    func press(_ s: inout AppState, _ keys: [Key]) -> [Effect] { keys.flatMap { s.handle($0) } }
+
+    @Test func sortPicksAFieldAndTheSameAgainReverses() {
+        var s = Fixtures.state()
+        #expect(names(s).first == "Reports", "folders first")
+        _ = press(&s, [.char("s"), .char("s")])
+        #expect(s.files.sortKey == .size && !s.files.sortDescending)
+        #expect(Array(names(s).dropFirst()) == ["party 🎉.md", "报告-2024年.pdf", "broken.bin", "current.txt", "plan.txt", "waiting.txt",
+                                                   "uploading.zip", "cloud only.pdf", "downloading.mov"], "\(names(s))")
+        _ = press(&s, [.char("s"), .char("s")])
+        #expect(s.files.sortDescending && names(s)[1] == "downloading.mov" && names(s).first == "Reports", "\(names(s))")
+        _ = press(&s, [.char("s"), .char("t")])
+        #expect(names(s)[1] == "broken.bin" && names(s)[2] == "plan.txt", "errors, then conflicts first: \(names(s))")
+        _ = press(&s, [.char("s"), .char("m")])
+        #expect(names(s).last == "waiting.txt", "newest last: \(names(s))")
+        // Esc after `s` keeps the sort; the next key is an ordinary key again.
+        _ = press(&s, [.char("s"), .escape, .char("j")])
+        #expect(s.files.sortKey == .modified && !s.files.choosingSort && s.files.cursor.index == 1)
+        let screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0))
+        #expect(screen.lines[1].contains("by modified"), "\(screen.lines[1])")
+    }
+
+    @Test func dotfilesAreHiddenUntilAsked() {
+        var s = Fixtures.state()
+        var diff = QueryDiff()
+        diff.added = [Fixtures.item(40, "Documents/.env"), Fixtures.item(41, "Documents/.git", kind: .folder, size: 0),
+                      Fixtures.item(42, "Documents/.git/config")]
+        s.files.apply(diff)
+        #expect(!names(s).contains(".env") && s.files.hiddenCount == 2)
+        var screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0))
+        #expect(screen.lines[1].contains("2 hidden"), "\(screen.lines[1])")
+        _ = press(&s, [.char(".")])
+        #expect(names(s).contains(".env") && names(s).contains(".git") && s.files.hiddenCount == 0)
+        // The flat list leaves out what is inside dot-folders too, unless shown.
+        _ = press(&s, [.char("."), .char("F")])
+        #expect(!s.files.rows.contains { $0.item.path.string.contains("/.") })
+        _ = press(&s, [.char(".")])
+        #expect(s.files.rows.contains { $0.item.path.string == "Documents/.git/config" })
+        screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0))
+        #expect(!screen.lines[1].contains("hidden"))
+    }
+
+    @Test func marksAreActedOnTogetherAndEscClearsThem() {
+        var s = Fixtures.state()
+        let at = { (n: String, s: AppState) in s.files.rows.firstIndex { $0.item.name == n }! }
+        s.files.cursor.index = at("broken.bin", s)
+        _ = press(&s, [.char(" ")])  // broken.bin marked, cursor on cloud only.pdf
+        #expect(s.files.marked.count == 1 && s.files.selected?.item.name == "cloud only.pdf")
+        s.files.cursor.index = at("downloading.mov", s)
+        _ = press(&s, [.char("v")])  // broken.bin … downloading.mov
+        #expect(s.files.markedItems.map(\.name) == ["broken.bin", "cloud only.pdf", "current.txt", "downloading.mov"])
+        let screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0))
+        #expect(screen.lines[1].contains("4 marked"))
+        let row = screen.lines.firstIndex { $0.contains("cloud only.pdf") }!
+        #expect(screen[1, row].text == "▌" && screen[1, row].role == "ui.marked")
+        #expect(press(&s, [.char("f")]) == ["broken.bin", "cloud only.pdf", "current.txt", "downloading.mov"].map { .download(try! RelativePath(validating: "Documents/\($0)")) })
+        #expect(s.files.marked.isEmpty, "acting clears the marks")
+        // Evict leaves what has changes not uploaded (broken.bin) and says so.
+        s.files.cursor.index = at("broken.bin", s)
+        _ = press(&s, [.char(" "), .char(" ")])
+        #expect(press(&s, [.char("E")]) == [.evict(try! RelativePath(validating: "Documents/cloud only.pdf"))] && s.flash?.level == .warn)
+        // Delete asks once for all of them; Esc clears marks before anything else.
+        s.files.cursor.index = at("plan.txt", s)
+        _ = press(&s, [.char(" "), .char(" ")])
+        #expect(press(&s, [.char("D")]).isEmpty && s.confirm?.message.contains("2 marked items") == true)
+        #expect(press(&s, [.char("y")]).count == 2)
+        _ = press(&s, [.char(" "), .escape])
+        #expect(s.files.marked.isEmpty && !s.quit)
+    }
+
+    @Test func theDetailsPaneSaysWhatTheRowCannot() {
+        var s = Fixtures.state()
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "broken.bin" }!
+        _ = press(&s, [.char("i")])
+        let screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0))
+        let text = screen.lines.joined(separator: "\n")
+        #expect(text.contains("Details") && text.contains("Documents/broken.bin") && text.contains("1.2 KiB (1234 bytes)") && text.contains("storage full"), "\(text)")
+        #expect(text.contains("waiting to upload"))
+        #expect(Renderer.listRows(height: 24, s) == Renderer.listRows(height: 24) - 8, "paging follows the shorter list")
+        _ = press(&s, [.char("i")])
+        #expect(!Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0)).lines.joined().contains("Details"))
+    }
+}

@@ -279,7 +279,7 @@ public final class TUIApp {
     func redraw() {
         guard terminal.started else { return }
         let (w, h) = terminal.size
-        state.pageRows = Renderer.listRows(height: h)
+        state.pageRows = Renderer.listRows(height: h, state)
         (state.screenWidth, state.screenHeight) = (w, h)
         let screen = Renderer.render(state, width: w, height: h, context: RenderContext(theme: theme, ascii: ascii))
         terminal.draw(screen, theme: theme)

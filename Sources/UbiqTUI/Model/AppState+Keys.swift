@@ -68,11 +68,30 @@ extension AppState {
     // MARK: Files
 
     mutating func handleFiles(_ key: Key) -> [Effect] {
+        if files.choosingSort { return chooseSort(key) }
         if Self.move(key, &files.cursor, count: files.rows.count, page: pageStep) { return [] }
         switch key {
         case .char("q"): return quitOrClose()
         case .escape:
-            if !files.filterText.isEmpty { try? files.setFilter("") }
+            // Marks first, then the filter; never quits.
+            if !files.marked.isEmpty { files.clearMarks() } else if !files.filterText.isEmpty { try? files.setFilter("") }
+            return []
+        case .char(" "):
+            files.toggleMark()
+            return []
+        case .char("v"):
+            files.markRange()
+            return []
+        case .char("s"):
+            files.choosingSort = true
+            flash = Flash(text: "sort by: n name  s size  m modified  t status (the same again reverses; Esc keeps)", level: .info)
+            return []
+        case .char("."):
+            files.setShowHidden(!files.showHidden)
+            flash = Flash(text: files.showHidden ? "dotfiles shown" : "dotfiles hidden (. shows them)", level: .info)
+            return []
+        case .char("i"):
+            files.details.toggle()
             return []
         case .enter, .char("l"), .right:
             guard let row = files.selected else { return [] }
@@ -92,6 +111,23 @@ extension AppState {
         case .char("F"):
             files.setFlat(!files.flat)
             return []
+        case .char("f") where !files.marked.isEmpty:
+            let items = files.markedItems.filter { !$0.excluded }
+            files.clearMarks()
+            flash = Flash(text: "fetching \(items.count) item\(items.count == 1 ? "" : "s")…", level: .info)
+            return items.map { .download($0.path) }
+        case .char("E") where !files.marked.isEmpty:
+            let items = files.markedItems
+            let (busy, ready) = (items.filter(Self.hasUnsentChanges), items.filter { !Self.hasUnsentChanges($0) })
+            files.clearMarks()
+            if !busy.isEmpty { flash = Flash(text: "\(busy.count) item(s) have changes not uploaded yet and stay; evicting \(ready.count)", level: .warn) }
+            return ready.map { .evict($0.path) }
+        case .char("D") where !files.marked.isEmpty, .delete where !files.marked.isEmpty:
+            let items = files.markedItems
+            confirm = Confirmation(message: "Delete \(items.count) marked item\(items.count == 1 ? "" : "s") from all devices? They stay in the server's trash for 30 days.",
+                                   effects: items.map { .delete($0.path) })
+            files.clearMarks()
+            return []
         case .char("f"):
             guard let row = files.selected else { return [] }
             if row.item.excluded { flash = Flash(text: "\(row.item.name) is excluded (.nosync): it stays on this device", level: .warn); return [] }
@@ -99,7 +135,7 @@ extension AppState {
             return [.download(row.item.path)]
         case .char("E"):
             guard let row = files.selected else { return [] }
-            if row.item.kind == .file && (!row.item.uploaded || row.item.uploading) {
+            if Self.hasUnsentChanges(row.item) {
                 flash = Flash(text: "\(row.item.name) has changes not uploaded yet; it can be evicted once they are", level: .warn)
                 return []
             }
@@ -115,6 +151,25 @@ extension AppState {
             return []
         default: return []
         }
+    }
+
+    /// A file whose content has not all reached the server (evicting it would lose that).
+    static func hasUnsentChanges(_ i: MetadataItem) -> Bool { i.kind == .file && (!i.uploaded || i.uploading) }
+
+    /// The key after `s`: a sort field (the current one again reverses); anything else keeps.
+    mutating func chooseSort(_ key: Key) -> [Effect] {
+        files.choosingSort = false
+        let picked: FilesState.SortKey? = switch key {
+        case .char("n"): .name
+        case .char("s"): .size
+        case .char("m"): .modified
+        case .char("t"): .status
+        default: nil
+        }
+        guard let picked else { flash = nil; return [] }
+        files.sort(by: picked)
+        flash = Flash(text: "sorted by \(picked.rawValue)\(files.sortDescending ? ", reversed" : "")", level: .info)
+        return []
     }
 
     mutating func openVersions(_ path: RelativePath) -> [Effect] {
@@ -211,7 +266,7 @@ extension AppState {
     mutating func handleConfirm(_ key: Key) -> [Effect] {
         guard let c = confirm else { return [] }
         confirm = nil
-        if key == .char("y") || key == .char("Y") { return [c.effect] }
+        if key == .char("y") || key == .char("Y") { return c.effects }
         flash = Flash(text: "cancelled", level: .info)
         return []
     }

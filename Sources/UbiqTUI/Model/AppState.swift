@@ -36,7 +36,10 @@ public struct Prompt: Equatable, Sendable {
 /// A yes/no question; `y` runs the effect, anything else cancels (default No).
 public struct Confirmation: Equatable, Sendable {
     public var message: String
-    public var effect: Effect
+    /// What `y` does (several for the marked items).
+    public var effects: [Effect]
+    public init(message: String, effect: Effect) { self.message = message; self.effects = [effect] }
+    public init(message: String, effects: [Effect]) { self.message = message; self.effects = effects }
 }
 
 /// A short message in the status line. It goes after a while (`lifetime`, counted from the

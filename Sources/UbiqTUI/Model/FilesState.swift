@@ -21,6 +21,20 @@ public struct FilesState: Sendable {
     public private(set) var filter: QueryPredicate?
     public var cursor = ListCursor()
     public private(set) var gathered = false
+    /// How rows are ordered (folders stay first when browsing).
+    public enum SortKey: String, Sendable, CaseIterable { case name, size, modified, status }
+    public private(set) var sortKey = SortKey.name
+    public private(set) var sortDescending = false
+    /// The next key picks the sort (after `s`).
+    public var choosingSort = false
+    /// Names starting with `.` are left out unless shown (`.`); how many were left out.
+    public private(set) var showHidden = false
+    public private(set) var hiddenCount = 0
+    /// Marked items (`Space`, `v`): `f`, `E` and `D` act on them.
+    public private(set) var marked: Set<ItemID> = []
+    private var markAnchor: ItemID?
+    /// The details pane (`i`) is open.
+    public var details = false
     var childCounts: [RelativePath: Int] = [:]
     var rowIndex: [ItemID: Int] = [:]
 
@@ -94,26 +108,89 @@ public struct FilesState: Sendable {
         return text.split(whereSeparator: { $0 == " " || $0 == "\t" }).contains { words.contains($0.uppercased()) }
     }
 
+    public mutating func sort(by key: SortKey) {
+        sortDescending = key == sortKey ? !sortDescending : false
+        sortKey = key
+        rebuild()
+    }
+
+    public mutating func setShowHidden(_ on: Bool) {
+        showHidden = on
+        rebuild()
+    }
+
+    /// Marks or unmarks the selected item and moves down.
+    public mutating func toggleMark() {
+        guard let id = selected?.item.itemID else { return }
+        if marked.remove(id) == nil { marked.insert(id); markAnchor = id }
+        cursor.move(1, count: rows.count)
+    }
+
+    /// Marks every row from the last marked one to the selected one.
+    public mutating func markRange() {
+        guard let here = selected?.item.itemID else { return }
+        guard let a = markAnchor, let from = rowIndex[a], let to = rowIndex[here] else { marked.insert(here); markAnchor = here; return }
+        for r in rows[min(from, to)...max(from, to)] { marked.insert(r.item.itemID) }
+    }
+
+    public mutating func clearMarks() { marked = []; markAnchor = nil }
+
+    /// The marked items that are still listed anywhere, by path.
+    public var markedItems: [MetadataItem] { marked.compactMap { items[$0] }.sorted { $0.path < $1.path } }
+
+    /// A dotfile, or (outside browsing) anything inside a dot-folder.
+    static func isHidden(_ i: MetadataItem, browsing: Bool) -> Bool {
+        browsing ? i.name.hasPrefix(".") : i.path.string.split(separator: "/").contains { $0.hasPrefix(".") }
+    }
+
+    /// Where a status stands when sorting by status: what needs the user first.
+    static func statusRank(_ i: MetadataItem) -> Int {
+        if i.uploadError != nil || i.downloadError != nil { return 0 }
+        if i.conflict { return 1 }
+        if i.uploading || i.downloading { return 2 }
+        if !i.uploaded || i.status == .downloaded { return 3 }
+        if i.excluded { return 4 }
+        return i.status == .notDownloaded ? 5 : 6
+    }
+
+    /// Orders two rows by the sort key (name, then path, breaks ties; all reversed when asked).
+    func ordered(_ a: MetadataItem, _ b: MetadataItem, byPath: Bool) -> Bool {
+        sortDescending ? ascending(b, a, byPath: byPath) : ascending(a, b, byPath: byPath)
+    }
+
+    private func ascending(_ a: MetadataItem, _ b: MetadataItem, byPath: Bool) -> Bool {
+        func name(_ i: MetadataItem) -> String { byPath ? i.path.string.lowercased() : i.name.lowercased() }
+        let (na, nb) = (name(a), name(b))
+        let tie = na != nb ? na < nb : a.path < b.path
+        switch sortKey {
+        case .name: return tie
+        case .size: return a.size != b.size ? a.size < b.size : tie
+        case .modified:
+            let (ma, mb) = (a.modified ?? .distantPast, b.modified ?? .distantPast)
+            return ma != mb ? ma < mb : tie
+        case .status:
+            let (x, y) = (Self.statusRank(a), Self.statusRank(b))
+            return x != y ? x < y : tie
+        }
+    }
+
     /// Rows for the current folder or the flat/filtered list, keeping the selected item selected.
     mutating func rebuild(now: Date = Date()) {
         let keep = selected?.item.itemID
         childCounts = [:]
         for i in items.values { if let p = i.path.parent { childCounts[p, default: 0] += 1 } }
         var out: [FileRow] = []
-        if flat || filter != nil {
-            for i in items.values where i.kind == .file && (filter?.matches(i, now: now) ?? true) {
-                out.append(FileRow(item: i, childCount: 0))
-            }
-            out.sort { $0.item.path < $1.item.path }
-        } else {
-            for i in items.values where i.path.parent == folder {
-                out.append(FileRow(item: i, childCount: i.kind == .folder ? childCounts[i.path, default: 0] : 0))
-            }
-            // Folders first, then by name ignoring case (each key computed once).
-            out = out.map { ($0.item.kind == .folder ? 0 : 1, $0.item.name.lowercased(), $0) }.sorted { a, b in
-                if a.0 != b.0 { return a.0 < b.0 }
-                return a.1 != b.1 ? a.1 < b.1 : a.2.item.path < b.2.item.path
-            }.map(\.2)
+        let browsing = !(flat || filter != nil)
+        hiddenCount = 0
+        for i in items.values {
+            if browsing ? i.path.parent != folder : (i.kind != .file || !(filter?.matches(i, now: now) ?? true)) { continue }
+            if !showHidden && Self.isHidden(i, browsing: browsing) { hiddenCount += 1; continue }
+            out.append(FileRow(item: i, childCount: i.kind == .folder ? childCounts[i.path, default: 0] : 0))
+        }
+        // Folders first when browsing; then by the sort key.
+        out.sort { a, b in
+            if browsing, (a.item.kind == .folder) != (b.item.kind == .folder) { return a.item.kind == .folder }
+            return ordered(a.item, b.item, byPath: !browsing)
         }
         rows = out
         rowIndex = Dictionary(uniqueKeysWithValues: out.enumerated().map { ($0.element.item.itemID, $0.offset) })

@@ -4,9 +4,19 @@ import UbiqCore
 /// The Files view: the live list with a status column (glyph + colour, never colour alone),
 /// a conflict marker, size, date, and a progress bar while an item transfers.
 enum FilesView {
-    static func render(_ f: FilesState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
-        var title = f.filter != nil ? "Files \(c.dot) filter: \(f.filterText)" : f.flat ? "Files \(c.dot) all files" : "Files \(c.dot) \(f.folder.map { $0.string + "/" } ?? "/")"
-        title += " (\(f.rows.count))"
+    /// Rows the details pane takes below the list (when open and the screen is tall enough).
+    static func detailsHeight(_ f: FilesState, main height: Int) -> Int { f.details && height >= 14 ? 8 : 0 }
+
+    static func render(_ f: FilesState, _ s: inout ScreenBuffer, _ area: Rect, _ c: RenderContext) {
+        let dh = detailsHeight(f, main: area.height)
+        let r = Rect(x: area.x, y: area.y, width: area.width, height: area.height - dh)
+        if dh > 0 { details(f.selected?.item, &s, Rect(x: area.x, y: r.maxY, width: area.width, height: dh), c) }
+        var title = f.filter != nil ? "Files \(c.dot) find: \(f.filterText)" : f.flat ? "Files \(c.dot) all files" : "Files \(c.dot) \(f.folder.map { $0.string + "/" } ?? "/")"
+        title += " (\(f.rows.count)"
+        if f.hiddenCount > 0 { title += ", \(f.hiddenCount) hidden" }
+        if !f.marked.isEmpty { title += ", \(f.marked.count) marked" }
+        title += ")"
+        if f.sortKey != .name || f.sortDescending { title += " \(c.dot) by \(f.sortKey.rawValue)\(f.sortDescending ? (c.ascii ? " v" : " ↓") : "")" }
         Box.draw(r, title: title, &s, c)
         let inner = r.inset(1)
         if !f.gathered {
@@ -40,8 +50,10 @@ enum FilesView {
 
     static func line(_ row: FileRow, _ f: FilesState, _ s: inout ScreenBuffer, y: Int, x: Int, width: Int, selected: Bool, _ c: RenderContext) {
         let i = row.item
+        let isMarked = f.marked.contains(i.itemID)
         let base = selected ? "ui.selection" : "ui.text"
         s.fill(Rect(x: x, y: y, width: width, height: 1), role: base)
+        if isMarked { s.put(c.ascii ? "+" : "▌", x: x, y: y, role: selected ? base : "ui.marked") }
         let st = status(i)
         // On the cursor row everything takes the selection's style (the glyphs still say the
         // state): a status colour there left a gap in the bar at the glyph cell.
@@ -53,7 +65,7 @@ enum FilesView {
         let browsing = f.filter == nil && !f.flat
         var name = browsing ? i.name : i.path.string
         if i.kind == .folder { name = (c.ascii ? "> " : "▸ ") + name + "/" }
-        s.putPadded(name, x: x + 4, y: y, width: nameW, role: base)
+        s.putPadded(name, x: x + 4, y: y, width: nameW, role: isMarked && !selected ? "ui.marked" : base)
         let size = i.kind == .folder ? "\(row.childCount) item\(row.childCount == 1 ? "" : "s")" : ByteSize.format(Int64(i.size))
         s.putPadded(size, x: x + 4 + nameW + gap, y: y, width: sizeW, role: base, alignRight: true)
         guard wide else { return }
@@ -69,6 +81,45 @@ enum FilesView {
         } else {
             s.putPadded(TimeFormat.short(i.modified), x: dx, y: y, width: dateW, role: base)
         }
+    }
+}
+
+extension FilesView {
+    /// The details pane (`i`): everything the list knows of the selected item.
+    static func details(_ item: MetadataItem?, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+        Box.draw(r, title: "Details", &s, c, focused: false)
+        let inner = r.inset(1)
+        guard let i = item else {
+            s.put("nothing selected", x: inner.x + 1, y: inner.y, role: "ui.hint.text")
+            return
+        }
+        var lines: [(String, String, String)] = [("path", i.path.string + (i.kind == .folder ? "/" : ""), "ui.text")]
+        let bytes = i.kind == .folder ? "folder" : "\(ByteSize.format(Int64(i.size))) (\(i.size) bytes)"
+        lines.append(("size", bytes, "ui.text"))
+        lines.append(("state", describe(i), status(i)))
+        lines.append(("modified", TimeFormat.precise(i.modified) + (i.created.map { "   created \(TimeFormat.precise($0))" } ?? ""), "ui.text"))
+        if let e = i.uploadError ?? i.downloadError { lines.append(("error", e, "status.error")) }
+        for (n, (k, v, role)) in lines.prefix(inner.height).enumerated() {
+            s.putPadded(k, x: inner.x + 1, y: inner.y + n, width: 9, role: "ui.hint.key")
+            s.put(v, x: inner.x + 11, y: inner.y + n, maxWidth: inner.width - 12, role: role)
+        }
+    }
+
+    /// The item's state in words (the glyph's meaning, with progress and what waits).
+    static func describe(_ i: MetadataItem) -> String {
+        var parts: [String] = []
+        if i.excluded { parts.append("excluded (.nosync): stays on this device") }
+        if i.downloading { parts.append(String(format: "downloading %.0f%%", i.percentDownloaded)) }
+        if i.uploading { parts.append(String(format: "uploading %.0f%%", i.percentUploaded)) }
+        if !i.excluded && !i.uploaded && !i.uploading { parts.append("waiting to upload") }
+        switch i.status {
+        case .notDownloaded where !i.downloading: parts.append("in the cloud only (f fetches)")
+        case .downloaded: parts.append("a newer version is on the server")
+        case .current where parts.isEmpty: parts.append("up to date")
+        default: break
+        }
+        if i.conflict { parts.append("conflict: Enter shows the versions") }
+        return parts.joined(separator: "; ")
     }
 }
 

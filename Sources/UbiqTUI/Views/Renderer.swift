@@ -22,6 +22,12 @@ public enum Renderer {
     /// borders and a column header taken off).
     public static func listRows(height: Int) -> Int { max(1, height - 6) }
 
+    /// Rows the list shows in this state (less the details pane's when it is open).
+    public static func listRows(height: Int, _ state: AppState) -> Int {
+        let main = height - 3
+        return max(1, listRows(height: height) - (state.view == .files && state.versions == nil ? FilesView.detailsHeight(state.files, main: main) : 0))
+    }
+
     public static func render(_ state: AppState, width: Int, height: Int, context: RenderContext) -> ScreenBuffer {
         var s = drawn(state, width: width, height: height, context: context)
         if context.ascii { s.foldToASCII() }

@@ -51,8 +51,10 @@ enum Overlays {
             case .files:
                 lines += [("j k ↑ ↓", "move"), ("PgUp PgDn g G", "page, top, bottom"), ("Enter l →", "open a folder, or a file's versions"),
                           ("h ← Backspace", "parent folder"), ("f", "fetch: download now"), ("E", "evict the local copy (stays in the cloud)"),
-                          ("D Delete", "delete from all devices (asks y/N)"), ("/", "filter with a predicate; Esc clears"),
-                          ("F", "flat list of every file"), ("c", "versions of a conflicted file")]
+                          ("D Delete", "delete from all devices (asks y/N)"), ("/", "find by name, or filter with a predicate; Esc clears"),
+                          ("F", "flat list of every file"), ("c", "versions of a conflicted file"),
+                          ("Space v", "mark, mark a range (f E D act on the marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
+                          (".", "show or hide dotfiles"), ("i", "details of the selected item")]
                 lines += [("", ""), ("status", "")]
                 lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
             case .conflicts: lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one")]
