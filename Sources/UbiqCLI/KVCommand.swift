@@ -51,7 +51,7 @@ struct KVCommand: AsyncParsableCommand {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set", abstract: "Set a key (synced to every device).")
         @Argument(help: "The key (1-64 bytes).") var key: String
-        @Argument(help: "The value, read as --type says.") var value: String
+        @Argument(help: "The value, read as --type says; - reads it from standard input (exactly its bytes; with --type data, raw bytes).") var value: String
         @Option(name: .long, help: "string, int, double, bool, date (ISO-8601), data (base64) or json (arrays and objects).") var type = "string"
         @OptionGroup var home: HomeOption
 
@@ -62,11 +62,33 @@ struct KVCommand: AsyncParsableCommand {
         func run() async throws {
             let v: KVValue
             do {
-                v = try KVValue.parse(value, type: type)
+                if value == "-" {
+                    // Values past the 128 KiB an argument may be: from standard input, bounded.
+                    let bytes = try KVCommand.standardInputBytes(limit: KVLimits.maxEntryBytes)
+                    if type == "data" { v = .data(Data(bytes)) } else {
+                        guard let text = String(validating: bytes, as: UTF8.self) else { throw CLIError(.invalidValue, "standard input is not UTF-8 text (use --type data for bytes)") }
+                        v = try KVValue.parse(text, type: type)
+                    }
+                } else {
+                    v = try KVValue.parse(value, type: type)
+                }
                 try KVLimits.check(key: key, value: v)
             } catch let e as CoreError { throw CLIError(e.code, e.message) }
             let r = try await DeviceSession.require(home, .kvSet(values: [key: v]))
             if r.savedLocally == true { print("saved on this device; it goes to the server when it is reachable (\(r.message ?? "offline"))") }
+        }
+    }
+
+    /// Standard input up to `limit` bytes; past it an error (never read without bound).
+    static func standardInputBytes(limit: Int) throws -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw CLIError(.invalidRequest, "cannot read standard input: \(String(cString: strerror(errno)))") }
+            if n == 0 { return out }
+            out += buffer[0..<n]
+            if out.count > limit { throw CLIError(.invalidValue, "the value on standard input is over the \(ByteSize.format(Int64(limit))) limit") }
         }
     }
 

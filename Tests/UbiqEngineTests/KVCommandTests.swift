@@ -49,6 +49,15 @@ extension ProcessBoundTests {
             let (js, _, _) = try s.ubiq("A", ["kv", "set", "j", "{not json", "--type", "json"])
             #expect(js == 1)
             #expect(json(try s.ubiq("B", ["kv", "get", "count", "--json"]).1)?["value"] as? Int == 42)
+            // #24 §3: `-` reads the value from standard input: past the 128 KiB an argument may
+            // be, exactly its bytes; over the 1 MiB limit a clear error, nothing stored.
+            let big = String(repeating: "long line of text\n", count: 12_000)  // 216,000 bytes
+            let (bigStatus, _, bigErr) = try ChildProcess.runUbiq(["kv", "set", "notes", "-", "--home", s.home("A")], stdin: big)
+            #expect(bigStatus == 0, "\(bigErr)")
+            #expect(json(try s.ubiq("B", ["kv", "get", "notes", "--json"]).1)?["value"] as? String == big)
+            let (hugeStatus, _, hugeErr) = try ChildProcess.runUbiq(["kv", "set", "huge", "-", "--home", s.home("A")], stdin: String(repeating: "x", count: (1 << 20) + 10))
+            #expect(hugeStatus == 1 && hugeErr.contains("limit"), "\(hugeErr)")
+            #expect(try s.ubiq("B", ["kv", "get", "huge"]).0 == 1)
             // rm reaches the other device.
             #expect(try s.ubiq("B", ["kv", "rm", "name"]).0 == 0)
             let (gs, _, gerr) = try s.ubiq("A", ["kv", "get", "name"])
