@@ -112,10 +112,29 @@ struct RemoveCommand: AsyncParsableCommand {
     }
 }
 
-/// `ubiq trash [ls|restore PATH]`
+/// `ubiq trash [ls|restore PATH|empty [--yes]]`
 struct TrashCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "trash", abstract: "Items deleted from every device, and how to bring them back.",
-                                                    subcommands: [List.self, Restore.self], defaultSubcommand: List.self)
+                                                    subcommands: [List.self, Restore.self, Empty.self], defaultSubcommand: List.self)
+
+    struct Empty: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "empty", abstract: "Purge the trash now: nothing in it can be restored afterwards.")
+        @Flag(name: .long, help: "Do not ask (needed when standard input is not a terminal).") var yes = false
+        @OptionGroup var home: HomeOption
+        func run() async throws {
+            if !yes {
+                guard isatty(0) != 0 else { throw CLIError(.invalidRequest, "emptying the trash cannot be undone: pass --yes (standard input is not a terminal)") }
+                let items = try await DeviceSession.require(home, .trash).trash ?? []
+                if items.isEmpty { print("the trash is empty"); return }
+                print("Purge \(items.count) item(s) from the trash for good? Nothing in it can be restored afterwards. Type 'empty' to go on: ", terminator: "")
+                fflush(nil)
+                guard readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces) == "empty" else { print("nothing purged"); return }
+            }
+            let r = try await DeviceSession.require(home, .emptyTrash)
+            let e = r.emptied ?? TrashEmptied(items: 0, bytes: 0)
+            print("purged \(e.items) item(s); \(ByteSize.format(e.bytes)) of quota given back")
+        }
+    }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the trash.")

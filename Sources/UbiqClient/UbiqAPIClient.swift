@@ -296,6 +296,11 @@ public struct UbiqAPIClient: Sendable {
         try await get(containerPath(container) + "/trash", as: TrashResponse.self)
     }
 
+    /// Purges the container's trash now (nothing in it can be restored afterwards).
+    public func emptyTrash(_ container: ContainerID) async throws -> TrashEmptied {
+        try await call(.POST, containerPath(container) + "/trash/empty", Optional<Int>.none, as: TrashEmptied.self)
+    }
+
     // MARK: key-value
 
     public func kvAll(_ store: ContainerID) async throws -> KVEntriesResponse {

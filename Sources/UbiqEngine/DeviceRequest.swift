@@ -19,6 +19,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case remove(paths: [String])
     case trash
     case restore(path: String)
+    /// Purges the trash now (`ubiq trash empty`).
+    case emptyTrash
     /// The key-value store: every key, one key, an atomic set (nil removes), external changes.
     case kvList
     case kvGet(key: String)
@@ -52,6 +54,8 @@ public struct DeviceResponse: Codable, Sendable {
     public var versions: VersionsResponse?
     public var item: ItemRecord?
     public var trash: [ItemRecord]?
+    /// What `emptyTrash` purged.
+    public var emptied: TrashEmptied?
     public var results: [PathResult]?
     public var event: QueryEventLine?
     public var kv: [KVEntry]?

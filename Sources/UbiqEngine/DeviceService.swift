@@ -46,6 +46,10 @@ public struct DeviceService: Sendable {
                 var r = DeviceResponse(ok: true)
                 r.trash = try await engine.trash()
                 return r
+            case .emptyTrash:
+                var r = DeviceResponse(ok: true)
+                r.emptied = try await engine.emptyTrash()
+                return r
             case .restore(let path):
                 var r = DeviceResponse(ok: true)
                 r.item = try await engine.restore(try RelativePath(validating: path))

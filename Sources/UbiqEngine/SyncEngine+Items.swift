@@ -178,6 +178,11 @@ extension SyncEngine {
         try await client.trash(config.container).items
     }
 
+    /// Purges the server's trash now (`ubiq trash empty`): nothing in it can be restored after.
+    public func emptyTrash() async throws -> TrashEmptied {
+        try await client.emptyTrash(config.container)
+    }
+
     /// Brings an item back from the trash (with its history) on every device.
     public func restore(_ path: RelativePath) async throws -> ItemRecord {
         guard let hit = try await trash().first(where: { $0.path == path }) else { throw EngineError(.notFound, "nothing at \(path) in the trash") }

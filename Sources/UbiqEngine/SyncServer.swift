@@ -23,6 +23,7 @@ public protocol SyncServer: Sendable {
     func versions(_ container: ContainerID, item: ItemID) async throws -> VersionsResponse
     func resolve(_ container: ContainerID, item: ItemID, keep: VersionID) async throws -> ItemRecord
     func trash(_ container: ContainerID) async throws -> TrashResponse
+    func emptyTrash(_ container: ContainerID) async throws -> TrashEmptied
     // Manifests.
     func manifest(_ container: ContainerID, version: VersionID) async throws -> Manifest
     func manifests(_ container: ContainerID, versions: [VersionID]) async throws -> [Manifest]

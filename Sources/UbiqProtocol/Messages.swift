@@ -285,6 +285,14 @@ public struct TrashResponse: Codable, Sendable {
     public init(items: [ItemRecord]) { self.items = items }
 }
 
+/// `POST /v1/containers/{c}/trash/empty`: what was purged (no longer restorable).
+public struct TrashEmptied: Codable, Sendable, Equatable {
+    public var items: Int
+    /// Quota given back (chunks no other version of the account uses).
+    public var bytes: Int64
+    public init(items: Int, bytes: Int64) { self.items = items; self.bytes = bytes }
+}
+
 /// `POST /v1/kv/{store}`: an atomic multi-key set (a nil value removes the key).
 public struct KVSetRequest: Codable, Sendable {
     public var entries: [KVEntry]

@@ -175,5 +175,11 @@ extension ServerServices {
             let ctx = try await self.authenticate(request)
             return try json(TrashResponse(items: try await self.metadata.trash(ctx, container: try context.container())))
         }
+
+        router.post("\(base)/trash/empty") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            let r = try await self.metadata.emptyTrash(ctx, container: try context.container())
+            return try json(TrashEmptied(items: r.items, bytes: r.bytes))
+        }
     }
 }

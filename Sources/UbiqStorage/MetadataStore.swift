@@ -179,6 +179,8 @@ public protocol ItemStore: Sendable {
     func manifests(_ ctx: AuthContext, container: ContainerID, versions: [VersionID]) async throws -> [Manifest]
     func changes(_ ctx: AuthContext, container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangePage
     func trash(_ ctx: AuthContext, container: ContainerID) async throws -> [ItemRecord]
+    /// Purges every item of the container's trash now; how many items and bytes given back.
+    func emptyTrash(_ ctx: AuthContext, container: ContainerID) async throws -> (items: Int, bytes: Int64)
     /// Purges the items of every account that went to the trash before `cutoff`, giving back the
     /// space only they used (see `SQLiteMetadataStore+Release.swift`).
     func purgeTrash(deletedBefore cutoff: Date) async throws -> (items: Int, bytes: Int64)

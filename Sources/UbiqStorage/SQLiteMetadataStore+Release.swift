@@ -40,28 +40,44 @@ extension SQLiteMetadataStore {
     /// many items and bytes.
     public func purgeTrash(deletedBefore cutoff: Date) async throws -> (items: Int, bytes: Int64) {
         try await write { db in
-            let rows = try Row.fetchAll(db, sql: """
+            try self.purge(db, try Row.fetchAll(db, sql: """
                 SELECT i.id, c.account_id FROM items i JOIN containers c ON c.id = i.container_id
                 WHERE i.deleted_at IS NOT NULL AND i.deleted_at < ? AND i.trash_group IS NOT NULL
-                """, arguments: [cutoff.timeIntervalSince1970])
-            guard !rows.isEmpty else { return (0, 0) }
-            var byAccount: [Int64: [Int64]] = [:]
-            for r in rows { byAccount[r["account_id"], default: []].append(r["id"]) }
-            let versionsOf = try db.cachedStatement(sql: "SELECT id FROM versions WHERE item_id = ?")
-            let purge = try db.cachedStatement(sql: "UPDATE items SET current_version = NULL, trash_group = NULL WHERE id = ?")
-            let dropVersions = try db.cachedStatement(sql: "DELETE FROM versions WHERE item_id = ?")  // their chunk lists go with them
-            var bytes: Int64 = 0
-            for (account, items) in byAccount {
-                var versions: [Int64] = []
-                for i in items { versions += try Int64.fetchAll(versionsOf, arguments: [i]) }
-                let hashes = try self.chunkHashes(db, versions: versions)
-                for i in items {
-                    try purge.execute(arguments: [i])
-                    try dropVersions.execute(arguments: [i])
-                }
-                bytes += try self.releaseUnused(db, account: account, hashes: hashes)
-            }
-            return (rows.count, bytes)
+                """, arguments: [cutoff.timeIntervalSince1970]))
         }
+    }
+
+    /// Empties one container's trash now (`ubiq trash empty`): every item in it is purged as
+    /// `purgeTrash` would after 30 days. Returns how many items and bytes.
+    public func emptyTrash(_ ctx: AuthContext, container: ContainerID) async throws -> (items: Int, bytes: Int64) {
+        try await write { db in
+            guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else { return (0, 0) }
+            return try self.purge(db, try Row.fetchAll(db, sql: """
+                SELECT i.id, ? AS account_id FROM items i WHERE i.container_id = ? AND i.deleted_at IS NOT NULL AND i.trash_group IS NOT NULL
+                """, arguments: [ctx.accountID, c]))
+        }
+    }
+
+    /// Purges these trashed items (`id`, `account_id` rows): their versions go, and the chunks
+    /// only they used are released.
+    func purge(_ db: Database, _ rows: [Row]) throws -> (items: Int, bytes: Int64) {
+        guard !rows.isEmpty else { return (0, 0) }
+        var byAccount: [Int64: [Int64]] = [:]
+        for r in rows { byAccount[r["account_id"], default: []].append(r["id"]) }
+        let versionsOf = try db.cachedStatement(sql: "SELECT id FROM versions WHERE item_id = ?")
+        let purge = try db.cachedStatement(sql: "UPDATE items SET current_version = NULL, trash_group = NULL WHERE id = ?")
+        let dropVersions = try db.cachedStatement(sql: "DELETE FROM versions WHERE item_id = ?")  // their chunk lists go with them
+        var bytes: Int64 = 0
+        for (account, items) in byAccount {
+            var versions: [Int64] = []
+            for i in items { versions += try Int64.fetchAll(versionsOf, arguments: [i]) }
+            let hashes = try self.chunkHashes(db, versions: versions)
+            for i in items {
+                try purge.execute(arguments: [i])
+                try dropVersions.execute(arguments: [i])
+            }
+            bytes += try self.releaseUnused(db, account: account, hashes: hashes)
+        }
+        return (rows.count, bytes)
     }
 }

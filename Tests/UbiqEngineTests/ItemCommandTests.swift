@@ -145,6 +145,16 @@ extension ProcessBoundTests {
             #expect(ls == 0 && listed?["status"] as? String == "notDownloaded")
             #expect(try s.ubiq("A", ["download", "Documents/old.txt"]).0 == 0)
             #expect(s.read("A", "Documents/old.txt") == "old news")
+            // #24 §2 `trash empty`: refused without a terminal or --yes; with --yes purged for
+            // good (through A's daemon), and a restore finds nothing.
+            #expect(try s.ubiq("B", ["rm", "--yes", "Documents/old.txt"]).0 == 0)
+            let (es2, _, eerr2) = try s.ubiq("B", ["trash", "empty"])
+            #expect(es2 == 1 && eerr2.contains("--yes"), "\(eerr2)")
+            #expect(try s.ubiq("B", ["trash", "ls"]).1.contains("Documents/old.txt"), "nothing purged without --yes")
+            let (ps, pout, perr) = try s.ubiq("A", ["trash", "empty", "--yes"])
+            #expect(ps == 0 && pout.contains("purged 1 item(s)"), "\(pout) \(perr)")
+            #expect(try s.ubiq("B", ["trash", "ls"]).1.contains("the trash is empty"))
+            #expect(try s.ubiq("B", ["trash", "restore", "Documents/old.txt"]).0 == 1)
         }
 
         @Test func logoutRefusesWithPendingChangesForceRescuesThemAndAccountsNeverMix() async throws {

@@ -108,6 +108,9 @@ public final class LossyServer: SyncServer, @unchecked Sendable {
     public func trash(_ container: ContainerID) async throws -> TrashResponse {
         try await call("trash") { try await real.trash(container) }
     }
+    public func emptyTrash(_ container: ContainerID) async throws -> TrashEmptied {
+        try await call("emptyTrash") { try await real.emptyTrash(container) }
+    }
     public func manifest(_ container: ContainerID, version: VersionID) async throws -> Manifest {
         try await call("manifest") { try await real.manifest(container, version: version) }
     }
