@@ -272,3 +272,42 @@ struct FilesEverydayTests {
         #expect(!Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0)).lines.joined().contains("Details"))
     }
 }
+
+/// #24 §2 the Trash view (`4`): every trashed item with its date and size; `Enter` restores
+/// after `y/N`; emptying needs the word `empty` typed.
+@Suite("Trash view")
+struct TrashViewTests {
+    init() { TimeFormat.use(TimeZone(identifier: "UTC")!) }
+    func press(_ s: inout AppState, _ keys: [Key]) -> [Effect] { keys.flatMap { s.handle($0) } }
+
+    static func trashed(_ n: Int, _ path: String, kind: ItemKind = .file, size: Int = 2048) -> ItemRecord {
+        let version = kind == .file ? VersionRecord(id: VersionID(uuid: UUID()), state: .current, size: size, hash: ContentHash.of([UInt8(n)]), modified: Fixtures.t0,
+                                                    committed: Fixtures.t0, device: DeviceID(uuid: UUID()), deviceName: "phone", uploaded: true) : nil
+        return ItemRecord(id: Fixtures.id(100 + n), path: try! RelativePath(validating: path), kind: kind, current: version, conflictCount: 0,
+                          deletedAt: Fixtures.t0.addingTimeInterval(Double(n) * 3600), changeSeq: Int64(n), created: Fixtures.t0)
+    }
+
+    @Test func restoreAsksAndEmptyingNeedsTheWordTyped() {
+        var s = Fixtures.state()
+        #expect(press(&s, [.char("4")]) == [.loadTrash] && s.view == .trash)
+        let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
+        #expect(Renderer.render(s, width: 80, height: 24, context: ctx).lines.joined().contains("loading…"))
+        _ = s.apply(.trash([Self.trashed(2, "Documents/old plan.txt"), Self.trashed(1, "Documents/Archive", kind: .folder)]))
+        let screen = Renderer.render(s, width: 80, height: 24, context: ctx).lines.joined(separator: "\n")
+        #expect(screen.contains("Trash (2)") && screen.contains("2026-11-18 13:06") && screen.contains("2.0 KiB") && screen.contains("Documents/Archive/"), "\(screen)")
+        #expect(screen.contains("4 Trash"), "the tab")
+        // Restore: asks, default no; y restores the selected item.
+        _ = press(&s, [.char("j"), .enter])
+        #expect(s.confirm?.message.contains("Restore Documents/Archive") == true)
+        #expect(press(&s, [.char("y")]) == [.restore(try! RelativePath(validating: "Documents/Archive"))])
+        // Emptying: anything but the word is refused with a message, Esc keeps everything.
+        _ = press(&s, [.char("E")] + Key.typing("yes") + [.enter])
+        #expect(s.prompt?.error?.contains("type the word empty") == true)
+        _ = press(&s, [.escape])
+        #expect(s.prompt == nil)
+        #expect(press(&s, [.char("E")] + Key.typing("empty") + [.enter]) == [.emptyTrash])
+        _ = s.apply(.trash([]))
+        #expect(Renderer.render(s, width: 80, height: 24, context: ctx).lines.joined().contains("the trash is empty"))
+        #expect(press(&s, [.char("E")]).isEmpty && s.prompt == nil)
+    }
+}

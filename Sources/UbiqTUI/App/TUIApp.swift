@@ -254,6 +254,26 @@ public final class TUIApp {
                     ?? .preview(v.id, lines: LineDiff.hexDump(bytes), isText: false, currentText: nil)
                 await MainActor.run { self.send(event) }
             }
+        case .loadTrash:
+            request(.trash) { r in .trash(r.trash ?? []) }
+        case .restore(let p):
+            Task {
+                let r = await connection.ask(.restore(path: p.string))
+                let t = await connection.ask(.trash)
+                await MainActor.run {
+                    self.send(.trash(t.trash ?? []))
+                    self.send(r.ok ? .done("restored \(r.item?.path.string ?? p.string) on every device") : .failed(r.message ?? "not restored"))
+                }
+            }
+        case .emptyTrash:
+            Task {
+                let r = await connection.ask(.emptyTrash)
+                let t = await connection.ask(.trash)
+                await MainActor.run {
+                    self.send(.trash(t.trash ?? []))
+                    self.send(r.ok ? .done("purged \(r.emptied?.items ?? 0) item(s); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged"))
+                }
+            }
         case .resolve(let p, let v, let label):
             request(.resolve(path: p.string, keep: v.description)) { _ in .done("kept the version from \(label) for \(p.name)") }
             state.versions = nil

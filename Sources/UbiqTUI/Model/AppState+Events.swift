@@ -14,6 +14,7 @@ public enum AppEvent: Sendable {
     case preview(VersionID, lines: [String], isText: Bool, currentText: [String]?)
     case failed(String)
     case done(String)
+    case trash([ItemRecord])
 }
 
 extension AppState {
@@ -77,6 +78,12 @@ extension AppState {
             if versions?.loading == true { versions?.loading = false; versions?.error = message }
         case .done(let message):
             flash = Flash(text: message, level: .info)
+        case .trash(let items):
+            let keep = trash.selected?.id
+            trash.items = items
+            trash.loaded = true
+            if let keep, let at = items.firstIndex(where: { $0.id == keep }) { trash.cursor.index = at }
+            trash.cursor.clamp(count: items.count)
         }
         return []
     }

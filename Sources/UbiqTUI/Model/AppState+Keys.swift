@@ -13,9 +13,9 @@ extension AppState {
         switch key {
         case .ctrlC: quit = true; return [.quit]
         case .char("?"), .f1: help = true; helpTop = 0; return []
-        case .char("1"), .char("2"), .char("3"):
+        case .char("1"), .char("2"), .char("3"), .char("4"):
             if case .char(let c) = key, let v = ViewID(rawValue: Int(String(c))!) { view = v; versions = nil }
-            return []
+            return view == .trash ? [.loadTrash] : []
         case .char("R"), .f5: flash = Flash(text: "syncing now…", level: .info); return [.syncNow]
         default: break
         }
@@ -24,6 +24,7 @@ extension AppState {
         case .files: return handleFiles(key)
         case .conflicts: return handleConflicts(key)
         case .settings: return handleSettings(key)
+        case .trash: return handleTrash(key)
         }
     }
 
@@ -175,6 +176,26 @@ extension AppState {
     mutating func openVersions(_ path: RelativePath) -> [Effect] {
         versions = VersionsState(path: path)
         return [.loadVersions(path)]
+    }
+
+    // MARK: Trash
+
+    mutating func handleTrash(_ key: Key) -> [Effect] {
+        if Self.move(key, &trash.cursor, count: trash.items.count, page: pageStep) { return [] }
+        switch key {
+        case .char("q"): return quitOrClose()
+        case .enter, .char("r"):
+            guard let i = trash.selected else { return [] }
+            confirm = Confirmation(message: "Restore \(i.path) on every device\(i.kind == .folder ? ", with everything it held" : ", with its history")?",
+                                   effect: .restore(i.path))
+            return []
+        case .char("E"):
+            guard !trash.items.isEmpty else { flash = Flash(text: "the trash is empty", level: .info); return [] }
+            prompt = Prompt(purpose: .emptyTrash, label: "purge \(trash.items.count) item(s) for good? type empty", text: "")
+            return []
+        case .char("u"), .ctrlL: return [.loadTrash]
+        default: return []
+        }
     }
 
     // MARK: Conflicts
@@ -338,6 +359,14 @@ extension AppState {
             }
             prompt = Prompt(purpose: .value(key: key, type: t, isNew: true), label: "\(key) (\(t))", text: t == "bool" ? "true" : "")
             return []
+        case .emptyTrash:
+            guard p.text.trimmingCharacters(in: .whitespaces) == "empty" else {
+                p.error = "type the word empty to purge the trash (Esc keeps it)"
+                prompt = p
+                return []
+            }
+            prompt = nil
+            return [.emptyTrash]
         case .value(let key, let type, let isNew):
             do {
                 let v = try KVValue.parse(p.text, type: type)

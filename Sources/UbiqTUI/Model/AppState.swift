@@ -5,8 +5,8 @@ import UbiqProtocol
 
 /// The three views reachable with `1` `2` `3`.
 public enum ViewID: Int, Sendable, CaseIterable {
-    case files = 1, conflicts, settings
-    public var title: String { ["", "Files", "Conflicts", "Settings"][rawValue] }
+    case files = 1, conflicts, settings, trash
+    public var title: String { ["", "Files", "Conflicts", "Settings", "Trash"][rawValue] }
 }
 
 /// A text line being typed: the filter, or a key-value add/edit step.
@@ -16,6 +16,8 @@ public struct Prompt: Equatable, Sendable {
         case newKey
         case newType(key: String)
         case value(key: String, type: String, isNew: Bool)
+        /// Emptying the trash: the word `empty` must be typed.
+        case emptyTrash
     }
     public var purpose: Purpose
     public var label: String
@@ -130,8 +132,20 @@ public enum Effect: Equatable, Sendable {
     case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)
     case resolve(RelativePath, VersionID, label: String)
     case setValue(key: String, value: KVValue?)
+    case loadTrash
+    case restore(RelativePath)
+    case emptyTrash
     case syncNow
     case quit
+}
+
+/// The Trash view's list (loaded when the view opens, and after each restore or purge).
+public struct TrashState: Equatable, Sendable {
+    public var items: [ItemRecord] = []
+    public var cursor = ListCursor()
+    public var loaded = false
+    public init() {}
+    public var selected: ItemRecord? { items.indices.contains(cursor.index) ? items[cursor.index] : nil }
 }
 
 /// The whole front end's state: plain values, changed only by the controller (keys) and by
@@ -152,6 +166,8 @@ public struct AppState: Sendable {
     public var screenWidth = 80, screenHeight = 24
     public var files = FilesState()
     public var conflictCursor = ListCursor()
+    /// The Trash view (`4`): what the server's trash holds, newest deletion first.
+    public var trash = TrashState()
     public var settings = SettingsState()
     public var status = StatusInfo()
     public var quit = false

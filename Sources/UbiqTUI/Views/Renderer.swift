@@ -57,6 +57,7 @@ public enum Renderer {
             case .files: FilesView.render(state.files, &s, main, context)
             case .conflicts: ConflictsView.render(state.files.conflicted, state.conflictCursor, &s, main, context)
             case .settings: SettingsView.render(state.settings, &s, main, context)
+            case .trash: TrashView.render(state.trash, &s, main, context)
             }
         }
         statusBar(state, &s, y: height - 2, context)
@@ -80,7 +81,8 @@ public enum Renderer {
                 return named ? "\(v.rawValue) \(v.title)\(count)" : "\(v.rawValue)\(count)"
             }
         }
-        func width(_ t: [String]) -> Int { t.reduce(0) { $0 + TextWidth.of($1) + 2 } + 1 }
+        // Each tab is drawn padded by a space each side, with a column between tabs.
+        func width(_ t: [String]) -> Int { t.reduce(0) { $0 + TextWidth.of($1) + 3 } - 1 }
         let full = tabs(compact: false)
         let wanted = TextWidth.of(connection) + TextWidth.of(Self.who(st, dot: c.dot, room: 1_000))
         let tabs = s.width - x - width(full) >= min(wanted, TextWidth.of(connection) + TextWidth.of(st.device) + 2) ? full : tabs(compact: true)
@@ -153,6 +155,7 @@ public enum Renderer {
                     ("F", "flat"), ("?", "help"), ("q", "quit")]
         case .conflicts: return [("j/k", "move"), ("Enter", "versions"), ("1", "files"), ("?", "help"), ("q", "quit")]
         case .settings: return [("j/k", "move"), ("a", "add"), ("e", "edit"), ("D", "delete"), ("?", "help"), ("q", "quit")]
+        case .trash: return [("j/k", "move"), ("Enter", "restore"), ("E", "empty"), ("?", "help"), ("q", "quit")]
         }
     }
 

@@ -58,12 +58,15 @@ enum Overlays {
                 lines += [("", ""), ("status", "")]
                 lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
             case .conflicts: lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one")]
+            case .trash:
+                lines += [("j k ↑ ↓", "move"), ("Enter r", "restore on every device (asks y/N)"), ("E", "empty the trash for good (type empty)"),
+                          ("u Ctrl-L", "reload"), ("", "items stay 30 days, then the server purges them")]
             case .settings:
                 lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"),
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
-        lines += [("", ""), ("1 2 3", "Files, Conflicts, Settings"), ("R F5", "sync now"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
+        lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("R F5", "sync now"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
         return lines
     }
 
