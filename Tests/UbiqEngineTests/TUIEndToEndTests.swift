@@ -103,6 +103,64 @@ extension ProcessBoundTests {
             #expect(t.waitFor("icanon echo STTY"), "\(t.capture())")
         }
 
+        /// #24 §2 at 80×24, as a person uses it: dotfiles hidden, find by name, sort, marks with
+        /// a bulk fetch and a bulk evict, the details pane, and a restore from the Trash view.
+        @Test func everydayKeysAt80x24() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A", extra: ["--download", "on-demand"]); try s.login("B")
+            try s.write("B", "Documents/alpha.txt", "a")
+            try s.write("B", "Documents/beta.txt", String(repeating: "b", count: 5000))
+            try s.write("B", "Documents/gamma.md", "ggg")
+            try s.write("B", "Documents/.hidden.txt", "dot")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            let t = try TmuxSession(width: 80, height: 24)
+            defer { t.kill() }
+            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor { $0.contains("alpha.txt") && $0.contains("gamma.md") && $0.contains("1 hidden") }, "\(t.capture())")
+            #expect(!t.capture().contains(".hidden.txt") && t.capture().contains("? help") && t.capture().contains("q quit"))
+            // Find by name (any case), then Esc.
+            try t.send("/")
+            try t.type("GAM")
+            try t.send("Enter")
+            #expect(t.waitFor { $0.contains("find: GAM (1)") && !$0.contains("alpha.txt") }, "\(t.capture())")
+            try t.send("Escape")
+            #expect(t.waitFor("alpha.txt"), "\(t.capture())")
+            // Sort by size, largest first: beta.txt on top.
+            try t.send("s", "s", "s", "s")
+            #expect(t.waitFor { $0.contains("by size ↓") }, "\(t.capture())")
+            let rows = t.capture().split(separator: "\n").filter { $0.contains(".txt") || $0.contains(".md") }
+            #expect(rows.first?.contains("beta.txt") == true, "\(rows)")
+            // Mark beta and gamma (cloud only here), fetch both at once.
+            try t.send("g", "Space", "Space")
+            #expect(t.waitFor("2 marked"), "\(t.capture())")
+            try t.send("f")
+            #expect(await eventually { s.read("A", "Documents/beta.txt")?.count == 5000 && s.read("A", "Documents/gamma.md") == "ggg" })
+            #expect(s.read("A", "Documents/alpha.txt") == nil, "only the marked ones")
+            // The details pane of the selected row.
+            try t.send("g", "i")
+            #expect(t.waitFor { $0.contains("Details") && $0.contains("Documents/beta.txt") && $0.contains("5000 bytes") }, "\(t.capture())")
+            try t.send("i")
+            // Evict both again with the marks.
+            try t.send("g", "Space", "Space", "E")
+            #expect(await eventually { s.read("A", "Documents/beta.txt") == nil && s.read("A", "Documents/gamma.md") == nil }, "\(t.capture())")
+            // B deletes alpha; A restores it from the Trash view.
+            #expect(try s.ubiq("B", ["rm", "--yes", "Documents/alpha.txt"]).0 == 0)
+            try t.send("4")
+            #expect(t.waitFor("Documents/alpha.txt"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("Restore Documents/alpha.txt"), "\(t.capture())")
+            try t.send("y")
+            #expect(t.waitFor("restored Documents/alpha.txt"), "\(t.capture())")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            #expect(s.read("B", "Documents/alpha.txt") == "a")
+            try t.send("q")
+            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+        }
+
         /// The README's first command: with nothing set up, documents arrive, change, conflict and
         /// settings change live; quitting removes everything the demo made.
         @Test func demoRunsFromNothingAndCleansUp() async throws {
