@@ -290,6 +290,12 @@ struct TrashViewTests {
     @Test func restoreAsksAndEmptyingNeedsTheWordTyped() {
         var s = Fixtures.state()
         #expect(press(&s, [.char("4")]) == [.loadTrash] && s.view == .trash)
+        // [ and ] step through the views, round the ends.
+        #expect(press(&s, [.char("]")]).isEmpty && s.view == .files)
+        #expect(press(&s, [.char("[")]) == [.loadTrash] && s.view == .trash)
+        _ = press(&s, [.char("["), .char("[")])
+        #expect(s.view == .conflicts)
+        _ = press(&s, [.char("4")])
         let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
         #expect(Renderer.render(s, width: 80, height: 24, context: ctx).lines.joined().contains("loading…"))
         _ = s.apply(.trash([Self.trashed(2, "Documents/old plan.txt"), Self.trashed(1, "Documents/Archive", kind: .folder)]))

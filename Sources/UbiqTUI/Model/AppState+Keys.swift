@@ -16,6 +16,12 @@ extension AppState {
         case .char("1"), .char("2"), .char("3"), .char("4"):
             if case .char(let c) = key, let v = ViewID(rawValue: Int(String(c))!) { view = v; versions = nil }
             return view == .trash ? [.loadTrash] : []
+        case .char("["), .char("]"):
+            // Previous / next view, round the ends.
+            let n = ViewID.allCases.count
+            view = ViewID(rawValue: (view.rawValue - 1 + (key == .char("]") ? 1 : n - 1)) % n + 1)!
+            versions = nil
+            return view == .trash ? [.loadTrash] : []
         case .char("R"), .f5: flash = Flash(text: "syncing now…", level: .info); return [.syncNow]
         default: break
         }

@@ -66,7 +66,7 @@ enum Overlays {
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
-        lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("R F5", "sync now"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
+        lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("[ ]", "previous, next view"), ("R F5", "sync now"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
         return lines
     }
 
