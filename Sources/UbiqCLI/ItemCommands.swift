@@ -53,12 +53,22 @@ struct VersionsCommand: AsyncParsableCommand {
 struct ResolveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "resolve", abstract: "Make one version (current, conflict or history) the current one on every device.")
     @Argument(help: "Path in the container folder.") var path: String
-    @Option(name: .long, help: "The version to keep (from 'ubiq versions PATH').") var keep: String
+    @Option(name: .long, help: "The version to keep (from 'ubiq versions PATH').") var keep: String?
+    @Flag(name: .long, help: "Keep the current version, and every conflict version as a document beside it ('NAME (conflict from DEVICE DATE).EXT').")
+    var keepBoth = false
     @OptionGroup var home: HomeOption
 
-    func validate() throws { guard VersionID(string: keep) != nil else { throw ValidationError("--keep takes a version ID (see 'ubiq versions PATH')") } }
+    func validate() throws {
+        guard (keep != nil) != keepBoth else { throw ValidationError("give either --keep VERSION_ID or --keep-both") }
+        if let keep, VersionID(string: keep) == nil { throw ValidationError("--keep takes a version ID (see 'ubiq versions PATH')") }
+    }
 
     func run() async throws {
+        guard let keep else {
+            let r = try await DeviceSession.require(home, .keepBoth(path: path))
+            for p in r.results ?? [] { print("kept beside it: \(p.path)") }
+            return
+        }
         let r = try await DeviceSession.require(home, .resolve(path: path, keep: keep))
         let left = r.item?.conflictCount ?? 0
         print("kept \(keep) for \(r.item?.path.string ?? path)\(left > 0 ? "; \(left) conflict(s) remain" : "")")

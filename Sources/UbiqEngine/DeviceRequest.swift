@@ -14,6 +14,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case watch(QuerySpec)
     case versions(path: String)
     case resolve(path: String, keep: String)
+    /// Keep the current version; each conflict version becomes a document beside it.
+    case keepBoth(path: String)
     case download(paths: [String])
     case evict(paths: [String])
     case remove(paths: [String])

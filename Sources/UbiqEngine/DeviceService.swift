@@ -36,6 +36,11 @@ public struct DeviceService: Sendable {
                 var r = DeviceResponse(ok: true)
                 r.item = try await engine.resolve(try RelativePath(validating: path), keep: v)
                 return r
+            case .keepBoth(let path):
+                let made = try await engine.keepBoth(try RelativePath(validating: path))
+                var r = DeviceResponse(ok: true)
+                r.results = made.map { PathResult(path: $0.string) }
+                return r
             case .download(let paths):
                 return Self.results(await engine.download(try paths.map(RelativePath.init(validating:))))
             case .evict(let paths):

@@ -63,6 +63,17 @@ extension SyncEngine {
         return item
     }
 
+    /// Keeps the current version and makes every conflict version a document of its own beside
+    /// it (`name (conflict from DEVICE DATE).ext`); returns the copies' paths.
+    public func keepBoth(_ path: RelativePath) async throws -> [RelativePath] {
+        let id = try requireServerItem(path)
+        let parent = path.parent.flatMap { itemID(at: $0) }
+        let made = try await KeepBoth.perform(client, container: config.container, item: id, path: path, parent: parent)
+        try await pullRemote()
+        await syncNow()
+        return made
+    }
+
     // MARK: on-demand content
 
     /// Fetches the content of the items at (or under) the paths and waits for it.

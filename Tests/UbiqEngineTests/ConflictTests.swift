@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UbiqClient
 import UbiqCore
-import UbiqEngine
+@testable import UbiqEngine
 import UbiqProtocol
 import UbiqTesting
 
@@ -58,6 +58,30 @@ struct ConflictTests {
             guard let base = after.others.first(where: { $0.size == 4 }) else { Issue.record("no base version in history"); return }
             _ = try await b.engine.resolve(notes, keep: base.id)
             #expect(await eventually { a.read(notes.string) == "base" && b.read(notes.string) == "base" })
+        }
+    }
+
+    /// #24 §2 keep both: the current version stays the document and the conflict version
+    /// becomes a document of its own beside it, on every device; the conflict is gone.
+    @Test func keepBothPutsTheConflictVersionBesideTheDocument() async throws {
+        try await withFleet { fleet in
+            let (a, b) = try await diverged(fleet, a: "written on A", b: "written on B")
+            #expect(await eventually { await conflicted([a, b], notes.string) == [true, true] })
+            let v = try await b.engine.versions(of: notes)
+            let made = try await b.engine.keepBoth(notes)
+            let copy = notes.parent.map { $0.string + "/" } ?? ""
+            let expected = copy + KeepBoth.name(for: notes, device: "B", modified: v.conflicts[0].modified)
+            #expect(made.map(\.string) == [expected])
+            #expect(expected.contains("(conflict from B "), "\(expected)")
+            #expect(await eventually {
+                a.read(notes.string) == "written on A" && b.read(notes.string) == "written on A"
+                    && a.read(expected) == "written on B" && b.read(expected) == "written on B"
+            }, "\(describeDiff(a, b))")
+            #expect(await eventually { await conflicted([a, b], notes.string) == [false, false] })
+            let after = try await a.engine.versions(of: notes)
+            #expect(after.conflicts.isEmpty && after.others.contains { $0.id == v.conflicts[0].id }, "the conflict version stays in history too")
+            // Nothing to keep beside it now: a clear error.
+            await #expect(throws: EngineError.self) { _ = try await a.engine.keepBoth(notes) }
         }
     }
 

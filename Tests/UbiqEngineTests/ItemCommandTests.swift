@@ -107,6 +107,18 @@ extension ProcessBoundTests {
             #expect(ns == 1 && nerr.contains("no item"), "\(nerr)")
             let (hs, _, herr) = try s.ubiq("A", ["versions", "../etc/passwd"])
             #expect(hs == 1 && !herr.isEmpty)
+            // --keep-both: a new conflict, kept beside the document on both devices.
+            try s.write("A", "Documents/notes.txt", "A again")
+            try s.write("B", "Documents/notes.txt", "B again, longer")
+            #expect(try s.ubiq("A", ["sync"]).0 == 0)
+            _ = try s.ubiq("B", ["sync"])
+            #expect(try s.ubiq("A", ["resolve", "Documents/notes.txt", "--keep-both", "--keep", UUID().uuidString]).0 == 2, "one or the other")
+            let (kb, kout, kerr) = try s.ubiq("A", ["resolve", "Documents/notes.txt", "--keep-both"])
+            #expect(kb == 0 && kout.contains("kept beside it: Documents/notes (conflict from B "), "\(kout) \(kerr)")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            let copies = (try? FileManager.default.contentsOfDirectory(atPath: s.file("B", "Documents").path)) ?? []
+            #expect(copies.contains { $0.hasPrefix("notes (conflict from B ") && $0.hasSuffix(").txt") }, "\(copies)")
+            #expect(s.read("B", "Documents/notes.txt") == "A again")
         }
 
         @Test func removeAsksOrRefusesAndTrashRestores() async throws {

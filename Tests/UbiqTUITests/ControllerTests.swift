@@ -78,6 +78,12 @@ struct ControllerTests {
         _ = press(&s, [.enter])
         #expect(s.confirm?.message.contains("phone") == true && s.confirm?.message.contains("every device") == true)
         #expect(press(&s, [.char("y")]) == [.resolve(item.path, other.id, label: AppState.describe(other))])
+        // b: keep both, after y/N (the default keeps nothing).
+        _ = press(&s, [.char("b")])
+        #expect(s.confirm?.message.contains("Keep both") == true && s.confirm?.message.contains("conflict from DEVICE DATE") == true)
+        #expect(press(&s, [.char("n")]).isEmpty)
+        _ = press(&s, [.char("b")])
+        #expect(press(&s, [.char("y")]) == [.keepBoth(item.path)])
         _ = press(&s, [.char("q")])
         #expect(s.versions == nil && !s.quit, "q closes the versions view first")
         _ = press(&s, [.char("q")])

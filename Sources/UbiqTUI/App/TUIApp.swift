@@ -274,6 +274,9 @@ public final class TUIApp {
                     self.send(r.ok ? .done("purged \(r.emptied?.items ?? 0) item(s); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged"))
                 }
             }
+        case .keepBoth(let p):
+            request(.keepBoth(path: p.string)) { r in .done("kept both: \((r.results ?? []).map { String($0.path.split(separator: "/").last ?? "") }.joined(separator: ", "))") }
+            state.versions = nil
         case .resolve(let p, let v, let label):
             request(.resolve(path: p.string, keep: v.description)) { _ in .done("kept the version from \(label) for \(p.name)") }
             state.versions = nil

@@ -241,6 +241,12 @@ extension AppState {
             confirm = Confirmation(message: "Keep the version from \(label)? It becomes the current version of \(v.path) on every device; the others stay in its history.",
                                    effect: .resolve(v.path, row.record.id, label: label))
             return []
+        case .char("b"):
+            let conflicts = v.rows.filter { $0.kind == .conflict }.count
+            guard conflicts > 0 else { flash = Flash(text: "no conflict to keep beside it", level: .info); return [] }
+            confirm = Confirmation(message: "Keep both? The current version stays \(v.path.name); \(conflicts == 1 ? "the conflict version becomes a document" : "each of the \(conflicts) conflict versions becomes a document") beside it, named '… (conflict from DEVICE DATE)'.",
+                                   effect: .keepBoth(v.path))
+            return []
         default: return []
         }
     }

@@ -131,6 +131,7 @@ public enum Effect: Equatable, Sendable {
     case loadVersions(RelativePath)
     case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)
     case resolve(RelativePath, VersionID, label: String)
+    case keepBoth(RelativePath)
     case setValue(key: String, value: KVValue?)
     case loadTrash
     case restore(RelativePath)

@@ -147,7 +147,7 @@ public enum Renderer {
 
     static func hints(_ state: AppState) -> [(String, String)] {
         if state.versions != nil {
-            return [("j/k", "choose"), ("Enter", "keep"), ("d", "diff/preview"), ("q", "back"), ("?", "help")]
+            return [("j/k", "choose"), ("Enter", "keep"), ("b", "keep both"), ("d", "diff/preview"), ("q", "back"), ("?", "help")]
         }
         switch state.view {
         case .files:
