@@ -29,7 +29,8 @@ struct DemoCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: dir) }
         let logURL = dir.appendingPathComponent("demo.log")
         var logger = Logger(label: "ubiq.demo") { FileLogHandler(label: $0, url: logURL) }
-        logger.logLevel = .info
+        let settings = try EffectiveSettings.load()
+        logger.logLevel = settings.logLevel().0
 
         let services = try ServerServices.embedded(at: dir.appendingPathComponent("server"))
         let password = UUID().uuidString
@@ -41,8 +42,9 @@ struct DemoCommand: AsyncParsableCommand {
         await desktop.start()
         await laptop.start()
 
-        let (theme, warning) = look.resolve()
-        let app = await TUIApp(connection: .local(laptop), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
+        let (theme, warning) = look.resolve(settings)
+        let app = await TUIApp(connection: .local(laptop), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
+        await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0)
         let script = Task { await DemoScript(laptop: laptop, desktop: desktop, app: app, pace: pace).run() }
         await app.run(flash: warning ?? "Enter opens Documents, ? helps ('desktop' is at work)")
         script.cancel()

@@ -18,7 +18,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Read the password from the first line of standard input.") var passwordStdin = false
     @Option(name: .long, help: "This device's name (default: the host name).") var device: String?
     @Option(name: .long, help: "Container ID (default: iCloud.default).") var container: String?
-    @Option(name: .long, help: "all (keep every file's content) or on-demand.") var download: String = "all"
+    @Option(name: .long, help: "all (keep every file's content) or on-demand (default: config.toml's, else all).") var download: String?
     @Option(name: .long, help: "For an https:// server with a certificate of its own: trust the certificates in this PEM file (its authority's, or its self-signed one) instead of the system's authorities.")
     var caCert: String?
     @OptionGroup var home: HomeOption
@@ -27,7 +27,7 @@ struct LoginCommand: AsyncParsableCommand {
         guard url.hasPrefix("http://") || url.hasPrefix("https://"), URL(string: url)?.host != nil else {
             throw ValidationError("the server URL must look like http://HOST:PORT")
         }
-        guard DeviceConfig.DownloadPolicy(rawValue: download) != nil else { throw ValidationError("--download must be 'all' or 'on-demand'") }
+        if let download, DeviceConfig.DownloadPolicy(rawValue: download) == nil { throw ValidationError("--download must be 'all' or 'on-demand'") }
         if let container { do { _ = try ContainerID(validating: container) } catch let e as CoreError { throw ValidationError(e.message) } }
     }
 
@@ -74,7 +74,7 @@ struct LoginCommand: AsyncParsableCommand {
             print("signed out of \(p.server) (\(p.user))")
         }
         var config = DeviceConfig(server: base, user: r.user, deviceID: r.deviceID, deviceName: r.deviceName, container: containerID,
-                                  download: DeviceConfig.DownloadPolicy(rawValue: download)!, token: r.token)
+                                  download: DeviceConfig.DownloadPolicy(rawValue: try EffectiveSettings.load().download(flag: download).0) ?? .all, token: r.token)
         config.serverCertificates = trusted
         try config.save(h)
         try FileManager.default.createDirectory(at: h.containerFolder(containerID).appendingPathComponent("Documents"), withIntermediateDirectories: true)
@@ -159,7 +159,7 @@ struct DaemonCommand: AsyncParsableCommand {
         let (h, config) = try home.config()
         guard let lock = try HomeLock.acquire(h) else { throw CLIError(.invalidRequest, "another engine is already running for this home") }
         var logger = Logger(label: "ubiq.daemon")
-        logger.logLevel = .info
+        logger.logLevel = try EffectiveSettings.load().logLevel().0
         let device = try DeviceRuntime(home: h, config: config, logger: logger)
         let engine = device.engine
         let service = device.service

@@ -10,18 +10,18 @@ import Glibc
 
 /// Options shared by `ubiq tui` and `ubiq demo`: theme, colour and glyphs.
 struct LookOptions: ParsableArguments {
-    @Option(name: .long, help: "Theme name or .toml path (default: $UBIQ_THEME, else 'default'; see 'ubiq themes list').") var theme: String?
-    @Option(name: .long, help: "auto, always or never (auto: colour unless NO_COLOR is set).") var color = "auto"
+    @Option(name: .long, help: "Theme name or .toml path (default: $UBIQ_THEME, else config.toml's, else 'default'; see 'ubiq themes list').") var theme: String?
+    @Option(name: .long, help: "auto, always or never (default: never if NO_COLOR is set, else config.toml's, else auto).") var color: String?
     @Flag(name: .long, help: "ASCII glyphs instead of UTF-8 symbols.") var ascii = false
 
     func validate() throws {
-        guard ["auto", "always", "never"].contains(color) else { throw ValidationError("--color must be auto, always or never") }
+        if let color, !["auto", "always", "never"].contains(color) { throw ValidationError("--color must be auto, always or never") }
     }
 
     /// The theme to use and a warning when the chosen one could not be loaded.
-    func resolve() -> (Theme, String?) {
+    func resolve(_ settings: EffectiveSettings) -> (Theme, String?) {
         let loader = ThemeLoader.standard()
-        let wanted = theme ?? ProcessInfo.processInfo.environment["UBIQ_THEME"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+        let wanted = settings.theme(flag: theme).0
         do { return (try loader.load(wanted), nil) } catch {
             let fallback = (try? loader.load("default")) ?? Theme(name: "fallback", styles: ["ui.text": Style()], glyphs: [:])
             // The reason first (the status line is short); the whole message goes to the log.
@@ -30,20 +30,10 @@ struct LookOptions: ParsableArguments {
         }
     }
 
-    var wantColor: Bool {
-        switch color {
-        case "always": return true
-        case "never": return false
-        default: return (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
-        }
-    }
+    /// Colour unless `never` applies (auto draws colour when the terminal has it).
+    func wantColor(_ settings: EffectiveSettings) -> Bool { settings.color(flag: color).0 != "never" }
 
-    var asciiGlyphs: Bool {
-        if ascii { return true }
-        let env = ProcessInfo.processInfo.environment
-        let locale = env["LC_ALL"] ?? env["LC_CTYPE"] ?? env["LANG"] ?? ""
-        return env["UBIQ_ASCII"] == "1" || (!locale.isEmpty && !locale.lowercased().contains("utf"))
-    }
+    func asciiGlyphs(_ settings: EffectiveSettings) -> Bool { settings.ascii(flag: ascii).0 }
 }
 
 /// `ubiq tui [--theme NAME]`
@@ -58,15 +48,17 @@ struct TUICommand: AsyncParsableCommand {
         guard let config = try DeviceConfig.load(h) else {
             throw CLIError(.unauthorized, "not signed in: run 'ubiq login URL --user NAME' first, or try 'ubiq demo'")
         }
-        let (theme, warning) = look.resolve()
+        let settings = try EffectiveSettings.load()
+        let (theme, warning) = look.resolve(settings)
         var logger = Logger(label: "ubiq.tui") { FileLogHandler(label: $0, url: h.logFile) }
-        logger.logLevel = .info
+        logger.logLevel = settings.logLevel().0
         guard let lock = try HomeLock.acquire(h) else {
             // A daemon runs this home's engine: attach to it through its socket.
             guard try await DaemonAnswer.ask(h, .status).status != nil else {
                 throw CLIError(.invalidRequest, "the daemon answered without a status")
             }
-            let app = await TUIApp(connection: .daemon(socketPath: h.socketPath), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
+            let app = await TUIApp(connection: .daemon(socketPath: h.socketPath), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
+            await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0)
             await app.run(flash: warning)
             return
         }
@@ -75,7 +67,8 @@ struct TUICommand: AsyncParsableCommand {
         let socket = DaemonSocket(path: h.socketPath) { req, emit in await runtime.service.handle(req, emit: emit) }
         try? socket.start()
         await runtime.start()
-        let app = await TUIApp(connection: .local(runtime), theme: theme, ascii: look.asciiGlyphs, wantColor: look.wantColor, logger: logger)
+        let app = await TUIApp(connection: .local(runtime), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
+        await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0)
         await app.run(flash: warning)
         socket.stop()
         await runtime.stop()

@@ -64,6 +64,30 @@ extension ProcessBoundTests {
             #expect(gs == 1 && gerr.contains("no key"))
         }
 
+        /// #24 §3: `ubiq config show` says what applies and from where; the environment beats
+        /// config.toml; a broken file is one line naming its line, for every command that reads it.
+        @Test func configShowNamesEachSettingsSource() throws {
+            let dir = try TempDirectory("ubiq-config")
+            defer { dir.remove() }
+            let conf = dir.url.appendingPathComponent("ubiquity")
+            try FileManager.default.createDirectory(at: conf, withIntermediateDirectories: true)
+            try "theme = \"dark\"\nsort = \"size\"\n".write(to: conf.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+            var env = ProcessInfo.processInfo.environment
+            env["XDG_CONFIG_HOME"] = dir.url.path
+            env["UBIQ_THEME"] = nil; env["NO_COLOR"] = nil; env["UBIQ_LOG_LEVEL"] = nil
+            let (st, out, err) = try ChildProcess.runUbiq(["config", "show"], environment: env)
+            #expect(st == 0, "\(err)")
+            for line in ["theme = \"dark\"", "sort = \"size\"", "color = \"auto\""] { #expect(out.contains(line), "\(out)") }
+            #expect(out.split(separator: "\n").contains { $0.hasPrefix("theme = ") && $0.hasSuffix("# config") }, "\(out)")
+            #expect(out.split(separator: "\n").contains { $0.hasPrefix("color = ") && $0.hasSuffix("# default") }, "\(out)")
+            env["UBIQ_THEME"] = "light"
+            let (_, out2, _) = try ChildProcess.runUbiq(["config", "show"], environment: env)
+            #expect(out2.split(separator: "\n").contains { $0.hasPrefix("theme = \"light\"") && $0.hasSuffix("# environment") }, "\(out2)")
+            try "theme = \"dark\"\ncolor = \"loud\"\n".write(to: conf.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+            let (bs, _, berr) = try ChildProcess.runUbiq(["config", "show"], environment: env)
+            #expect(bs == 1 && berr.contains("config.toml: line 2: color must be one of") && berr.split(separator: "\n").count == 1, "\(berr)")
+        }
+
         @Test func aDeviceWithItsClockHoursAheadLosesToACausallyLaterWrite() async throws {
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/faketime") else {
                 Issue.record("faketime is not installed (apt-get install faketime)")

@@ -102,8 +102,8 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Runs `ubiq` to completion and returns (status, stdout, stderr).
-    public static func runUbiq(_ args: [String], stdin: String? = nil, timeout: TimeInterval = 120) throws -> (Int32, String, String) {
-        let p = try ChildProcess(ubiqBinary(), args, stdin: stdin)
+    public static func runUbiq(_ args: [String], stdin: String? = nil, environment: [String: String]? = nil, timeout: TimeInterval = 120) throws -> (Int32, String, String) {
+        let p = try ChildProcess(ubiqBinary(), args, stdin: stdin, environment: environment)
         let status = p.wait(timeout: timeout)
         return (status, p.stdout, p.stderr)
     }

@@ -62,6 +62,12 @@ public final class TUIApp {
         shutdown()
     }
 
+    /// The Files view's order and dotfiles as a person's config.toml asks (before `run`).
+    public func useDefaults(sort: String, showHidden: Bool) {
+        if let key = FilesState.SortKey(rawValue: sort) { state.files.setSort(key) }
+        state.files.setShowHidden(showHidden)
+    }
+
     /// Shows a message in the status line (used by `ubiq demo` to narrate).
     public func notify(_ text: String) {
         guard state.flash?.sticky != true else { return }

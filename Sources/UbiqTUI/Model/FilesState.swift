@@ -108,6 +108,13 @@ public struct FilesState: Sendable {
         return text.split(whereSeparator: { $0 == " " || $0 == "\t" }).contains { words.contains($0.uppercased()) }
     }
 
+    /// Sets the order outright (a person's default from config.toml).
+    public mutating func setSort(_ key: SortKey, descending: Bool = false) {
+        sortKey = key
+        sortDescending = descending
+        rebuild()
+    }
+
     public mutating func sort(by key: SortKey) {
         sortDescending = key == sortKey ? !sortDescending : false
         sortKey = key
