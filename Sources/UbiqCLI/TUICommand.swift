@@ -58,7 +58,7 @@ struct TUICommand: AsyncParsableCommand {
                 throw CLIError(.invalidRequest, "the daemon answered without a status")
             }
             let app = await TUIApp(connection: .daemon(socketPath: h.socketPath), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
-            await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0)
+            await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0, themeSource: settings.theme(flag: look.theme).0)
             await app.run(flash: warning)
             return
         }
@@ -68,7 +68,7 @@ struct TUICommand: AsyncParsableCommand {
         try? socket.start()
         await runtime.start()
         let app = await TUIApp(connection: .local(runtime), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
-        await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0)
+        await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0, themeSource: settings.theme(flag: look.theme).0)
         await app.run(flash: warning)
         socket.stop()
         await runtime.stop()

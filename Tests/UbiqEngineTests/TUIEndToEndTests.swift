@@ -157,6 +157,13 @@ extension ProcessBoundTests {
             #expect(t.waitFor("restored Documents/alpha.txt"), "\(t.capture())")
             #expect(try s.ubiq("B", ["sync"]).0 == 0)
             #expect(s.read("B", "Documents/alpha.txt") == "a")
+            // :theme switches live: mono draws no colour at all.
+            #expect(Self.colourCodes(t.capture(escapes: true)) > 0)
+            try t.send(":")
+            try t.type("theme mono")
+            try t.send("Enter")
+            #expect(t.waitFor("theme mono"), "\(t.capture())")
+            #expect(t.waitFor(timeout: 10) { _ in Self.colourCodes(t.capture(escapes: true)) == 0 }, "\(t.capture(escapes: true).prefix(300))")
             try t.send("q")
             #expect(t.waitFor("EXIT=0"), "\(t.capture())")
         }

@@ -323,3 +323,27 @@ struct TrashViewTests {
         #expect(press(&s, [.char("E")]).isEmpty && s.prompt == nil)
     }
 }
+
+/// #24 §2 the `:` command line and `Ctrl-R`.
+@Suite("Command line")
+struct CommandLineTests {
+    func press(_ s: inout AppState, _ keys: [Key]) -> [Effect] { keys.flatMap { s.handle($0) } }
+    func command(_ s: inout AppState, _ text: String) -> [Effect] { press(&s, [.char(":")] + Key.typing(text) + [.enter]) }
+
+    @Test func commandsSwitchViewsThemesAndSortOrSayWhy() {
+        var s = Fixtures.state()
+        #expect(command(&s, "kv").isEmpty && s.view == .settings && s.prompt == nil)
+        #expect(command(&s, "trash") == [.loadTrash] && s.view == .trash)
+        #expect(command(&s, "files").isEmpty && s.view == .files)
+        #expect(command(&s, "sort size").isEmpty && s.files.sortKey == .size)
+        #expect(command(&s, "sort colour").isEmpty && s.prompt?.error?.contains("name, size, modified or status") == true)
+        _ = press(&s, [.escape])
+        #expect(command(&s, "theme  dark") == [.setTheme("dark")], "spaces between words do not matter")
+        #expect(command(&s, "frobnicate").isEmpty && s.prompt?.error?.contains("unknown command 'frobnicate'") == true)
+        _ = press(&s, [.escape])
+        #expect(command(&s, "help").isEmpty && s.help)
+        _ = press(&s, [.escape])
+        #expect(press(&s, [.ctrlR]) == [.reloadLook])
+        #expect(command(&s, "q") == [.quit] && s.quit)
+    }
+}

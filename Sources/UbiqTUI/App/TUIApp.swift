@@ -20,6 +20,8 @@ public final class TUIApp {
     let settingsOrigin = UUID().uuidString
     let terminal = CursesTerminal()
     var theme: Theme
+    /// Where the theme came from (a name or a path): `Ctrl-R` reads it again.
+    var themeSource = "default"
     let ascii: Bool
     let wantColor: Bool
     let logger: Logger
@@ -63,7 +65,8 @@ public final class TUIApp {
     }
 
     /// The Files view's order and dotfiles as a person's config.toml asks (before `run`).
-    public func useDefaults(sort: String, showHidden: Bool) {
+    public func useDefaults(sort: String, showHidden: Bool, themeSource: String = "default") {
+        self.themeSource = themeSource
         if let key = FilesState.SortKey(rawValue: sort) { state.files.setSort(key) }
         state.files.setShowHidden(showHidden)
     }
@@ -259,6 +262,26 @@ public final class TUIApp {
                 let event: AppEvent = LineDiff.textLines(bytes).map { .preview(v.id, lines: $0, isText: true, currentText: cur) }
                     ?? .preview(v.id, lines: LineDiff.hexDump(bytes), isText: false, currentText: nil)
                 await MainActor.run { self.send(event) }
+            }
+        case .setTheme(let name):
+            do {
+                theme = try ThemeLoader.standard().load(name)
+                themeSource = name
+                terminal.invalidate()
+                send(.done("theme \(theme.name)"))
+            } catch {
+                send(.failed("theme '\(name)': \((error as? ThemeError)?.reason ?? "\(error)")"))
+            }
+        case .reloadLook:
+            do {
+                let config = try UserConfig.load()
+                theme = try ThemeLoader.standard().load(themeSource)
+                if let sort = config.sort.flatMap(FilesState.SortKey.init(rawValue:)) { state.files.setSort(sort) }
+                if let hidden = config.showHidden { state.files.setShowHidden(hidden) }
+                terminal.invalidate()
+                send(.done("read theme \(theme.name) and config.toml again"))
+            } catch {
+                send(.failed((error as? ThemeError)?.reason ?? "\(error)"))
             }
         case .loadTrash:
             request(.trash) { r in .trash(r.trash ?? []) }

@@ -23,6 +23,12 @@ extension AppState {
             versions = nil
             return view == .trash ? [.loadTrash] : []
         case .char("R"), .f5: flash = Flash(text: "syncing now…", level: .info); return [.syncNow]
+        case .char(":"):
+            prompt = Prompt(purpose: .command, label: "command (q, files, conflicts, kv, trash, theme NAME, sort FIELD, help)", text: "")
+            return []
+        case .ctrlR:
+            flash = Flash(text: "reading the theme and config.toml again…", level: .info)
+            return [.reloadLook]
         default: break
         }
         if versions != nil { return handleVersions(key) }
@@ -182,6 +188,33 @@ extension AppState {
     mutating func openVersions(_ path: RelativePath) -> [Effect] {
         versions = VersionsState(path: path)
         return [.loadVersions(path)]
+    }
+
+    // MARK: the command line
+
+    /// `:q`, `:files`, `:conflicts`, `:kv` (or `:settings`), `:trash`, `:theme NAME`,
+    /// `:sort FIELD`, `:help`; anything else stays in the prompt with the reason.
+    mutating func runCommand(_ p: Prompt) -> [Effect] {
+        var p = p
+        let words = p.text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        prompt = nil
+        switch (words.first ?? "", words.count) {
+        case ("", _): return []
+        case ("q", 1), ("quit", 1): return quitOrClose()
+        case ("files", 1): view = .files; versions = nil; return []
+        case ("conflicts", 1): view = .conflicts; versions = nil; return []
+        case ("kv", 1), ("settings", 1): view = .settings; versions = nil; return []
+        case ("trash", 1): view = .trash; versions = nil; return [.loadTrash]
+        case ("help", 1): help = true; helpTop = 0; return []
+        case ("theme", 2): return [.setTheme(words[1])]
+        case ("sort", 2):
+            if let key = FilesState.SortKey(rawValue: words[1]) { files.setSort(key); return [] }
+            p.error = "sort by name, size, modified or status"
+        default:
+            p.error = "unknown command '\(p.text)': q, files, conflicts, kv, trash, theme NAME, sort FIELD, help"
+        }
+        prompt = p
+        return []
     }
 
     // MARK: Trash
@@ -371,6 +404,8 @@ extension AppState {
             }
             prompt = Prompt(purpose: .value(key: key, type: t, isNew: true), label: "\(key) (\(t))", text: t == "bool" ? "true" : "")
             return []
+        case .command:
+            return runCommand(p)
         case .emptyTrash:
             guard p.text.trimmingCharacters(in: .whitespaces) == "empty" else {
                 p.error = "type the word empty to purge the trash (Esc keeps it)"

@@ -18,6 +18,8 @@ public struct Prompt: Equatable, Sendable {
         case value(key: String, type: String, isNew: Bool)
         /// Emptying the trash: the word `empty` must be typed.
         case emptyTrash
+        /// The `:` command line.
+        case command
     }
     public var purpose: Purpose
     public var label: String
@@ -134,6 +136,9 @@ public enum Effect: Equatable, Sendable {
     case keepBoth(RelativePath)
     case setValue(key: String, value: KVValue?)
     case loadTrash
+    /// Switch to a theme (`:theme NAME`), or read the theme and config.toml again (`Ctrl-R`).
+    case setTheme(String)
+    case reloadLook
     case restore(RelativePath)
     case emptyTrash
     case syncNow

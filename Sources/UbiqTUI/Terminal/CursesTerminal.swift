@@ -174,6 +174,7 @@ public final class CursesTerminal {
         case 9: return .tab
         case 10, 13: return .enter
         case 12: return .ctrlL
+        case 18: return .ctrlR
         case 21: return .ctrlU
         case 27: return .escape
         case 8, 127: return .backspace
