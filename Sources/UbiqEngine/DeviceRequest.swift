@@ -16,6 +16,9 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case resolve(path: String, keep: String)
     /// Keep the current version; each conflict version becomes a document beside it.
     case keepBoth(path: String)
+    /// Rename an item in its folder; make a new folder.
+    case rename(path: String, name: String)
+    case makeFolder(path: String)
     case download(paths: [String])
     case evict(paths: [String])
     case remove(paths: [String])

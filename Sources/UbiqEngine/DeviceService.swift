@@ -36,6 +36,14 @@ public struct DeviceService: Sendable {
                 var r = DeviceResponse(ok: true)
                 r.item = try await engine.resolve(try RelativePath(validating: path), keep: v)
                 return r
+            case .rename(let path, let name):
+                let to = try await engine.renameItem(try RelativePath(validating: path), to: name)
+                var r = DeviceResponse(ok: true)
+                r.results = [PathResult(path: to.string)]
+                return r
+            case .makeFolder(let path):
+                try await engine.makeFolder(try RelativePath(validating: path))
+                return DeviceResponse(ok: true)
             case .keepBoth(let path):
                 let made = try await engine.keepBoth(try RelativePath(validating: path))
                 var r = DeviceResponse(ok: true)

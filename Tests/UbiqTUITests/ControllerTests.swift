@@ -347,3 +347,29 @@ struct CommandLineTests {
         #expect(command(&s, "q") == [.quit] && s.quit)
     }
 }
+
+/// #24 §2 `r` rename and `n` new folder in the Files view.
+@Suite("Rename and new folder keys")
+struct RenameKeysTests {
+    func press(_ s: inout AppState, _ keys: [Key]) -> [Effect] { keys.flatMap { s.handle($0) } }
+
+    @Test func renameStartsFromTheNameAndRefusesBadOnes() {
+        var s = Fixtures.state()
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "plan.txt" }!
+        _ = press(&s, [.char("r")])
+        #expect(s.prompt?.text == "plan.txt")
+        _ = press(&s, [.ctrlU] + Key.typing("a/b") + [.enter])
+        #expect(s.prompt?.error?.contains("'/'") == true)
+        #expect(press(&s, [.ctrlU] + Key.typing("plan v2.txt") + [.enter]) == [.rename(try! RelativePath(validating: "Documents/plan.txt"), to: "plan v2.txt")])
+        // The same name again: nothing to do.
+        _ = press(&s, [.char("r")])
+        #expect(press(&s, [.enter]).isEmpty && s.prompt == nil)
+        // A new folder in the folder shown.
+        _ = press(&s, [.char("n")] + Key.typing("..") + [.enter])
+        #expect(s.prompt?.error != nil)
+        #expect(press(&s, [.ctrlU] + Key.typing("Projects") + [.enter]) == [.makeFolder(try! RelativePath(validating: "Documents/Projects"))])
+        // Not from a find or the flat list (which folder would it be in?).
+        _ = press(&s, [.char("F"), .char("n")])
+        #expect(s.prompt == nil && s.flash?.level == .warn)
+    }
+}

@@ -303,6 +303,10 @@ public final class TUIApp {
                     self.send(r.ok ? .done("purged \(r.emptied?.items ?? 0) item(s); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged"))
                 }
             }
+        case .rename(let p, let name):
+            request(.rename(path: p.string, name: name)) { _ in .done("renamed \(p.name) to \(name)") }
+        case .makeFolder(let p):
+            request(.makeFolder(path: p.string)) { _ in .done("made the folder \(p.name)") }
         case .keepBoth(let p):
             request(.keepBoth(path: p.string)) { r in .done("kept both: \((r.results ?? []).map { String($0.path.split(separator: "/").last ?? "") }.joined(separator: ", "))") }
             state.versions = nil

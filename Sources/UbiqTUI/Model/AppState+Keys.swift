@@ -106,6 +106,14 @@ extension AppState {
         case .char("i"):
             files.details.toggle()
             return []
+        case .char("r"):
+            guard let row = files.selected else { return [] }
+            prompt = Prompt(purpose: .rename(row.item.path), label: "rename \(TextWidth.fit(row.item.name, 30)) to", text: row.item.name)
+            return []
+        case .char("n"):
+            guard files.filter == nil && !files.flat else { flash = Flash(text: "a new folder goes in the folder shown: leave the find or flat list first", level: .warn); return [] }
+            prompt = Prompt(purpose: .newFolder(files.folder), label: "new folder in \(files.folder.map { $0.string + "/" } ?? "/")", text: "")
+            return []
         case .enter, .char("l"), .right:
             guard let row = files.selected else { return [] }
             if row.item.kind == .folder { files.open(row.item.path); return [] }
@@ -188,6 +196,16 @@ extension AppState {
     mutating func openVersions(_ path: RelativePath) -> [Effect] {
         versions = VersionsState(path: path)
         return [.loadVersions(path)]
+    }
+
+    /// Why a typed name cannot name a file or folder (nil: it can).
+    static func badName(_ name: String) -> String? {
+        if name.isEmpty { return "a name cannot be empty" }
+        if name.contains("/") { return "a name cannot hold '/'" }
+        if name == "." || name == ".." { return "'\(name)' is not a name" }
+        if name.utf8.count > 255 { return "a name is at most 255 bytes" }
+        if name.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) { return "a name cannot hold control characters" }
+        return nil
     }
 
     // MARK: the command line
@@ -406,6 +424,17 @@ extension AppState {
             return []
         case .command:
             return runCommand(p)
+        case .rename(let path):
+            let name = p.text.trimmingCharacters(in: .whitespaces)
+            if let why = Self.badName(name) { p.error = why; prompt = p; return [] }
+            prompt = nil
+            return name == path.name ? [] : [.rename(path, to: name)]
+        case .newFolder(let folder):
+            let name = p.text.trimmingCharacters(in: .whitespaces)
+            if let why = Self.badName(name) { p.error = why; prompt = p; return [] }
+            guard let target = try? folder.map({ try $0.appending(name) }) ?? RelativePath(validating: name) else { p.error = "'\(name)' cannot be a name here"; prompt = p; return [] }
+            prompt = nil
+            return [.makeFolder(target)]
         case .emptyTrash:
             guard p.text.trimmingCharacters(in: .whitespaces) == "empty" else {
                 p.error = "type the word empty to purge the trash (Esc keeps it)"

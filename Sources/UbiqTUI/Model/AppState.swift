@@ -20,6 +20,9 @@ public struct Prompt: Equatable, Sendable {
         case emptyTrash
         /// The `:` command line.
         case command
+        /// A new name for the item at the path; a new folder's name in a folder (nil: the top).
+        case rename(RelativePath)
+        case newFolder(RelativePath?)
     }
     public var purpose: Purpose
     public var label: String
@@ -134,6 +137,8 @@ public enum Effect: Equatable, Sendable {
     case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)
     case resolve(RelativePath, VersionID, label: String)
     case keepBoth(RelativePath)
+    case rename(RelativePath, to: String)
+    case makeFolder(RelativePath)
     case setValue(key: String, value: KVValue?)
     case loadTrash
     /// Switch to a theme (`:theme NAME`), or read the theme and config.toml again (`Ctrl-R`).

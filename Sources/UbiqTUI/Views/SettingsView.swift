@@ -54,7 +54,8 @@ enum Overlays {
                           ("D Delete", "delete from all devices (asks y/N)"), ("/", "find by name, or filter with a predicate; Esc clears"),
                           ("F", "flat list of every file"), ("c", "versions of a conflicted file"),
                           ("Space v", "mark, mark a range (f E D act on the marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
-                          (".", "show or hide dotfiles"), ("i", "details of the selected item")]
+                          (".", "show or hide dotfiles"), ("i", "details of the selected item"),
+                          ("r", "rename"), ("n", "new folder here")]
                 lines += [("", ""), ("status", "")]
                 lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
             case .conflicts: lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one")]
