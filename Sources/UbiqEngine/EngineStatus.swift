@@ -20,6 +20,8 @@ public struct EngineStatus: Codable, Sendable, Equatable {
     public var server: String?
     public var device: String?
     public var container: String?
+    /// The synced folder on this device (absolute), when signed in.
+    public var folder: String?
     public var uploads: Transfers
     public var downloads: Transfers
     public var conflicts: Int
@@ -55,6 +57,7 @@ public struct EngineStatus: Codable, Sendable, Equatable {
         server = try c.decodeIfPresent(String.self, forKey: .server)
         device = try c.decodeIfPresent(String.self, forKey: .device)
         container = try c.decodeIfPresent(String.self, forKey: .container)
+        folder = try c.decodeIfPresent(String.self, forKey: .folder)
         uploads = try c.decode(Transfers.self, forKey: .uploads)
         downloads = try c.decode(Transfers.self, forKey: .downloads)
         conflicts = try c.decode(Int.self, forKey: .conflicts)

@@ -426,9 +426,11 @@ public actor SyncEngine {
             }
         }
         let idle = online && scheduler.isQuiet && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
-        return EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
-                            device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
-                            conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())
+        var s = EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
+                             device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
+                             conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())
+        s.folder = files.rootPath
+        return s
     }
 
     /// True when the last pass left nothing to do.

@@ -115,12 +115,17 @@ extension ProcessBoundTests {
             try s.write("B", "Documents/gamma.md", "ggg")
             try s.write("B", "Documents/.hidden.txt", "dot")
             #expect(try s.ubiq("B", ["sync"]).0 == 0)
-            let t = try TmuxSession(width: 80, height: 24)
+            // The editor: a script that appends a line (it gets the terminal, then gives it back).
+            let editor = s.dir.url.appendingPathComponent("editor.sh")
+            try "#!/bin/sh\necho 'edited in the editor' >> \"$1\"\n".write(to: editor, atomically: true, encoding: .utf8)
+            chmod(editor.path, 0o755)
+            let t = try TmuxSession(width: 80, height: 24, environment: ["EDITOR": editor.path, "VISUAL": editor.path])
             defer { t.kill() }
             try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor { $0.contains("alpha.txt") && $0.contains("gamma.md") && $0.contains("1 hidden") }, "\(t.capture())")
+
             #expect(!t.capture().contains(".hidden.txt") && t.capture().contains("? help") && t.capture().contains("q quit"))
             // Find by name (any case), then Esc.
             try t.send("/")
@@ -157,6 +162,17 @@ extension ProcessBoundTests {
             #expect(t.waitFor("restored Documents/alpha.txt"), "\(t.capture())")
             #expect(try s.ubiq("B", ["sync"]).0 == 0)
             #expect(s.read("B", "Documents/alpha.txt") == "a")
+            // e on the restored file (only in the cloud here): fetched, edited in $EDITOR (which
+            // gets the terminal and gives it back), and the change reaches B.
+            try t.send("1", "/")
+            try t.type("alpha")
+            try t.send("Enter")
+            #expect(t.waitFor("find: alpha (1)"), "\(t.capture())")
+            try t.send("e")
+            #expect(t.waitFor("edited alpha.txt"), "\(t.capture())")
+            #expect(s.read("A", "Documents/alpha.txt") == "aedited in the editor\n")
+            #expect(await eventually { _ = try? s.ubiq("B", ["sync"]); return s.read("B", "Documents/alpha.txt") == "aedited in the editor\n" })
+            try t.send("Escape")
             // :theme switches live: mono draws no colour at all.
             #expect(Self.colourCodes(t.capture(escapes: true)) > 0)
             try t.send(":")

@@ -373,3 +373,21 @@ struct RenameKeysTests {
         #expect(s.prompt == nil && s.flash?.level == .warn)
     }
 }
+
+/// #24 §2 `e` edit in `$EDITOR` and `o` open with `xdg-open`.
+@Suite("Edit and open keys")
+struct EditKeysTests {
+    @Test func editFetchesACloudOnlyFileFirstAndOpenNeedsTheFolder() {
+        var s = Fixtures.state()
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "cloud only.pdf" }!
+        #expect(s.handle(.char("e")).isEmpty && s.flash?.level == .warn, "the folder is not known before the first status")
+        s.status.folder = "/home/a/Ubiquity/iCloud.default"
+        let path = try! RelativePath(validating: "Documents/cloud only.pdf")
+        #expect(s.handle(.char("e")) == [.edit(path, absolute: "/home/a/Ubiquity/iCloud.default/Documents/cloud only.pdf", fetch: true)])
+        #expect(s.handle(.char("o")) == [.open(absolute: "/home/a/Ubiquity/iCloud.default/Documents/cloud only.pdf")])
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "current.txt" }!
+        if case .edit(_, _, let fetch)? = s.handle(.char("e")).first { #expect(!fetch) } else { Issue.record("no edit") }
+        s.files.cursor.index = 0  // the folder Reports/
+        #expect(s.handle(.char("e")).isEmpty)
+    }
+}

@@ -303,6 +303,17 @@ public final class TUIApp {
                     self.send(r.ok ? .done("purged \(r.emptied?.items ?? 0) item(s); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged"))
                 }
             }
+        case .edit(let p, let absolute, let fetch):
+            Task {
+                if fetch {
+                    let r = await connection.ask(.download(paths: [p.string]))
+                    guard r.ok else { await MainActor.run { self.send(.failed(r.message ?? "\(p.name) could not be fetched")) }; return }
+                }
+                await MainActor.run { self.editInTerminal(absolute, name: p.name) }
+            }
+        case .open(let absolute):
+            let status = ExternalProgram.spawn(["xdg-open", absolute], quiet: true)
+            send(status == nil ? .done("opening \(absolute.split(separator: "/").last ?? "")") : .failed("xdg-open: \(status!)"))
         case .rename(let p, let name):
             request(.rename(path: p.string, name: name)) { _ in .done("renamed \(p.name) to \(name)") }
         case .makeFolder(let p):
@@ -322,6 +333,15 @@ public final class TUIApp {
                 await MainActor.run { self.send(event) }
             }
         }
+    }
+
+    /// Hands the terminal to the editor until it exits, then takes it back.
+    func editInTerminal(_ absolute: String, name: String) {
+        terminal.suspend()
+        let result = ExternalProgram.runInTerminal(["/bin/sh", "-c", "exec ${VISUAL:-${EDITOR:-vi}} \"$1\"", "ubiq-edit", absolute])
+        terminal.resume()
+        send(result == 0 ? .done("edited \(name); the change goes up when saved") : .failed("the editor ended with status \(result)"))
+        redraw()
     }
 
     // MARK: drawing

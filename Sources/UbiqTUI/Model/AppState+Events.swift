@@ -32,6 +32,7 @@ extension AppState {
             status.account = s.account ?? ""
             status.server = s.server ?? ""
             status.device = s.device ?? ""
+            status.folder = s.folder ?? ""
             status.state = s.state.rawValue
             status.uploads = s.uploads
             status.downloads = s.downloads

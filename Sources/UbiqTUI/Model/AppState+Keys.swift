@@ -106,6 +106,12 @@ extension AppState {
         case .char("i"):
             files.details.toggle()
             return []
+        case .char("e"), .char("o"):
+            guard let row = files.selected, row.item.kind == .file else { return [] }
+            guard !status.folder.isEmpty else { flash = Flash(text: "the synced folder is not known yet", level: .warn); return [] }
+            let absolute = status.folder + "/" + row.item.path.string
+            if key == .char("o") { return [.open(absolute: absolute)] }
+            return [.edit(row.item.path, absolute: absolute, fetch: row.item.status == .notDownloaded)]
         case .char("r"):
             guard let row = files.selected else { return [] }
             prompt = Prompt(purpose: .rename(row.item.path), label: "rename \(TextWidth.fit(row.item.name, 30)) to", text: row.item.name)

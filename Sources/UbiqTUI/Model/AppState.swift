@@ -118,6 +118,8 @@ public struct StatusInfo: Equatable, Sendable {
     public var account = ""
     public var server = ""
     public var device = ""
+    /// The synced folder on this device (for `e` and `o`).
+    public var folder = ""
     public var state = "offline"
     public var uploads = EngineStatus.Transfers()
     public var downloads = EngineStatus.Transfers()
@@ -139,6 +141,10 @@ public enum Effect: Equatable, Sendable {
     case keepBoth(RelativePath)
     case rename(RelativePath, to: String)
     case makeFolder(RelativePath)
+    /// Hand the terminal to `$VISUAL`/`$EDITOR` on the file (fetched first if only in the
+    /// cloud); open it with `xdg-open`.
+    case edit(RelativePath, absolute: String, fetch: Bool)
+    case open(absolute: String)
     case setValue(key: String, value: KVValue?)
     case loadTrash
     /// Switch to a theme (`:theme NAME`), or read the theme and config.toml again (`Ctrl-R`).

@@ -45,6 +45,24 @@ public final class CursesTerminal {
         previous = nil
     }
 
+    /// Leaves curses mode for a while (another program takes the terminal); `resume` returns.
+    public func suspend() {
+        guard started else { return }
+        started = false
+        curs_set(1)
+        def_prog_mode()
+        endwin()
+    }
+
+    /// Back to curses mode after `suspend`, everything redrawn.
+    public func resume() {
+        guard !started else { return }
+        reset_prog_mode()
+        started = true
+        curs_set(0)
+        invalidate()
+    }
+
     /// Leaves curses mode (safe to call more than once).
     public func stop() {
         guard started else { return }

@@ -55,7 +55,8 @@ enum Overlays {
                           ("F", "flat list of every file"), ("c", "versions of a conflicted file"),
                           ("Space v", "mark, mark a range (f E D act on the marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
                           (".", "show or hide dotfiles"), ("i", "details of the selected item"),
-                          ("r", "rename"), ("n", "new folder here")]
+                          ("r", "rename"), ("n", "new folder here"), ("e", "edit in $VISUAL / $EDITOR (fetched first if needed)"),
+                          ("o", "open with xdg-open")]
                 lines += [("", ""), ("status", "")]
                 lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
             case .conflicts: lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one")]
