@@ -67,6 +67,9 @@ struct ConflictTests {
         try await withFleet { fleet in
             let (a, b) = try await diverged(fleet, a: "written on A", b: "written on B")
             #expect(await eventually { await conflicted([a, b], notes.string) == [true, true] })
+            // Metadata comes first: the conflict version is listed before B's upload finishes
+            // (keep-both says "try again" until then).
+            #expect(await eventually { (try? await b.engine.versions(of: notes).conflicts.allSatisfy(\.uploaded)) == true })
             let v = try await b.engine.versions(of: notes)
             let made = try await b.engine.keepBoth(notes)
             let copy = notes.parent.map { $0.string + "/" } ?? ""
