@@ -173,6 +173,15 @@ extension ProcessBoundTests {
             #expect(s.read("A", "Documents/alpha.txt") == "aedited in the editor\n")
             #expect(await eventually { _ = try? s.ubiq("B", ["sync"]); return s.read("B", "Documents/alpha.txt") == "aedited in the editor\n" })
             try t.send("Escape")
+            // y copies the selected file's path (OSC 52; tmux keeps it as a paste buffer).
+            try t.acceptClipboard()
+            try t.send("y")
+            #expect(await eventually { t.pasteBuffer().hasSuffix("/Documents/alpha.txt") }, "\(t.pasteBuffer())")
+            // Ctrl-Z stops it like any program; fg brings it back, redrawn.
+            try t.send("C-z")
+            #expect(t.waitFor { !$0.contains("1 Files") }, "\(t.capture())")
+            try t.send("fg", "Enter")
+            #expect(t.waitFor("1 Files"), "\(t.capture())")
             // :theme switches live: mono draws no colour at all.
             #expect(Self.colourCodes(t.capture(escapes: true)) > 0)
             try t.send(":")
@@ -180,8 +189,11 @@ extension ProcessBoundTests {
             try t.send("Enter")
             #expect(t.waitFor("theme mono"), "\(t.capture())")
             #expect(t.waitFor(timeout: 10) { _ in Self.colourCodes(t.capture(escapes: true)) == 0 }, "\(t.capture(escapes: true).prefix(300))")
+            // q quits (the shell ran the list's echo when the job stopped; fg's status is the job's).
             try t.send("q")
-            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            #expect(t.waitFor { !$0.contains("1 Files") }, "\(t.capture())")  // the terminal is the shell's again
+            try t.send("echo AFTER=$?", "Enter")
+            #expect(t.waitFor("AFTER=0"), "\(t.capture())")
         }
 
         /// The README's first command: with nothing set up, documents arrive, change, conflict and

@@ -389,5 +389,8 @@ struct EditKeysTests {
         if case .edit(_, _, let fetch)? = s.handle(.char("e")).first { #expect(!fetch) } else { Issue.record("no edit") }
         s.files.cursor.index = 0  // the folder Reports/
         #expect(s.handle(.char("e")).isEmpty)
+        // y copies the path (OSC 52); Ctrl-Z suspends.
+        #expect(s.handle(.char("y")) == [.copy("/home/a/Ubiquity/iCloud.default/Documents/Reports")])
+        #expect(s.handle(.ctrlZ) == [.suspend])
     }
 }

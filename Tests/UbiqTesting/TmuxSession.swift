@@ -53,5 +53,11 @@ public final class TmuxSession: @unchecked Sendable {
 
     public func resize(width: Int, height: Int) throws { try tmux(["resize-window", "-t", "t", "-x", "\(width)", "-y", "\(height)"]) }
 
+    /// The newest paste buffer (what a program copied with OSC 52, once `set-clipboard` is on).
+    public func pasteBuffer() -> String { (try? tmux(["show-buffer"]).1) ?? "" }
+
+    /// Lets programs in the session set tmux's paste buffers (OSC 52).
+    public func acceptClipboard() throws { _ = try tmux(["set-option", "-g", "set-clipboard", "on"]) }
+
     public func kill() { _ = try? tmux(["kill-server"]) }
 }

@@ -314,6 +314,15 @@ public final class TUIApp {
         case .open(let absolute):
             let status = ExternalProgram.spawn(["xdg-open", absolute], quiet: true)
             send(status == nil ? .done("opening \(absolute.split(separator: "/").last ?? "")") : .failed("xdg-open: \(status!)"))
+        case .copy(let text):
+            terminal.copyToClipboard(text)
+        case .suspend:
+            terminal.suspend()
+            // SIGSTOP, not SIGTSTP: it cannot be blocked by a thread's mask. The whole process
+            // stops here until the shell's `fg` (SIGCONT).
+            kill(getpid(), SIGSTOP)
+            terminal.resume()
+            redraw()
         case .rename(let p, let name):
             request(.rename(path: p.string, name: name)) { _ in .done("renamed \(p.name) to \(name)") }
         case .makeFolder(let p):

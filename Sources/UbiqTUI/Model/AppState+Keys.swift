@@ -26,6 +26,17 @@ extension AppState {
         case .char(":"):
             prompt = Prompt(purpose: .command, label: "command (q, files, conflicts, kv, trash, theme NAME, sort FIELD, help)", text: "")
             return []
+        case .ctrlZ: return [.suspend]
+        case .char("y") where versions == nil && (view == .files || view == .settings):
+            if view == .settings {
+                guard let e = settings.selected, let v = e.value else { return [] }
+                flash = Flash(text: "copied the value of \(e.key)", level: .info)
+                return [.copy(v.displayText)]
+            }
+            guard let row = files.selected else { return [] }
+            let text = status.folder.isEmpty ? row.item.path.string : status.folder + "/" + row.item.path.string
+            flash = Flash(text: "copied \(TextWidth.fit(text, 60))", level: .info)
+            return [.copy(text)]
         case .ctrlR:
             flash = Flash(text: "reading the theme and config.toml again…", level: .info)
             return [.reloadLook]

@@ -145,6 +145,10 @@ public enum Effect: Equatable, Sendable {
     /// cloud); open it with `xdg-open`.
     case edit(RelativePath, absolute: String, fetch: Bool)
     case open(absolute: String)
+    /// Put text on the clipboard (OSC 52: the terminal, or tmux, keeps it).
+    case copy(String)
+    /// Stop like any program on Ctrl-Z; `fg` brings it back.
+    case suspend
     case setValue(key: String, value: KVValue?)
     case loadTrash
     /// Switch to a theme (`:theme NAME`), or read the theme and config.toml again (`Ctrl-R`).

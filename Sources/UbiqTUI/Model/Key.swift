@@ -3,7 +3,7 @@ public enum Key: Equatable, Sendable {
     case char(Character)
     case up, down, left, right, pageUp, pageDown, home, end
     case enter, escape, backspace, delete, tab, backTab
-    case ctrlC, ctrlL, ctrlU, ctrlD, ctrlR
+    case ctrlC, ctrlL, ctrlU, ctrlD, ctrlR, ctrlZ
     case f1, f5
     case resize
 

@@ -45,6 +45,13 @@ public final class CursesTerminal {
         previous = nil
     }
 
+    /// Sets the system clipboard through the terminal (OSC 52), as lazygit and k9s do; terminals
+    /// and tmux that do not take it ignore it.
+    public func copyToClipboard(_ text: String) {
+        let seq = "\u{1B}]52;c;" + Data(text.utf8).base64EncodedString() + "\u{07}"
+        seq.utf8CString.withUnsafeBufferPointer { b in _ = write(1, b.baseAddress, b.count - 1) }
+    }
+
     /// Leaves curses mode for a while (another program takes the terminal); `resume` returns.
     public func suspend() {
         guard started else { return }
@@ -193,6 +200,7 @@ public final class CursesTerminal {
         case 10, 13: return .enter
         case 12: return .ctrlL
         case 18: return .ctrlR
+        case 26: return .ctrlZ
         case 21: return .ctrlU
         case 27: return .escape
         case 8, 127: return .backspace

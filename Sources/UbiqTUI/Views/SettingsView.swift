@@ -69,7 +69,8 @@ enum Overlays {
             }
         }
         lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("[ ]", "previous, next view"), (":", "command: q, files, conflicts, kv, trash, theme NAME, sort FIELD"),
-                  ("Ctrl-R", "read the theme and config.toml again"), ("Ctrl-L", "redraw"), ("R F5", "sync now"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
+                  ("Ctrl-R", "read the theme and config.toml again"), ("Ctrl-L", "redraw"),
+                  ("y", "copy the path (Files) or value (Settings)"), ("Ctrl-Z", "suspend (fg brings it back)"), ("R F5", "sync now"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
         return lines
     }
 
