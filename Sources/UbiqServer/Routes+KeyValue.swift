@@ -8,14 +8,14 @@ extension ServerServices {
     func addKeyValueRoutes(to router: Router<UbiqRequestContext>) {
         router.get("/v1/kv/:store") { request, context -> Response in
             let ctx = try await self.authenticate(request)
-            let page = try await self.metadata.kvAll(ctx, store: try context.store())
+            let page = try await self.keyValues.kvAll(ctx, store: try context.store())
             return try json(KVEntriesResponse(entries: page.entries, cursor: page.cursor, hasMore: false))
         }
 
         router.get("/v1/kv/:store/changes") { request, context -> Response in
             let ctx = try await self.authenticate(request)
             let (cursor, limit) = try request.page()
-            let page = try await self.metadata.kvChanges(ctx, store: try context.store(), after: cursor, limit: limit)
+            let page = try await self.keyValues.kvChanges(ctx, store: try context.store(), after: cursor, limit: limit)
             return try json(KVEntriesResponse(entries: page.entries, cursor: page.cursor, hasMore: page.hasMore))
         }
 
@@ -29,7 +29,7 @@ extension ServerServices {
             guard body.entries.allSatisfy({ $0.device == ctx.deviceID }) else {
                 throw APIFailure(.forbidden, "entries must carry the writing device's ID")
             }
-            let r = try await self.metadata.kvSet(ctx, store: store, entries: body.entries, now: self.clock())
+            let r = try await self.keyValues.kvSet(ctx, store: store, entries: body.entries, now: self.clock())
             if !r.applied.isEmpty {
                 await self.push.publish(account: ctx.accountID, PushMessage(kind: .kv, store: store.string, cursor: r.cursor, origin: ctx.deviceID))
             }

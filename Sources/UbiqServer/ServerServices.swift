@@ -11,6 +11,8 @@ import UbiqTransport
 /// tests can swap them.
 public struct ServerServices: Sendable {
     public let metadata: any MetadataStore
+    /// The synced key-value stores (settings).
+    public let keyValues: any KeyValueStore
     /// The administrator's queries (`ubiq server user|device …`, and the account's device list).
     public let admin: any AccountAdminStore
     public let chunks: any ChunkStore
@@ -21,9 +23,10 @@ public struct ServerServices: Sendable {
     let reservations = QuotaReservations()
     let arrivals = ChunkArrivals()
 
-    public init(metadata: any MetadataStore, admin: any AccountAdminStore, chunks: any ChunkStore, push: PushHub = PushHub(),
+    public init(metadata: any MetadataStore, keyValues: any KeyValueStore, admin: any AccountAdminStore, chunks: any ChunkStore, push: PushHub = PushHub(),
                 clock: @escaping @Sendable () -> Date = { Date() }) {
         self.metadata = metadata
+        self.keyValues = keyValues
         self.admin = admin
         self.chunks = chunks
         self.push = push
@@ -39,7 +42,7 @@ public struct ServerServices: Sendable {
         }
         let meta = try SQLiteMetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
         let chunks = try FolderChunkStore(root: directory.appendingPathComponent("chunks"))
-        return ServerServices(metadata: meta, admin: SQLiteAccountAdmin(meta), chunks: chunks, clock: clock)
+        return ServerServices(metadata: meta, keyValues: SQLiteKeyValueStore(meta), admin: SQLiteAccountAdmin(meta), chunks: chunks, clock: clock)
     }
 
     /// Resolves the bearer token of a request.

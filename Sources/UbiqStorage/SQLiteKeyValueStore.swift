@@ -2,7 +2,18 @@ import Foundation
 import GRDB
 import UbiqCore
 
-extension SQLiteMetadataStore: KeyValueStore {
+/// The synced key-value stores (`KeyValueStore`) on an embedded server's database: a type of
+/// its own beside the document store, sharing its connection pool (as `SQLiteAccountAdmin`).
+public struct SQLiteKeyValueStore: KeyValueStore {
+    let store: SQLiteMetadataStore
+
+    public init(_ store: SQLiteMetadataStore) { self.store = store }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await store.read(body) }
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await store.write(body) }
+}
+
+extension SQLiteKeyValueStore {
     static func entry(_ r: Row) throws -> KVEntry {
         guard let dev = DeviceID(string: r["device"]) else { throw StorageError(.storageFailure, "corrupt key-value row") }
         var value: KVValue?
