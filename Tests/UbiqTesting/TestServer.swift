@@ -62,7 +62,12 @@ public final class TestServer: Sendable {
         }
         var port = 0
         for await p in portStream { port = p }
-        guard port > 0 else { throw CoreError(.internalError, "test server did not start") }
+        guard port > 0 else {
+            // Why: the server's own error (an address in use, a database that would not open).
+            let why = await task.result
+            if case .failure(let e) = why { throw CoreError(.internalError, "test server did not start: \(e)") }
+            throw CoreError(.internalError, "test server did not start")
+        }
         return TestServer(directory: dir, services: services, port: port, trusted: tls?.authorityPEM, group: group, task: task)
     }
 
