@@ -35,9 +35,14 @@ enum KeepBoth {
         let list = try await client.versions(container, item: item)
         guard let current = list.current else { throw EngineError(.notFound, "\(path) has no current version") }
         guard !list.conflicts.isEmpty else { throw EngineError(.invalidRequest, "\(path) has no conflict to keep beside it") }
+        // Resolving keeps the current version; if it has not finished uploading the server
+        // refuses that, after the copies were made — and a retry would copy them again.
+        guard current.uploaded else { throw EngineError(.incompleteContent, "the current version of \(path) has not finished uploading; try again when it has") }
+        for v in list.conflicts where !v.uploaded {
+            throw EngineError(.incompleteContent, "the conflict version from \(v.deviceName) has not finished uploading; try again when it has")
+        }
         var made: [RelativePath] = []
         for v in list.conflicts {
-            guard v.uploaded else { throw EngineError(.incompleteContent, "the conflict version from \(v.deviceName) has not finished uploading; try again when it has") }
             let manifest = try await client.manifest(container, version: v.id)
             made.append(try await copy(client, container: container, manifest: manifest, of: v, path: path, parent: parent))
         }
