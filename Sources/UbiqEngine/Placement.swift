@@ -141,7 +141,7 @@ struct WrittenFiles: Sendable {
             guard bytes.count == m.size, m.isConsistent else {
                 throw EngineError(.hashMismatch, "download of \(item.placement.path) did not verify; it will be fetched again")
             }
-            try SyncEngine.writeFile(bytes, to: item.partial, modified: item.modified, permissions: item.permissions, sync: true)
+            try PartialDownload.writeFile(bytes, to: item.partial, modified: item.modified, permissions: item.permissions, sync: true)
         }
         let stamps = try Placement.place(items.map(\.placement), watcher: watcher, settle: settle)
         var folders = Set<String>()

@@ -11,55 +11,23 @@ import Glibc
 /// files instead of three requests and an fsync each. Big files keep the one-at-a-time path
 /// (metadata first, progress, resumable partial files).
 extension SyncEngine {
-    /// Files up to this size may travel in a batch.
-    static let batchFileLimit: Int64 = 1 << 20
-    /// Files per batch (one commit request, one manifests request).
-    static let batchFiles = 500
-    /// Content bytes per batch (it is held in memory while it travels).
-    static let batchTotal: Int64 = 32 << 20
-    /// Chunk bytes per request. With each chunk's framing (68 bytes at most) a request or an
-    /// answer fits one 16 MiB transfer block (`ubiq_block_alloc`), which is reused. At 16 MiB
-    /// of chunks the buffers became 32 MiB, mapped afresh and zeroed page by page for every
-    /// request (about a tenth of the CPU of a 1 GiB transfer).
-    static let batchBytes = WireLimits.maxChunkBatchBody - 68 * WireLimits.maxChunksPerBatch
-    /// Batches in flight at once.
-    static let batchesAtOnce = 3
-
-    /// Splits transfers into batches of small files and the rest (run one at a time).
+    /// Splits a pass's transfers into batches of small files and the rest (run one at a time).
     func splitBatches(_ ops: [SyncOp]) -> (uploads: [[SyncOp]], downloads: [[SyncOp]], single: [SyncOp]) {
-        var up: [SyncOp] = [], down: [SyncOp] = [], single: [SyncOp] = []
+        var up: [TransferBatches.Candidate] = [], down: [TransferBatches.Candidate] = [], single: [SyncOp] = []
         for op in ops {
             switch op {
-            case .upload(let id, _) where (local[id]?.entry.kind == .file && (local[id]?.entry.stamp.size ?? .max) <= Self.batchFileLimit):
-                up.append(op)
-            case .download(let id, _) where (remote[id]?.node.kind == .file && Int64(remote[id]?.node.size ?? .max) <= Self.batchFileLimit):
-                down.append(op)
+            case .upload(let id, _):
+                if let l = local[id], l.entry.kind == .file, l.entry.stamp.size <= TransferBatches.fileLimit {
+                    up.append(.init(op: op, size: l.entry.stamp.size, path: l.path.string))
+                } else { single.append(op) }
+            case .download(let id, _):
+                if let r = remote[id], r.node.kind == .file, Int64(r.node.size) <= TransferBatches.fileLimit {
+                    down.append(.init(op: op, size: Int64(r.node.size), path: r.node.path.string))
+                } else { single.append(op) }
             default: single.append(op)
             }
         }
-        // A few small files go the usual way: it lists them on other devices first and is as fast.
-        if up.count < 4 { single += up; up = [] }
-        if down.count < 4 { single += down; down = [] }
-        // Neighbours travel together: a batch then lands in a few folders, each flushed once
-        // per batch (10,000 files in 100 folders took 2,000 folder flushes in ID order).
-        let localPaths = up.map { local[$0.item]?.path.string ?? "" }
-        up = up.indices.sorted { localPaths[$0] < localPaths[$1] }.map { up[$0] }
-        let remotePaths = down.map { remote[$0.item]?.node.path.string ?? "" }
-        down = down.indices.sorted { remotePaths[$0] < remotePaths[$1] }.map { down[$0] }
-        // A batch holds its content in memory: at most `batchFiles` files and `batchTotal` bytes.
-        func groups(_ xs: [SyncOp], size: (ItemID) -> Int64) -> [[SyncOp]] {
-            var out: [[SyncOp]] = []
-            var current: [SyncOp] = [], bytes: Int64 = 0
-            for op in xs {
-                let n = size(op.item)
-                if !current.isEmpty && (current.count >= Self.batchFiles || bytes + n > Self.batchTotal) { out.append(current); current = []; bytes = 0 }
-                current.append(op)
-                bytes += n
-            }
-            if !current.isEmpty { out.append(current) }
-            return out
-        }
-        return (groups(up) { self.local[$0]?.entry.stamp.size ?? 0 }, groups(down) { Int64(self.remote[$0]?.node.size ?? 0) }, single)
+        return TransferBatches.split(uploads: up, downloads: down, single: single)
     }
 
     /// Runs a batch of operations and reports per-item errors like `run` does. True if anything changed.
@@ -90,8 +58,8 @@ extension SyncEngine {
         do {
             let wanted = ids.compactMap { id in local[id].flatMap { $0.entry.kind == .folder ? (id, $0) : nil } }
             var done = 0
-            for start in stride(from: 0, to: wanted.count, by: Self.batchFiles) {
-                let group = wanted[start..<min(wanted.count, start + Self.batchFiles)]
+            for start in stride(from: 0, to: wanted.count, by: TransferBatches.files) {
+                let group = wanted[start..<min(wanted.count, start + TransferBatches.files)]
                 let parents = localFolders(at: Set(group.compactMap { id, l in remote[id] == nil ? l.path.parent : nil }))
                 claim(group.map(\.0))
                 let requests = group.map { id, l in
@@ -155,12 +123,9 @@ extension SyncEngine {
         var hashes: [ContentHash] = []
         var seen = Set<ContentHash>()
         for p in prepared { for c in p.manifest.chunks where seen.insert(c.hash).inserted { hashes.append(c.hash) } }
-        var missing = Set<ContentHash>()
-        for start in stride(from: 0, to: hashes.count, by: WireLimits.maxHashesPerQuery) {
-            missing.formUnion(try await client.missingChunks(Array(hashes[start..<min(hashes.count, start + WireLimits.maxHashesPerQuery)])))
-        }
-        var groups: [[(ContentHash, [UInt8])]] = [[]]
-        var groupBytes = 0
+        let transport = ChunkTransport(client: client)
+        var missing = try await transport.missing(hashes)
+        var chunks: [(ContentHash, [UInt8])] = []
         for p in prepared where p.manifest.chunks.contains(where: { missing.contains($0.hash) }) {
             // The bytes the scan read to hash the file, when it kept them (the server checks every
             // chunk against its name either way).
@@ -173,19 +138,10 @@ extension SyncEngine {
                 guard let bytes = kept.map({ Array($0[offset..<offset + c.size]) }) ?? LocalFiles.read(path: p.file, offset: offset, size: c.size) else {
                     throw EngineError(.hashMismatch, "\(p.path) changed while uploading; it will be sent again")
                 }
-                if groupBytes + bytes.count > Self.batchBytes || groups[groups.count - 1].count >= WireLimits.maxChunksPerBatch {
-                    groups.append([]); groupBytes = 0
-                }
-                groups[groups.count - 1].append((c.hash, bytes))
-                groupBytes += bytes.count
+                chunks.append((c.hash, bytes))
             }
         }
-        let client = self.client
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            // Named: a file that changed since it was hashed is refused by the server, not stored torn.
-            for g in groups where !g.isEmpty { group.addTask { try await Self.refusedMeansChanged("a file of this batch") { try await client.uploadChunks(named: g) } } }
-            try await group.waitForAll()
-        }
+        try await transport.send(ChunkTransport.framed(chunks) { $0.1.count })
 
         let t1 = ContinuousClock.now
         // 2. One commit request for the whole batch.
@@ -331,23 +287,11 @@ extension SyncEngine {
         var seen = Set<ContentHash>()
         for m in ms { for c in m.chunks where seen.insert(c.hash).inserted { need.append(c) } }
         let locations = (try? store.chunkLocations(need.map(\.hash))) ?? [:]
-        var fetch: [[ContentHash]] = [[]]
-        var fetchBytes = 0
+        var fetch: [ChunkRef] = []
         for c in need {
-            if let bytes = locations[c.hash]?.lazy.compactMap({ self.readChunk(c.hash, at: $0) }).first {
-                have[c.hash] = bytes
-                continue
-            }
-            if fetchBytes + c.size > Self.batchBytes || fetch[fetch.count - 1].count >= WireLimits.maxChunksPerBatch { fetch.append([]); fetchBytes = 0 }
-            fetch[fetch.count - 1].append(c.hash)
-            fetchBytes += c.size
+            if let bytes = locations[c.hash]?.lazy.compactMap({ self.readChunk(c.hash, at: $0) }).first { have[c.hash] = bytes } else { fetch.append(c) }
         }
-        let client = self.client
-        try await withThrowingTaskGroup(of: [(ContentHash, [UInt8])].self) { group in
-            for f in fetch where !f.isEmpty { group.addTask { Array(zip(f, try await client.downloadChunks(f, waitSeconds: nil))) } }
-            for try await got in group { for (h, b) in got { have[h] = b } }
-        }
-        return have
+        return have.merging(try await ChunkTransport(client: client).fetchAll(fetch)) { a, _ in a }
     }
 
     /// A chunk read from a synced file at a recorded place, if it still hashes right.
@@ -355,25 +299,6 @@ extension SyncEngine {
         guard let s = synced[loc.item], s.node.kind == .file,
               let bytes = LocalFiles.read(path: files.path(s.node.path), offset: loc.offset, size: loc.size), ContentHash.of(bytes) == hash else { return nil }
         return bytes
-    }
-
-    /// Writes a new file (not flushed) with the given modification time.
-    static func writeFile(_ bytes: [UInt8], to path: String, modified: Date?, permissions: Int? = nil, sync: Bool = false) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        try writeAll(fd, bytes, at: 0, path: path)
-        LocalFiles.setPermissions(fd, permissions)
-        if let modified { setTimes(fd, modified) }
-        if sync && fsync(fd) != 0 { throw EngineError(.storageFailure, "cannot flush \(path): \(String(cString: strerror(errno)))") }
-    }
-
-    /// Sets a file's access and modification times.
-    static func setTimes(_ fd: Int32, _ date: Date) {
-        let t = date.timeIntervalSince1970
-        let ts = timespec(tv_sec: Int(t.rounded(.down)), tv_nsec: Int((t - t.rounded(.down)) * 1e9))
-        var times = [ts, ts]
-        futimens(fd, &times)
     }
 }
 

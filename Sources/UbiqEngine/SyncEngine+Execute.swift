@@ -41,7 +41,7 @@ extension SyncEngine {
             var out: [Bool] = []
             var running = 0
             while true {
-                while running < Self.batchesAtOnce, !batches.isEmpty, online {
+                while running < TransferBatches.atOnce, !batches.isEmpty, online {
                     let (b, up) = batches.removeFirst()
                     group.addTask { await self.runBatch(b, upload: up) }
                     running += 1

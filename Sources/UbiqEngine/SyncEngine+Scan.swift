@@ -95,7 +95,7 @@ extension SyncEngine {
     nonisolated static func hashAll(_ jobs: [(ItemID, String, FileStamp)]) -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] {
         typealias Hashed = (ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)
         @Sendable func one(_ job: (ItemID, String, FileStamp)) -> Hashed {
-            (job.0, job.2, Result { try LocalFiles.manifest(path: job.1, keepingUpTo: Int(batchFileLimit)) })
+            (job.0, job.2, Result { try LocalFiles.manifest(path: job.1, keepingUpTo: Int(TransferBatches.fileLimit)) })
         }
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, jobs.count / 64)
         guard workers > 1 else { return jobs.map(one) }

@@ -349,7 +349,7 @@ public actor SyncEngine {
     /// Small files are not worth it: their upload finishes in one request.
     func streamable() -> Set<ItemID> {
         var out = Set<ItemID>()
-        for (id, r) in remote where !r.node.uploaded && r.node.kind == .file && Int64(r.node.size) > Self.batchFileLimit {
+        for (id, r) in remote where !r.node.uploaded && r.node.kind == .file && Int64(r.node.size) > TransferBatches.fileLimit {
             if let v = r.node.version, !streamGaveUp.contains(v) { out.insert(id) }
         }
         return out

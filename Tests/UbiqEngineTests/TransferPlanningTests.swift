@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import UbiqCore
+@testable import UbiqEngine
+import UbiqProtocol
+import UbiqTesting
+
+/// The pure halves of the transfer pipelines: how chunks are cut into framed requests and how
+/// a pass's small files are grouped into batches. Seeded properties; the seed is printed.
+@Suite("Transfer planning")
+struct TransferPlanningTests {
+    @Test func framedRequestsKeepEveryChunkInOrderWithinBothLimits() {
+        var rng = SeededRandom.forTest("transfer.framed")
+        for _ in 0..<300 {
+            let limit = Int.random(in: 1...5_000, using: &rng)
+            let count = Int.random(in: 0...(rng.next() % 8 == 0 ? 9_000 : 60), using: &rng)
+            let sizes = (0..<count).map { _ in Int.random(in: 0...(limit * 3 / 2), using: &rng) }
+            let items = Array(sizes.enumerated())
+            let groups = ChunkTransport.framed(items, limit: limit) { $0.element }
+            #expect(groups.flatMap { $0 }.map(\.offset) == Array(0..<count), "every chunk once, in order")
+            #expect(groups.allSatisfy { !$0.isEmpty })
+            for (i, g) in groups.enumerated() {
+                let bytes = g.reduce(0) { $0 + $1.element }
+                #expect(g.count <= WireLimits.maxChunksPerBatch)
+                #expect(bytes <= limit || g.count == 1, "a request over the limit holds one chunk alone")
+                // Greedy: the next request's first chunk did not fit in this one.
+                if i + 1 < groups.count, g.count < WireLimits.maxChunksPerBatch {
+                    #expect(bytes + groups[i + 1][0].element > limit, "seed \(rng.seed)")
+                }
+            }
+        }
+    }
+
+    @Test func smallFilesAreBatchedByPathWithinTheLimitsAndNoneIsLostOrDoubled() {
+        var rng = SeededRandom.forTest("transfer.batches")
+        func candidates(_ n: Int, upload: Bool) -> [TransferBatches.Candidate] {
+            (0..<n).map { _ in
+                let id = ItemID(uuid: UUID())
+                let op: SyncOp = upload ? .upload(id, base: nil) : .download(id, version: VersionID(uuid: UUID()))
+                let size = rng.next() % 4 == 0 ? TransferBatches.fileLimit : Int64.random(in: 0...70_000, using: &rng)
+                return .init(op: op, size: size, path: "d\(Int.random(in: 0...9, using: &rng))/f\(rng.next() % 1_000)")
+            }
+        }
+        for _ in 0..<60 {
+            let up = candidates(Int.random(in: 0...(rng.next() % 3 == 0 ? 1_400 : 8), using: &rng), upload: true)
+            let down = candidates(Int.random(in: 0...(rng.next() % 3 == 0 ? 1_400 : 8), using: &rng), upload: false)
+            let other: [SyncOp] = (0..<Int.random(in: 0...5, using: &rng)).map { _ in .deleteRemote(ItemID(uuid: UUID())) }
+            let (ups, downs, single) = TransferBatches.split(uploads: up, downloads: down, single: other)
+            let all = ups.flatMap { $0 } + downs.flatMap { $0 } + single
+            #expect(all.count == up.count + down.count + other.count && Set(all) == Set(up.map(\.op) + down.map(\.op) + other), "seed \(rng.seed)")
+            #expect(ups.isEmpty == (up.count < TransferBatches.fewest) && downs.isEmpty == (down.count < TransferBatches.fewest))
+            for (batches, from) in [(ups, up), (downs, down)] {
+                let info = Dictionary(uniqueKeysWithValues: from.map { ($0.op, $0) })
+                let paths = batches.flatMap { $0 }.map { info[$0]!.path }
+                #expect(paths == paths.sorted(), "neighbours travel together")
+                for (i, b) in batches.enumerated() {
+                    let bytes = b.reduce(Int64(0)) { $0 + info[$1]!.size }
+                    #expect(!b.isEmpty && b.count <= TransferBatches.files && bytes <= TransferBatches.totalBytes)
+                    if i + 1 < batches.count, b.count < TransferBatches.files {
+                        #expect(bytes + info[batches[i + 1][0]]!.size > TransferBatches.totalBytes, "a batch closes only when full")
+                    }
+                }
+            }
+        }
+    }
+}
