@@ -19,43 +19,18 @@ extension SyncEngine {
         return localFolders(at: [parent])[parent]
     }
 
-    /// Keeps the IDs of new items about to be committed (see `claims`) before the commit goes out.
+    /// Keeps the IDs of new items about to be committed (see `InodeClaims`) before the commit goes out.
     func claim(_ ids: [ItemID]) {
-        // Claims of items synced since (their commits were answered) are done with: the state
-        // stays as small as the commits in flight, not the whole upload.
-        let before = claims.count
-        claims = claims.filter { synced[$0.value] == nil }
-        var changed = claims.count != before
-        for id in ids where synced[id] == nil {
-            guard let inode = local[id]?.entry.stamp.inode, claims[inode] != id else { continue }
-            claims[inode] = id
-            changed = true
-        }
-        if changed { saveClaims() }
+        if claims.claim(ids, synced: { synced[$0] != nil }, inode: { local[$0]?.entry.stamp.inode }) { saveClaims() }
     }
 
     /// Drops the claims of items now synced or gone (after a scan; `stillNew` is `newLocalIDs`).
     func pruneClaims(_ stillNew: [UInt64: ItemID]) {
-        guard !claims.isEmpty else { return }
-        let kept = claims.filter { stillNew[$0.key] == $0.value }
-        if kept.count != claims.count {
-            claims = kept
-            saveClaims()
-        }
+        if claims.prune(keeping: stillNew) { saveClaims() }
     }
 
     private func saveClaims() {
-        let text = claims.isEmpty ? nil : claims.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")
-        do { try store.setMeta("claims", text) } catch { logger.warning("\(error)") }
-    }
-
-    static func parseClaims(_ text: String?) -> [UInt64: ItemID] {
-        var out: [UInt64: ItemID] = [:]
-        for part in (text ?? "").split(separator: ",") {
-            let kv = part.split(separator: ":", maxSplits: 1)
-            if kv.count == 2, let inode = UInt64(kv[0]), let id = ItemID(string: String(kv[1])) { out[inode] = id }
-        }
-        return out
+        do { try store.setMeta("claims", claims.text) } catch { logger.warning("\(error)") }
     }
 
     // MARK: versions sent (see `SentCommits`)

@@ -24,7 +24,7 @@ extension SyncEngine {
         // blocking this queue, never by `await`.
         let walked = files.startScan()
         let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: newLocalIDs)
-        if !treesBuilt { _ = trees() }
+        if !planTrees.built { _ = trees() }
         let walk = walked()
         let (entries, excludedEntries) = (walk.items, walk.excluded)
         if excludedEntries != excludedLocal {

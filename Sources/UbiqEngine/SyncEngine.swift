@@ -49,7 +49,7 @@ public actor SyncEngine {
     /// The part of `newLocalIDs` whose commits were sent (kept in the state database until the
     /// item is synced or gone): an engine stopped before a commit's answer came back gives the
     /// file the same ID again, so the item the server made is this file's, not a stray copy.
-    var claims: [UInt64: ItemID] = [:]
+    var claims = InodeClaims()
     /// Versions committed whose answers were not heard yet (see `SentCommits`).
     var sent: SentCommits
     /// The last time-ordered UUID made (see `newUUID`).
@@ -89,8 +89,7 @@ public actor SyncEngine {
     /// chunks (the uploader stopped): they are downloaded once complete instead.
     var streamGaveUp: Set<VersionID> = []
     /// The planner's copy of the trees (see `trees()`).
-    var planTrees = SyncTrees()
-    var treesBuilt = false
+    var planTrees = PlanTreeCache()
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -134,8 +133,8 @@ public actor SyncEngine {
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
         (self.pinnedIDs, self.evicted) = try store.loadWanted()
         self.outcomes = ItemOutcomes(log: changeLog, abandonedText: try store.meta("abandoned"))
-        self.claims = Self.parseClaims(try store.meta("claims"))
-        self.newLocalIDs = claims
+        self.claims = InodeClaims(text: try store.meta("claims"))
+        self.newLocalIDs = claims.byInode
         self.sent = SentCommits(text: try store.meta("sent"))
         let counts = (synced.count, remote.count)
         logger.debug("loaded \(counts.0) synced and \(counts.1) remote items in \(ContinuousClock.now - loadStart)")
@@ -355,38 +354,10 @@ public actor SyncEngine {
         return out
     }
 
-    /// The three trees as the planner sees them: built once, then brought up to date with only
-    /// the items written since (a pass over 10,000 unchanged items no longer copies 30,000 nodes).
-    /// Callers must not keep the result, or the next update copies it whole.
+    /// The three trees as the planner sees them (see `PlanTreeCache`). Callers must not keep
+    /// the result, or the next update copies it whole.
     func trees() -> SyncTrees {
-        func remoteTree() -> [ItemID: RemoteNode] { remote.storage.mapValues(\.node) }
-        func syncedTree() -> [ItemID: SyncedNode] { synced.storage.mapValues(\.node) }
-        func localTree() -> [ItemID: LocalNode] {
-            var out: [ItemID: LocalNode] = [:]
-            out.reserveCapacity(local.count)
-            for (id, l) in local { out[id] = localNode(id, l) }
-            return out
-        }
-        if !treesBuilt {
-            _ = remote.takeWritten(); _ = synced.takeWritten(); _ = local.takeWritten(); _ = localHashes.takeWritten()
-            planTrees = SyncTrees(remote: remoteTree(), local: localTree(), synced: syncedTree())
-            treesBuilt = true
-            return planTrees
-        }
-        // A map written whole (a first scan) is copied whole; otherwise only what was written.
-        if let w = remote.takeWritten() { for id in w { planTrees.remote[id] = remote[id]?.node } } else { planTrees.remote = remoteTree() }
-        if let w = synced.takeWritten() { for id in w { planTrees.synced[id] = synced[id]?.node } } else { planTrees.synced = syncedTree() }
-        let lw = local.takeWritten(), hw = localHashes.takeWritten()
-        if let lw, let hw {
-            for id in lw.union(hw) { planTrees.local[id] = local[id].map { localNode(id, $0) } }
-        } else {
-            planTrees.local = localTree()
-        }
-        return planTrees
-    }
-
-    private func localNode(_ id: ItemID, _ l: (path: RelativePath, entry: LocalEntry)) -> LocalNode {
-        LocalNode(path: l.path, kind: l.entry.kind, hash: l.entry.kind == .file ? localHashes[id] : nil)
+        planTrees.update(remote: &remote, synced: &synced, local: &local, localHashes: &localHashes)
     }
 
     /// Runs one pass now and waits for it (and any pass it triggers) to finish.
@@ -412,17 +383,11 @@ public actor SyncEngine {
     // MARK: status
 
     public func status() -> EngineStatus {
-        var up = EngineStatus.Transfers(), down = EngineStatus.Transfers()
-        for t in transfers.values {
-            if t.direction == .up { up.running += 1; up.bytesDone += t.bytesDone; up.bytesTotal += t.bytesTotal } else {
-                down.running += 1; down.bytesDone += t.bytesDone; down.bytesTotal += t.bytesTotal
-            }
-        }
-        for op in pendingOps where transfers[op.item] == nil {
+        let (up, down) = EngineStatus.tally(running: transfers.values, queued: pendingOps.filter { transfers[$0.item] == nil }) { op in
             switch op {
-            case .upload(let id, _): up.queued += 1; up.bytesTotal += local[id]?.entry.stamp.size ?? 0
-            case .download(let id, _): down.queued += 1; down.bytesTotal += Int64(remote[id]?.node.size ?? 0)
-            default: break
+            case .upload(let id, _): return local[id]?.entry.stamp.size ?? 0
+            case .download(let id, _): return Int64(remote[id]?.node.size ?? 0)
+            default: return nil
             }
         }
         let idle = online && scheduler.isQuiet && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
@@ -435,26 +400,4 @@ public actor SyncEngine {
 
     /// True when the last pass left nothing to do.
     public func isIdle() -> Bool { status().idle }
-}
-
-/// Runs an actor's jobs on one serial Dispatch queue (the engine's control queue), so
-/// `dispatchPrecondition(condition: .onQueue(queue))` holds wherever state is touched.
-final class QueueExecutor: SerialExecutor, @unchecked Sendable {
-    let queue: DispatchQueue
-    init(label: String) { queue = DispatchQueue(label: label) }
-    func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
-        let me = asUnownedSerialExecutor()
-        queue.async { unowned.runSynchronously(on: me) }
-    }
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
-}
-
-/// The Synced and Remote trees as two threads load them at start-up.
-final class LoadedTrees: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var synced: Result<[ItemID: SyncedEntry], Error>?
-    private(set) var remote: Result<[ItemID: RemoteEntry], Error>?
-    func set(synced r: Result<[ItemID: SyncedEntry], Error>) { lock.withLock { synced = r } }
-    func set(remote r: Result<[ItemID: RemoteEntry], Error>) { lock.withLock { remote = r } }
 }

@@ -390,8 +390,31 @@ struct MultiDeviceRegressionTests {
     /// Claims are kept as text in the state database; what cannot be read is skipped.
     @Test func claimsRoundTripThroughTheirText() {
         let a = ItemID(uuid: UUID()), b = ItemID(uuid: UUID())
-        #expect(SyncEngine.parseClaims("12:\(a),18446744073709551615:\(b),bad,7:nope,:\(a)") == [12: a, UInt64.max: b])
-        #expect(SyncEngine.parseClaims(nil).isEmpty && SyncEngine.parseClaims("").isEmpty)
+        #expect(InodeClaims(text: "12:\(a),18446744073709551615:\(b),bad,7:nope,:\(a)").byInode == [12: a, UInt64.max: b])
+        #expect(InodeClaims(text: nil).byInode.isEmpty && InodeClaims(text: "").text == nil)
+        let back = InodeClaims([12: a, UInt64.max: b])
+        #expect(InodeClaims(text: back.text) == back)
+    }
+
+    /// Claims last as long as their commits are in flight: a claim goes once its item is
+    /// synced (at the next claim) or a scan no longer finds it new.
+    @Test func claimsGoWhenTheirItemIsSyncedOrNoLongerNew() {
+        let a = ItemID(uuid: UUID()), b = ItemID(uuid: UUID()), c = ItemID(uuid: UUID())
+        var claims = InodeClaims()
+        let inodes: [ItemID: UInt64] = [a: 1, b: 2, c: 3]
+        var synced: Set<ItemID> = [c]
+        let isSynced = { (id: ItemID) in synced.contains(id) }
+        let first = claims.claim([a, b, c], synced: isSynced, inode: { inodes[$0] })
+        #expect(first && claims.byInode == [1: a, 2: b], "a synced item claims nothing")
+        let again = claims.claim([a], synced: isSynced, inode: { inodes[$0] })
+        #expect(!again, "claiming again changes nothing")
+        synced.insert(a)
+        let afterSync = claims.claim([], synced: { synced.contains($0) }, inode: { inodes[$0] })
+        #expect(afterSync && claims.byInode == [2: b])
+        let unchanged = claims.prune(keeping: [2: b, 9: c])
+        #expect(!unchanged && claims.byInode == [2: b])
+        let gone = claims.prune(keeping: [2: c])
+        #expect(gone && claims.byInode.isEmpty, "inode 2 is another item's now")
     }
 
     /// A held file's name keeps its item and what the file was when it was swapped out.
