@@ -10,25 +10,14 @@ extension SyncEngine {
     func execute(_ ops: [SyncOp]) async -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
         func depth(_ id: ItemID) -> Int { (local[id]?.path ?? remote[id]?.node.path ?? synced[id]?.node.path)?.components.count ?? 0 }
-        var quick: [SyncOp] = [], transfers: [SyncOp] = [], deletes: [SyncOp] = []
-        for op in ops {
-            switch op {
-            case .upload, .download: transfers.append(op)
-            case .deleteLocal, .deleteRemote: deletes.append(op)
-            default: quick.append(op)
-            }
-        }
+        let order = ExecutionOrder(ops, depth: depth)
+        let transfers = order.transfers
         var progressed = false
-        // Folders of one depth are created on the server together (parents come first).
-        var folders: [Int: [ItemID]] = [:]
-        for op in quick { if case .createRemoteFolder(let id) = op { folders[depth(id), default: []].append(id) } }
-        folders = folders.filter { $0.value.count >= 4 }
-        for d in folders.keys.sorted() {
-            if await runFolderBatch(folders[d]!) { progressed = true }
+        for folders in order.folderBatches {
+            if await runFolderBatch(folders) { progressed = true }
             if !online { return progressed }
         }
-        let batched = Set(folders.values.joined())
-        for op in quick.sorted(by: { depth($0.item) < depth($1.item) }) where !batched.contains(op.item) || !op.isRemoteFolderCreation {
+        for op in order.quick {
             if await run(op) { progressed = true }
             if !online { return progressed }
         }
@@ -76,7 +65,7 @@ extension SyncEngine {
         }
         if results.contains(true) { progressed = true }
         if !online { return progressed }
-        for op in deletes.sorted(by: { depth($0.item) > depth($1.item) }) {
+        for op in order.deletes {
             if await run(op) { progressed = true }
             if !online { return progressed }
         }

@@ -16,12 +16,8 @@ extension SyncEngine {
     /// Reads the change feed from the cursor on; returns how many changes it applied.
     @discardableResult
     func pullRemote() async throws -> Int {
-        while pulling { await withCheckedContinuation { pullWaiters.append($0) } }
-        pulling = true
-        defer {
-            pulling = false
-            if !pullWaiters.isEmpty { pullWaiters.removeFirst().resume() }
-        }
+        await pullTurn.enter()
+        defer { pullTurn.leave() }
         var applied = 0
         var fetching = Duration.zero, applying = Duration.zero
         defer { if applied > 0 { logger.debug("pulled \(applied) change(s): fetched in \(fetching), applied in \(applying)") } }

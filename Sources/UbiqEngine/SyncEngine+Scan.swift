@@ -8,12 +8,8 @@ extension SyncEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         // One scan at a time: a command's scan waits for a pass's (which may be hashing),
         // so an older scan's hashes never land over a newer scan's Local tree.
-        while scanning { await withCheckedContinuation { scanWaiters.append($0) } }
-        scanning = true
-        defer {
-            scanning = false
-            if !scanWaiters.isEmpty { scanWaiters.removeFirst().resume() }
-        }
+        await scanTurn.enter()
+        defer { scanTurn.leave() }
         let scanStart = ContinuousClock.now
         // Writes the kernel has reported so far (read now, not when their events reach us).
         let writesBefore = watcher?.writes(settle: settleTime)

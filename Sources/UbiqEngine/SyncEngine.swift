@@ -36,8 +36,8 @@ public actor SyncEngine {
     var planCursor: Int64 = 0
     /// Files swapped out by downloads may be held in the partial folder (see `HeldFiles`).
     var heldCheckDue = true
-    var pulling = false
-    var pullWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Pulls of the change feed take turns: a page fetched earlier is never applied over a later one.
+    let pullTurn = Turnstile()
     /// `.nosync` items seen by the last scan (listed as excluded, never synced).
     var excludedLocal: [RelativePath: LocalEntry] = [:]
     /// Download wishes: content kept on an on-demand device / content dropped on request.
@@ -61,9 +61,8 @@ public actor SyncEngine {
 
     /// When passes run (requests, timers, settling files, retry delays): see `PassScheduler`.
     var scheduler: PassScheduler
-    /// A scan is running (scans take turns, see `scanLocal`), and who waits for one.
-    var scanning = false
-    var scanWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Scans take turns (see `scanLocal`).
+    let scanTurn = Turnstile()
     /// The task running passes (cancelled by `stop`).
     var passTask: Task<Void, Never>?
     /// Passes started so far (each begins with a server round trip).

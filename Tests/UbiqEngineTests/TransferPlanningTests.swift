@@ -64,3 +64,39 @@ struct TransferPlanningTests {
         }
     }
 }
+
+/// The order a round's operations run in (see `ExecutionOrder`).
+@Suite("Execution order")
+struct ExecutionOrderTests {
+    @Test func parentsFirstTransfersThenDeletionsChildrenFirstAndNothingLostOrDoubled() {
+        var rng = SeededRandom.forTest("execution.order")
+        for _ in 0..<200 {
+            var depths: [ItemID: Int] = [:]
+            let ops: [SyncOp] = (0..<Int.random(in: 0...40, using: &rng)).map { _ in
+                let id = ItemID(uuid: UUID())
+                depths[id] = Int.random(in: 1...4, using: &rng)
+                switch Int.random(in: 0...6, using: &rng) {
+                case 0, 1: return .createRemoteFolder(id)
+                case 2: return .upload(id, base: nil)
+                case 3: return .download(id, version: VersionID(uuid: UUID()))
+                case 4: return .deleteLocal(id)
+                case 5: return .deleteRemote(id)
+                default: return .createLocalFolder(id)
+                }
+            }
+            let depth = { (id: ItemID) in depths[id]! }
+            let o = ExecutionOrder(ops, depth: depth)
+            let out = o.folderBatches.joined().map { SyncOp.createRemoteFolder($0) } + o.quick + o.transfers + o.deletes
+            #expect(out.count == ops.count && Set(out) == Set(ops), "seed \(rng.seed)")
+            #expect(o.quick.map { depth($0.item) } == o.quick.map { depth($0.item) }.sorted(), "parents first")
+            #expect(o.deletes.map { depth($0.item) } == o.deletes.map { depth($0.item) }.sorted(by: >), "children first")
+            #expect(o.transfers.allSatisfy { if case .upload = $0 { true } else if case .download = $0 { true } else { false } })
+            let batchDepths = o.folderBatches.map { Set($0.map(depth)) }
+            #expect(batchDepths.allSatisfy { $0.count == 1 } && o.folderBatches.allSatisfy { $0.count >= ExecutionOrder.folderBatchMinimum })
+            #expect(batchDepths.map { $0.first! } == batchDepths.map { $0.first! }.sorted())
+            // A depth with enough new folders goes whole in its batch, none of them one by one.
+            let batchedDepths = Set(batchDepths.compactMap(\.first))
+            #expect(!o.quick.contains { $0.isRemoteFolderCreation && batchedDepths.contains(depth($0.item)) })
+        }
+    }
+}
