@@ -99,6 +99,19 @@ struct EvictCommand: AsyncParsableCommand {
     func run() async throws { try report(try await DeviceSession.perform(home, .evict(paths: paths)), done: "evicted") }
 }
 
+/// `ubiq retry [PATH…]`
+struct RetryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "retry",
+                                                    abstract: "Try failing items again now instead of after their retry delay (all of them when no path is given).")
+    @Argument(help: "Paths in the container folder (a folder: everything in it).") var paths: [String] = []
+    @OptionGroup var home: HomeOption
+    func run() async throws {
+        let r = try await DeviceSession.perform(home, .retry(paths: paths))
+        guard r.ok else { throw CLIError(.invalidRequest, r.message ?? "failed") }
+        print(r.message ?? "")
+    }
+}
+
 /// `ubiq rm PATH… [--yes]`
 struct RemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete items from every device (kept in the server's trash for 30 days).")

@@ -21,6 +21,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case makeFolder(path: String)
     case download(paths: [String])
     case evict(paths: [String])
+    /// Tries failing items again now (all failing items when `paths` is empty).
+    case retry(paths: [String])
     case remove(paths: [String])
     case trash
     case restore(path: String)

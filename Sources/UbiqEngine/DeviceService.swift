@@ -53,6 +53,9 @@ public struct DeviceService: Sendable {
                 return Self.results(await engine.download(try paths.map(RelativePath.init(validating:))))
             case .evict(let paths):
                 return Self.results(await engine.evict(try paths.map(RelativePath.init(validating:))))
+            case .retry(let paths):
+                let n = await engine.retry(try paths.map(RelativePath.init(validating:)))
+                return DeviceResponse(ok: true, message: n == 0 ? "nothing was waiting to be tried again" : "trying \(n) item(s) again now")
             case .remove(let paths):
                 return Self.results(await engine.remove(try paths.map(RelativePath.init(validating:))))
             case .trash:

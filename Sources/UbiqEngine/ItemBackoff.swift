@@ -47,6 +47,15 @@ struct ItemBackoff: Sendable {
     @discardableResult
     mutating func succeeded(_ id: ItemID) -> Bool { entries.removeValue(forKey: id) != nil }
 
+    /// The user asked for the item to be tried again now (`ubiq retry`, `u`): its wait ends; its
+    /// failures in a row still count, so failing again waits as long as it would have. True if
+    /// it was failing.
+    mutating func retryNow(_ id: ItemID, now: ContinuousClock.Instant) -> Bool {
+        guard entries[id] != nil else { return false }
+        entries[id]!.retryAt = min(entries[id]!.retryAt, now)
+        return true
+    }
+
     /// True while the item waits for its next try.
     func waiting(_ id: ItemID, now: ContinuousClock.Instant) -> Bool {
         guard let e = entries[id] else { return false }

@@ -45,6 +45,11 @@ struct ItemOutcomes {
         return (ops.filter { !backoff.waiting($0.item, now: now) }, backoff.nextRetry)
     }
 
+    /// Ends the waits of the failing items among `ids` (all failing items when nil); how many.
+    mutating func retryNow(_ ids: [ItemID]?, now: ContinuousClock.Instant) -> Int {
+        (ids ?? Array(backoff.entries.keys)).filter { backoff.retryNow($0, now: now) }.count
+    }
+
     /// Notes a version whose content this device stopped sending.
     mutating func abandon(_ v: VersionID) { abandoned.insert(v) }
 

@@ -13,7 +13,12 @@ extension SyncEngine {
     func failed(_ id: ItemID, code: String, message: String) {
         // The server's folders changed under a step (`item_changed`): the next round pulls first.
         if code == ErrorCode.itemChanged.rawValue { schedule(.pullFirst) }
-        outcomes.failed(id, code: code, message: message, now: .now, wall: Date())
+        let now = ContinuousClock.now
+        outcomes.failed(id, code: code, message: message, now: now, wall: Date())
+        // The next try is due after the item's delay: a pass then. (Asked only by the next
+        // plan before, which a round that ended on the failure never made: the retry waited
+        // for the 30 s periodic pass, two tries in 30 s where the delays promise five.)
+        if let due = outcomes.backoff.entries[id]?.retryAt, due > now { requestPass(after: due - now) }
     }
 
     /// An item's step succeeded: its error and backoff are gone.

@@ -107,6 +107,15 @@ extension SyncEngine {
         return results
     }
 
+    /// Tries the failing items at (or under) the paths again now instead of after their retry
+    /// delay (all failing items when `paths` is empty); returns how many were waiting.
+    public func retry(_ paths: [RelativePath]) -> Int {
+        let ids = paths.isEmpty ? nil : paths.flatMap { items(under: $0) }
+        let n = outcomes.retryNow(ids, now: .now)
+        if n > 0 { requestPass() }
+        return n
+    }
+
     /// Drops the local content of the items at (or under) the paths; they stay listed as
     /// `notDownloaded` and absent from the folder. Refused for content not yet on the server.
     public func evict(_ paths: [RelativePath]) async -> [PathResult] {

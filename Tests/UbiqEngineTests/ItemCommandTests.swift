@@ -157,6 +157,9 @@ extension ProcessBoundTests {
             #expect(ls == 0 && listed?["status"] as? String == "notDownloaded")
             #expect(try s.ubiq("A", ["download", "Documents/old.txt"]).0 == 0)
             #expect(s.read("A", "Documents/old.txt") == "old news")
+            // `retry` through the daemon: nothing is failing, so nothing waits to be tried.
+            let (ts, tout, terr) = try s.ubiq("A", ["retry", "Documents"])
+            #expect(ts == 0 && tout.contains("nothing was waiting"), "\(tout) \(terr)")
             // #24 §2 `trash empty`: refused without a terminal or --yes; with --yes purged for
             // good (through A's daemon), and a restore finds nothing.
             #expect(try s.ubiq("B", ["rm", "--yes", "Documents/old.txt"]).0 == 0)

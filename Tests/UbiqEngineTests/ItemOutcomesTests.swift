@@ -34,6 +34,22 @@ struct ItemOutcomesTests {
         #expect(o.errors[Self.id(4)] == nil && o.backoff.entries.isEmpty)
     }
 
+    @Test func retryNowEndsTheWaitButKeepsTheCountOfFailures() {
+        var o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
+        let t0 = ContinuousClock.now
+        for _ in 0..<4 { o.failed(Self.id(1), code: "x", message: "m", now: t0, wall: Date()) }
+        o.failed(Self.id(2), code: "x", message: "m", now: t0, wall: Date())
+        let ops: [SyncOp] = [.upload(Self.id(1), base: nil), .upload(Self.id(2), base: nil)]
+        #expect(o.withoutWaiting(ops, now: t0 + .milliseconds(10)) { _ in true }.ops.isEmpty, "both wait")
+        #expect(o.retryNow([Self.id(1), Self.id(3)], now: t0 + .milliseconds(10)) == 1, "item 3 was not failing")
+        #expect(o.withoutWaiting(ops, now: t0 + .milliseconds(10)) { _ in true }.ops == [ops[0]], "item 1 goes now, item 2 still waits")
+        #expect(o.errors[Self.id(1)] != nil, "listed until it succeeds")
+        // Failing again waits as long as a fifth failure in a row does.
+        o.failed(Self.id(1), code: "x", message: "m", now: t0, wall: Date())
+        #expect(o.backoff.entries[Self.id(1)]?.retryAt == t0 + ItemBackoff.delay(afterAttempts: 5))
+        #expect(o.retryNow(nil, now: t0) == 2, "all failing items")
+    }
+
     @Test func abandonedVersionsSurviveARestartUntilTheServerMovesOn() {
         var o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
         #expect(o.abandonedText == nil)

@@ -295,6 +295,30 @@ struct MultiDeviceRegressionTests {
         await server.stop()
     }
 
+    /// `ubiq retry` / `u` (#24 §2): a failing item waiting out a long retry delay is tried again
+    /// at once; with nothing failing there is nothing to retry.
+    @Test func retryNowEndsAFailingItemsWait() async throws {
+        let server = try await TestServer.start()
+        try await server.user("tight", quota: 4000)
+        let a = try await TestDevice.make(server, user: "tight", name: "A")
+        defer { a.remove() }
+        #expect(await a.engine.retry([]) == 0)
+        var rng = SeededRandom.forTest("retry-now")
+        try a.write("Documents/big.bin", bytes: rng.bytes(20_000))
+        func attempts() async -> Int { await a.engine.status().errors.first { $0.path == "Documents/big.bin" }?.attempts ?? 0 }
+        // Five failures in a row: the next try is 8 s away.
+        let reached = await eventually(timeout: .seconds(30)) { await attempts() >= 5 }
+        let errs = await a.engine.status().errors
+        #expect(reached, "\(errs)")
+        let before = await attempts()
+        let path = try RelativePath(validating: "Documents")
+        #expect(await a.engine.retry([path]) == 1, "the folder's failing file")
+        #expect(await eventually(timeout: .seconds(4)) { await attempts() > before }, "tried again at once, not after 8 s")
+        #expect(await a.engine.status().errors.first?.code == ErrorCode.storageFull.rawValue, "still refused: still listed")
+        await a.stop()
+        await server.stop()
+    }
+
     /// A file the user deletes while its upload is cut off half-way (the server's current version
     /// is this device's, unfinished) is deleted on the server too: not waited for for ever, not
     /// left on the other devices (the randomized CI run, seed 7306887523057240239).

@@ -60,6 +60,12 @@ struct ControllerTests {
         #expect(press(&s, [.char("E")]).isEmpty && s.flash?.level == .warn)
         s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "current.txt" }!
         #expect(press(&s, [.char("E")]) == [.evict(try! RelativePath(validating: "Documents/current.txt"))])
+        // u: the selected item, or every marked one, is tried again now.
+        #expect(press(&s, [.char("u")]) == [.retry([try! RelativePath(validating: "Documents/current.txt")])])
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "plan.txt" }!
+        let marked = press(&s, [.char(" "), .char(" "), .char("u")])
+        #expect(marked.count == 1 && { if case .retry(let ps) = marked[0] { ps.count == 2 } else { false } }(), "\(marked)")
+        #expect(s.files.marked.isEmpty, "the marks are used up")
     }
 
     @Test func resolvingAConflictIsAConfirmedChoiceOfAVersion() {

@@ -240,6 +240,8 @@ public final class TUIApp {
             request(.sync) { _ in .done("in sync") }
         case .download(let p):
             request(.download(paths: [p.string])) { _ in .done("downloaded \(p.name)") }
+        case .retry(let paths):
+            request(.retry(paths: paths.map(\.string))) { r in .done(r.message ?? "trying again") }
         case .evict(let p):
             request(.evict(paths: [p.string])) { _ in .done("evicted \(p.name): it stays in the cloud") }
         case .delete(let p):

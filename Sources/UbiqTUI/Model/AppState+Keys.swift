@@ -160,6 +160,13 @@ extension AppState {
             files.clearMarks()
             if !busy.isEmpty { flash = Flash(text: "\(busy.count) item(s) have changes not uploaded yet and stay; evicting \(ready.count)", level: .warn) }
             return ready.map { .evict($0.path) }
+        case .char("u"):
+            // Retry now: failing items (marked ones, or the selected item; a folder: all in it)
+            // are tried again at once instead of after their retry delay.
+            let targets = files.marked.isEmpty ? [files.selected?.item].compactMap { $0 } : files.markedItems
+            guard !targets.isEmpty else { return [] }
+            files.clearMarks()
+            return [.retry(targets.map(\.path))]
         case .char("D") where !files.marked.isEmpty, .delete where !files.marked.isEmpty:
             let items = files.markedItems
             confirm = Confirmation(message: "Delete \(items.count) marked item\(items.count == 1 ? "" : "s") from all devices? They stay in the server's trash for 30 days.",

@@ -134,6 +134,8 @@ public struct StatusInfo: Equatable, Sendable {
 public enum Effect: Equatable, Sendable {
     case download(RelativePath)
     case evict(RelativePath)
+    /// Try failing items again now (a folder: everything in it).
+    case retry([RelativePath])
     case delete(RelativePath)
     case loadVersions(RelativePath)
     case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)

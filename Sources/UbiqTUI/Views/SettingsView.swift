@@ -56,7 +56,7 @@ enum Overlays {
                           ("Space v", "mark, mark a range (f E D act on the marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
                           (".", "show or hide dotfiles"), ("i", "details of the selected item"),
                           ("r", "rename"), ("n", "new folder here"), ("e", "edit in $VISUAL / $EDITOR (fetched first if needed)"),
-                          ("o", "open with xdg-open")]
+                          ("o", "open with xdg-open"), ("u", "retry now: failing items are tried again at once")]
                 lines += [("", ""), ("status", "")]
                 lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
             case .conflicts: lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one")]
