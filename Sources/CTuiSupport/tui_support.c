@@ -65,3 +65,25 @@ void ubiq_install_crash_restore(void) {
     int sigs[] = { SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE, SIGTRAP };
     for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], on_crash);
 }
+
+static volatile sig_atomic_t continued_count = 0;
+
+static void on_continue(int sig) {
+    (void)sig;
+    continued_count++;
+}
+
+int ubiq_stop_until_continued(void) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_continue;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCONT, &sa, &old);
+    sig_atomic_t before = continued_count;
+    kill(getpid(), SIGSTOP);
+    // Running time only: while stopped, the loop does not advance.
+    for (int waited = 0; continued_count == before && waited < 2000; waited++) usleep(1000);
+    sigaction(SIGCONT, &old, NULL);
+    return continued_count != before ? 0 : -1;
+}

@@ -112,6 +112,32 @@ struct RetryCommand: AsyncParsableCommand {
     }
 }
 
+/// `ubiq pause` / `ubiq resume`: for the daemon (or front end) running on the home.
+struct PauseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pause",
+                                                    abstract: "Pause syncing in the running daemon or front end until `ubiq resume` (or it restarts).")
+    @OptionGroup var home: HomeOption
+    func run() async throws { try await Self.ask(home, pause: true) }
+
+    static func ask(_ home: HomeOption, pause: Bool) async throws {
+        let (h, _) = try home.config()
+        if let lock = try HomeLock.acquire(h) {
+            withExtendedLifetime(lock) {}
+            throw CLIError(.invalidRequest, "no daemon or front end runs on this home: nothing is syncing to \(pause ? "pause" : "resume")")
+        }
+        let r = try await DaemonAnswer.ask(h, .pause(on: pause), onEvent: { _ in true })
+        guard r.ok else { throw CLIError(.invalidRequest, r.message ?? "failed") }
+        print(r.message ?? "")
+    }
+}
+
+/// `ubiq resume`
+struct ResumeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume syncing paused with `ubiq pause`.")
+    @OptionGroup var home: HomeOption
+    func run() async throws { try await PauseCommand.ask(home, pause: false) }
+}
+
 /// `ubiq rm PATH… [--yes]`
 struct RemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete items from every device (kept in the server's trash for 30 days).")

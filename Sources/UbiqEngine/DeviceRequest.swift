@@ -23,6 +23,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case evict(paths: [String])
     /// Tries failing items again now (all failing items when `paths` is empty).
     case retry(paths: [String])
+    /// Pauses syncing (`true`) or resumes it, until the engine restarts.
+    case pause(on: Bool)
     case remove(paths: [String])
     case trash
     case restore(path: String)

@@ -19,6 +19,7 @@ public struct DeviceService: Sendable {
             case .sync:
                 await engine.syncNow()
                 let s = await engine.status()
+                if s.paused == true { return DeviceResponse(ok: false, message: "syncing is paused (ubiq resume, or P in the front end, resumes it)", status: s) }
                 return DeviceResponse(ok: s.idle, message: s.idle ? nil : Self.describe(s), status: s)
             case .list(let spec):
                 var r = DeviceResponse(ok: true)
@@ -53,6 +54,9 @@ public struct DeviceService: Sendable {
                 return Self.results(await engine.download(try paths.map(RelativePath.init(validating:))))
             case .evict(let paths):
                 return Self.results(await engine.evict(try paths.map(RelativePath.init(validating:))))
+            case .pause(let on):
+                await engine.setPaused(on)
+                return DeviceResponse(ok: true, message: on ? "syncing paused (ubiq resume, or P, resumes it)" : "syncing resumed")
             case .retry(let paths):
                 let n = await engine.retry(try paths.map(RelativePath.init(validating:)))
                 return DeviceResponse(ok: true, message: n == 0 ? "nothing was waiting to be tried again" : "trying \(n) item(s) again now")

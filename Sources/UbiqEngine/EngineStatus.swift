@@ -30,6 +30,8 @@ public struct EngineStatus: Codable, Sendable, Equatable {
     public var lastError: String?
     /// Items whose last step failed (each retried with a growing delay).
     public var errors: [ItemError]
+    /// True while the user has paused syncing (`ubiq pause`, `P`); absent otherwise.
+    public var paused: Bool?
 
     /// An item that is stuck: its path, the stable error code, what went wrong, since when.
     public struct ItemError: Codable, Sendable, Equatable {
@@ -64,6 +66,7 @@ public struct EngineStatus: Codable, Sendable, Equatable {
         conflicts = try c.decode(Int.self, forKey: .conflicts)
         lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
         errors = try c.decodeIfPresent([ItemError].self, forKey: .errors) ?? []  // older daemons send none
+        paused = try c.decodeIfPresent(Bool.self, forKey: .paused)
     }
 
     public static let signedOut = EngineStatus(state: .signedOut, idle: true, account: nil, server: nil, device: nil, container: nil)

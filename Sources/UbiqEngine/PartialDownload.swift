@@ -81,6 +81,11 @@ struct PartialDownload {
         fill()
         defer { for w in ahead { w.fetched.cancel() } }
         while !ahead.isEmpty {
+            // Paused or stopping: what arrived stays in the partial file for the next attempt.
+            if Task.isCancelled {
+                if ubiq_writer_finish(writer) == 0 { fsync(fd) }
+                throw CancellationError()
+            }
             let current = ahead.removeFirst()
             let fetched: [ContentHash: ChunkBytes]
             do {

@@ -40,6 +40,9 @@ struct PassScheduler: Sendable {
         case roundRan(online: Bool, progressed: Bool)
         /// A round is about to be planned (what made the engine dirty is being looked at).
         case roundPlanned
+        /// The user paused syncing (`true`) or resumed it: while paused no pass starts, and a
+        /// running one is cancelled; what was asked for meanwhile runs on resume.
+        case pause(Bool)
         /// The engine stops: no pass starts afterwards.
         case stop
     }
@@ -54,6 +57,8 @@ struct PassScheduler: Sendable {
         case forgetManifests
         /// Reconnect the push channel after this delay.
         case reconnectPush(after: Duration)
+        /// Cancel the running pass's network steps (paused).
+        case cancelPass
     }
 
     /// How long a file must go without writes before it is hashed.
@@ -68,6 +73,8 @@ struct PassScheduler: Sendable {
     /// A pass was asked for and has not started yet.
     private(set) var requested = false
     private(set) var stopped = false
+    /// The user paused syncing.
+    private(set) var paused = false
     /// Passes started so far.
     private(set) var passesStarted = 0
     /// Something may have changed in the folder since the last scan.
@@ -145,6 +152,12 @@ struct PassScheduler: Sendable {
             localDirty = false
             remoteDirty = false
             return []
+        case .pause(let on):
+            guard on != paused else { return [] }
+            paused = on
+            if on { return loopRunning ? [.cancelPass] : [] }
+            localDirty = true  // the folder was not looked at while paused
+            return request(after: nil, remoteOnly: false, now: now)
         case .stop:
             stopped = true
             delayed = nil
@@ -167,7 +180,7 @@ struct PassScheduler: Sendable {
         }
         if !remoteOnly { localDirty = true }
         requested = true
-        if loopRunning { return [] }
+        if loopRunning || paused { return [] }
         loopRunning = true
         return [.startPassLoop]
     }
@@ -216,7 +229,7 @@ struct PassScheduler: Sendable {
     /// Asked by the pass loop before each pass: true (and the request is taken) if another pass
     /// should run; false ends the loop.
     mutating func takePass() -> Bool {
-        guard requested && !stopped else {
+        guard requested && !stopped && !paused else {
             loopRunning = false
             return false
         }
@@ -236,6 +249,7 @@ struct PassScheduler: Sendable {
     /// The server announced something the last pull did not cover.
     var newsPending: Bool { announced != announcedPulled }
 
-    /// No pass is running or waiting to start.
-    var isQuiet: Bool { !loopRunning && !requested }
+    /// No pass is running or waiting to start (while paused, what waits for the resume does
+    /// not count: a command waiting for quiet would wait for the user).
+    var isQuiet: Bool { !loopRunning && (!requested || paused) }
 }

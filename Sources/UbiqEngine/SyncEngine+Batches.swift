@@ -37,6 +37,8 @@ extension SyncEngine {
             let done = upload ? try await uploadBatch(ops) : try await downloadBatch(ops)
             logger.debug("batch of \(ops.count) \(upload ? "upload" : "download")(s) → \(done) done")
             return done > 0
+        } catch where Task.isCancelled {
+            return false  // paused or stopping
         } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
             markOffline(e.message)
             return false
@@ -88,6 +90,8 @@ extension SyncEngine {
                 try store.recordBatch(remote: remoteRows, synced: syncedRows, index: [])
             }
             return done > 0
+        } catch where Task.isCancelled {
+            return false  // paused or stopping
         } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
             markOffline(e.message)
             return false

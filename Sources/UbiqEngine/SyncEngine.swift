@@ -183,6 +183,7 @@ public actor SyncEngine {
             case .arm(let due): Task { try? await Task.sleep(until: due); self.schedule(.timerFired(due: due)) }
             case .forgetManifests: contents.forgetManifests()
             case .reconnectPush: break  // the push loop waits for it itself (see `pushLoop`)
+            case .cancelPass: passTask?.cancel()
             }
         }
     }
@@ -231,6 +232,13 @@ public actor SyncEngine {
     }
 
     // MARK: passes
+
+    /// Pauses syncing (no pass starts; the running one's transfers are cancelled, what they
+    /// wrote kept for their next attempt) or resumes it. Until the engine stops: a restart syncs.
+    public func setPaused(_ on: Bool) {
+        schedule(.pause(on))
+        if on { logger.info("syncing paused") } else { logger.info("syncing resumed") }
+    }
 
     /// Asks for a pass (coalesced with one already running).
     public func requestPass(after delay: Duration? = nil) {
@@ -389,11 +397,12 @@ public actor SyncEngine {
             default: return nil
             }
         }
-        let idle = online && scheduler.isQuiet && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
+        let idle = online && !scheduler.paused && scheduler.isQuiet && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
         var s = EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
                              device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
                              conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())
         s.folder = files.rootPath
+        s.paused = scheduler.paused ? true : nil
         return s
     }
 

@@ -41,6 +41,30 @@ struct PassSchedulerTests {
         #expect(s.passesStarted == 2)
     }
 
+    /// `P` / `ubiq pause`: no pass starts while paused and a running one is cancelled; what was
+    /// asked for meanwhile (a file written, the server's news) runs on resume, with a scan.
+    @Test func pausedNothingStartsAndResumeRunsWhatWasAskedFor() {
+        var s = PassScheduler(settleTime: Self.settle)
+        let start = s.handle(.request(after: nil, remoteOnly: false), now: t0)
+        #expect(start == [.startPassLoop] && s.takePass())
+        let pause = s.handle(.pause(true), now: t0)
+        #expect(pause == [.cancelPass], "the running pass is cancelled")
+        let again = s.handle(.pause(true), now: t0)
+        #expect(again.isEmpty, "pausing twice changes nothing")
+        let asked = s.handle(.announced, now: t0) + s.handle(.files([WatchEvent(path: Self.p("Documents/a.txt"), kind: .closedWrite)]), now: t0)
+        #expect(asked.isEmpty, "nothing starts while paused")
+        let fired = s.handle(.request(after: .milliseconds(5), remoteOnly: false), now: t0)
+        let timer = fired.isEmpty ? [] : s.handle(.timerFired(due: t0 + .milliseconds(5)), now: t0 + .milliseconds(5))
+        #expect(timer.isEmpty, "a timer going off while paused starts nothing")
+        let ended = !s.takePass()
+        #expect(ended && s.isQuiet, "the loop ends; a command waiting for quiet is not held for the user")
+        let resumed = s.handle(.pause(false), now: t0)
+        #expect(resumed == [.startPassLoop] && !s.isQuiet)
+        #expect(Self.runPass(&s, now: t0), "the resumed pass looks at the folder")
+        let pausedIdle = s.handle(.pause(true), now: t0)
+        #expect(pausedIdle.isEmpty || pausedIdle == [.cancelPass])
+    }
+
     @Test func aBurstOfWritesAsksOnceAndTheFileSettles() {
         var s = PassScheduler(settleTime: Self.settle)
         let f = Self.p("Documents/big.bin")
@@ -219,7 +243,7 @@ struct PassSchedulerTests {
                         check(live.map { due < $0 } ?? true, "a timer armed no earlier than the live one")
                         live = due
                         armed.append(due)
-                    case .forgetManifests, .reconnectPush: break
+                    case .forgetManifests, .reconnectPush, .cancelPass: break
                     }
                 }
                 if let d = requested, !s.stopped {

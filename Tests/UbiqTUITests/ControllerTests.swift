@@ -68,6 +68,19 @@ struct ControllerTests {
         #expect(s.files.marked.isEmpty, "the marks are used up")
     }
 
+    @Test func pauseTogglesWithWhatTheEngineSays() {
+        var s = Fixtures.state()
+        #expect(press(&s, [.char("P")]) == [.pause(true)])
+        var st = EngineStatus(state: .online, idle: false, account: "alice", server: "s", device: "laptop", container: "c")
+        st.paused = true
+        _ = s.apply(.status(st, throughput: 0))
+        #expect(s.status.paused && s.status.state == "paused", "the header says paused")
+        #expect(press(&s, [.char("P")]) == [.pause(false)])
+        st.paused = nil
+        _ = s.apply(.status(st, throughput: 0))
+        #expect(!s.status.paused && s.status.state == "online")
+    }
+
     @Test func resolvingAConflictIsAConfirmedChoiceOfAVersion() {
         var s = Fixtures.state(view: .conflicts)
         #expect(press(&s, [.enter]) == [.loadVersions(try! RelativePath(validating: "Documents/plan.txt"))])

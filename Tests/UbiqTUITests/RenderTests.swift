@@ -31,6 +31,39 @@ struct RenderTests {
         #expect(screen[2, errorRow].text == "✗" && screen.lines[errorRow].contains("storage full"))
     }
 
+    /// #24 §2 transfers pane (`t`) at 120×40: what moves (with progress) and what waits,
+    /// across the container, throughput and ETA in its title and in the status line.
+    @Test func transfersPaneAt120x40() {
+        var s = Fixtures.state()
+        s.status.uploads = .init(queued: 1, running: 1, bytesDone: 140_000, bytesTotal: 3_234_000)
+        s.status.downloads = .init(queued: 0, running: 1, bytesDone: 41_600_000, bytesTotal: 80_000_000)
+        s.status.throughput = 2_000_000
+        _ = s.handle(.char("t"))
+        let screen = Renderer.render(s, width: 120, height: 40, context: ctx)
+        Fixtures.golden("transfers-120x40", screen)
+        let text = screen.lines.joined(separator: "\n")
+        #expect(text.contains("Transfers") && text.contains("ETA 21 s"), "(41.5 MB left at 2 MB/s)")
+        let active = screen.lines.firstIndex { $0.contains("Documents/downloading.mov") }!
+        let waiting = screen.lines.firstIndex { $0.contains("Documents/waiting.txt") }!
+        #expect(active < waiting && screen.lines[active].contains("52%") && screen.lines[waiting].contains("waiting to upload"))
+        #expect(!screen.lines.contains { $0.contains("│ ⇡") && $0.contains("current.txt") }, "synced files are not transfers")
+        #expect(screen.lines.last?.contains("ETA 21 s") == true || screen.lines[38].contains("ETA 21 s"), "the status line has the ETA too")
+        // i and t share the place below the list: one closes the other.
+        _ = s.handle(.char("i"))
+        #expect(s.files.details && !s.files.transfers)
+    }
+
+    @Test func etaIsWordsForHumansAndNothingWithoutThroughput() {
+        #expect(StatusInfo.eta(remaining: 0, throughput: 1e6) == nil && StatusInfo.eta(remaining: 10, throughput: 0) == nil)
+        #expect(StatusInfo.eta(remaining: 1, throughput: 1e9) == "1 s")
+        #expect(StatusInfo.eta(remaining: 59_000_000, throughput: 1e6) == "59 s")
+        #expect(StatusInfo.eta(remaining: 61_000_000, throughput: 1e6) == "2 min")
+        #expect(StatusInfo.eta(remaining: 3_600_000_000, throughput: 1e6) == "1 h")
+        #expect(StatusInfo.eta(remaining: 3_700_000_000, throughput: 1e6) == "1 h 2 min")
+        #expect(StatusInfo.eta(remaining: .max, throughput: 1) == "over 99 h")
+        #expect(StatusInfo.eta(remaining: 5, throughput: .infinity) == nil)
+    }
+
     /// The too-small message wraps instead of cutting off the size it needs.
     @Test func theTooSmallMessageShowsWhatItNeeds() {
         let screen = Renderer.render(Fixtures.state(), width: 20, height: 8, context: ctx)

@@ -16,4 +16,10 @@ void ubiq_ensure_utf8_locale(void);
 /// crash signals that put the terminal back (leave the alternate screen, show the cursor,
 /// restore the settings) before the default action runs. Async-signal-safe.
 void ubiq_install_crash_restore(void);
+
+/// Stops the whole process (SIGSTOP, as Ctrl-Z does) and returns only once it has been
+/// continued (SIGCONT, the shell's `fg`) — also when the stop takes hold a moment after `kill`
+/// returns, which would otherwise let the caller redraw before the stop and never after it.
+/// 0 when continued; -1 when the stop never took hold (after ~2 s of running).
+int ubiq_stop_until_continued(void);
 #endif

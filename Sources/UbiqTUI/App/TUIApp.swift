@@ -240,6 +240,8 @@ public final class TUIApp {
             request(.sync) { _ in .done("in sync") }
         case .download(let p):
             request(.download(paths: [p.string])) { _ in .done("downloaded \(p.name)") }
+        case .pause(let on):
+            request(.pause(on: on)) { r in .done(r.message ?? (on ? "paused" : "resumed")) }
         case .retry(let paths):
             request(.retry(paths: paths.map(\.string))) { r in .done(r.message ?? "trying again") }
         case .evict(let p):
@@ -321,8 +323,10 @@ public final class TUIApp {
         case .suspend:
             terminal.suspend()
             // SIGSTOP, not SIGTSTP: it cannot be blocked by a thread's mask. The whole process
-            // stops here until the shell's `fg` (SIGCONT).
-            kill(getpid(), SIGSTOP)
+            // stops here until the shell's `fg` (SIGCONT); the redraw waits for that even when
+            // the stop takes hold after `kill` returns (under load it did: the screen was drawn
+            // before the stop and never after `fg`).
+            _ = ubiq_stop_until_continued()
             terminal.resume()
             redraw()
         case .rename(let p, let name):

@@ -33,7 +33,8 @@ extension AppState {
             status.server = s.server ?? ""
             status.device = s.device ?? ""
             status.folder = s.folder ?? ""
-            status.state = s.state.rawValue
+            status.paused = s.paused == true
+            status.state = status.paused ? "paused" : s.state.rawValue
             status.uploads = s.uploads
             status.downloads = s.downloads
             status.conflicts = s.conflicts

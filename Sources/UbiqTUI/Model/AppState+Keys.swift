@@ -27,6 +27,11 @@ extension AppState {
             prompt = Prompt(purpose: .command, label: "command (q, files, conflicts, kv, trash, theme NAME, sort FIELD, help)", text: "")
             return []
         case .ctrlZ: return [.suspend]
+        case .char("P"):
+            // Pause or resume syncing (every view; the header says `paused` until resumed).
+            let on = !status.paused
+            flash = Flash(text: on ? "pausing…" : "resuming…", level: .info)
+            return [.pause(on)]
         case .char("y") where versions == nil && (view == .files || view == .settings):
             if view == .settings {
                 guard let e = settings.selected, let v = e.value else { return [] }
@@ -116,6 +121,11 @@ extension AppState {
             return []
         case .char("i"):
             files.details.toggle()
+            if files.details { files.transfers = false }
+            return []
+        case .char("t"):
+            files.transfers.toggle()
+            if files.transfers { files.details = false }
             return []
         case .char("e"), .char("o"):
             guard let row = files.selected, row.item.kind == .file else { return [] }

@@ -121,6 +121,8 @@ public struct StatusInfo: Equatable, Sendable {
     /// The synced folder on this device (for `e` and `o`).
     public var folder = ""
     public var state = "offline"
+    /// Syncing is paused (`P`; the header says `paused`).
+    public var paused = false
     public var uploads = EngineStatus.Transfers()
     public var downloads = EngineStatus.Transfers()
     public var conflicts = 0
@@ -136,6 +138,8 @@ public enum Effect: Equatable, Sendable {
     case evict(RelativePath)
     /// Try failing items again now (a folder: everything in it).
     case retry([RelativePath])
+    /// Pause syncing (`true`) or resume it.
+    case pause(Bool)
     case delete(RelativePath)
     case loadVersions(RelativePath)
     case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)

@@ -35,6 +35,8 @@ public struct FilesState: Sendable {
     private var markAnchor: ItemID?
     /// The details pane (`i`) is open.
     public var details = false
+    /// The transfers pane (`t`) is open (in the details pane's place).
+    public var transfers = false
     var childCounts: [RelativePath: Int] = [:]
     var rowIndex: [ItemID: Int] = [:]
 

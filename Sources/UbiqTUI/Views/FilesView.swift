@@ -4,13 +4,15 @@ import UbiqCore
 /// The Files view: the live list with a status column (glyph + colour, never colour alone),
 /// a conflict marker, size, date, and a progress bar while an item transfers.
 enum FilesView {
-    /// Rows the details pane takes below the list (when open and the screen is tall enough).
-    static func detailsHeight(_ f: FilesState, main height: Int) -> Int { f.details && height >= 14 ? 8 : 0 }
+    /// Rows the details or transfers pane takes below the list (when open and the screen is
+    /// tall enough).
+    static func paneHeight(_ f: FilesState, main height: Int) -> Int { (f.details || f.transfers) && height >= 14 ? 8 : 0 }
 
-    static func render(_ f: FilesState, _ s: inout ScreenBuffer, _ area: Rect, _ c: RenderContext) {
-        let dh = detailsHeight(f, main: area.height)
+    static func render(_ f: FilesState, _ status: StatusInfo, _ s: inout ScreenBuffer, _ area: Rect, _ c: RenderContext) {
+        let dh = paneHeight(f, main: area.height)
         let r = Rect(x: area.x, y: area.y, width: area.width, height: area.height - dh)
-        if dh > 0 { details(f.selected?.item, &s, Rect(x: area.x, y: r.maxY, width: area.width, height: dh), c) }
+        let pane = Rect(x: area.x, y: r.maxY, width: area.width, height: dh)
+        if dh > 0 { if f.transfers { TransfersPane.render(f, status, &s, pane, c) } else { details(f.selected?.item, &s, pane, c) } }
         var title = f.filter != nil ? "Files \(c.dot) find: \(f.filterText)" : f.flat ? "Files \(c.dot) all files" : "Files \(c.dot) \(f.folder.map { $0.string + "/" } ?? "/")"
         title += " (\(f.rows.count)"
         if f.hiddenCount > 0 { title += ", \(f.hiddenCount) hidden" }

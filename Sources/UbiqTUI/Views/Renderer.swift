@@ -25,7 +25,7 @@ public enum Renderer {
     /// Rows the list shows in this state (less the details pane's when it is open).
     public static func listRows(height: Int, _ state: AppState) -> Int {
         let main = height - 3
-        return max(1, listRows(height: height) - (state.view == .files && state.versions == nil ? FilesView.detailsHeight(state.files, main: main) : 0))
+        return max(1, listRows(height: height) - (state.view == .files && state.versions == nil ? FilesView.paneHeight(state.files, main: main) : 0))
     }
 
     public static func render(_ state: AppState, width: Int, height: Int, context: RenderContext) -> ScreenBuffer {
@@ -54,7 +54,7 @@ public enum Renderer {
             VersionsView.render(v, &s, main, context)
         } else {
             switch state.view {
-            case .files: FilesView.render(state.files, &s, main, context)
+            case .files: FilesView.render(state.files, state.status, &s, main, context)
             case .conflicts: ConflictsView.render(state.files.conflicted, state.conflictCursor, &s, main, context)
             case .settings: SettingsView.render(state.settings, &s, main, context)
             case .trash: TrashView.render(state.trash, &s, main, context)
@@ -130,6 +130,7 @@ public enum Renderer {
             x += ProgressBar.draw(pct, &s, x: x, y: y, width: 10, c) + 1
             x += s.put(String(format: "%3.0f%%", pct * 100), x: x, y: y) + 1
             if st.throughput > 0 { x += s.put(ByteSize.format(Int64(st.throughput)) + "/s", x: x, y: y) + 1 }
+            if let eta = st.eta { x += s.put("ETA " + eta, x: x, y: y) + 1 }
         } else if st.state == "online" {
             x += s.put("\(c.glyph("status.synced")) up to date", x: x, y: y, role: "status.synced") + 1
         } else {

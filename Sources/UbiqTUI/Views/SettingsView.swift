@@ -54,7 +54,7 @@ enum Overlays {
                           ("D Delete", "delete from all devices (asks y/N)"), ("/", "find by name, or filter with a predicate; Esc clears"),
                           ("F", "flat list of every file"), ("c", "versions of a conflicted file"),
                           ("Space v", "mark, mark a range (f E D act on the marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
-                          (".", "show or hide dotfiles"), ("i", "details of the selected item"),
+                          (".", "show or hide dotfiles"), ("i", "details of the selected item"), ("t", "transfers: what moves and what waits, with ETA"),
                           ("r", "rename"), ("n", "new folder here"), ("e", "edit in $VISUAL / $EDITOR (fetched first if needed)"),
                           ("o", "open with xdg-open"), ("u", "retry now: failing items are tried again at once")]
                 lines += [("", ""), ("status", "")]
@@ -70,7 +70,7 @@ enum Overlays {
         }
         lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("[ ]", "previous, next view"), (":", "command: q, files, conflicts, kv, trash, theme NAME, sort FIELD"),
                   ("Ctrl-R", "read the theme and config.toml again"), ("Ctrl-L", "redraw"),
-                  ("y", "copy the path (Files) or value (Settings)"), ("Ctrl-Z", "suspend (fg brings it back)"), ("R F5", "sync now"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
+                  ("y", "copy the path (Files) or value (Settings)"), ("Ctrl-Z", "suspend (fg brings it back)"), ("R F5", "sync now"), ("P", "pause or resume syncing"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
         return lines
     }
 
