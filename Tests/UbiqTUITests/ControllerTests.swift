@@ -109,6 +109,18 @@ struct ControllerTests {
         #expect(s.quit)
     }
 
+    @Test func spaceFlipsABoolSettingAndEditsAnyOther() {
+        var s = Fixtures.state(view: .settings)
+        let dev = DeviceID(uuid: UUID())
+        let stamp = HLCTimestamp(wallMillis: 1, counter: 0)
+        _ = s.apply(.settings([KVEntry(key: "darkMode", value: .bool(true), stamp: stamp, device: dev),
+                               KVEntry(key: "fontSize", value: .int(14), stamp: stamp, device: dev)], keys: 2, bytes: 20))
+        s.settings.cursor.index = s.settings.entries.firstIndex { $0.key == "darkMode" }!
+        #expect(press(&s, [.char(" ")]) == [.setValue(key: "darkMode", value: .bool(false))])
+        s.settings.cursor.index = s.settings.entries.firstIndex { $0.key == "fontSize" }!
+        #expect(press(&s, [.char(" ")]).isEmpty && s.prompt?.label.contains("fontSize") == true, "not a bool: the editor opens")
+    }
+
     @Test func settingsAddAndEditAreTypedAndDraftsSurviveRemoteChanges() {
         var s = Fixtures.state(view: .settings)
         let dev = DeviceID(uuid: UUID())

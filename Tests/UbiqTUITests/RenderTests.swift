@@ -53,6 +53,25 @@ struct RenderTests {
         #expect(s.files.details && !s.files.transfers)
     }
 
+    /// `/` in the help keeps the lines whose key or text has the words; Esc/q clears it.
+    @Test func theHelpFindsWhatIsTyped() {
+        var s = Fixtures.state()
+        (s.screenWidth, s.screenHeight, s.pageRows) = (80, 24, Renderer.listRows(height: 24))
+        _ = s.handle(.char("?"))
+        _ = s.handle(.char("/"))
+        for k in Key.typing("PAUSE") { _ = s.handle(k) }
+        _ = s.handle(.enter)
+        let screen = Renderer.render(s, width: 80, height: 24, context: ctx).lines.joined(separator: "\n")
+        #expect(screen.contains("pause or resume syncing") && screen.contains("/PAUSE"), "\(screen)")
+        #expect(!screen.contains("rename") && !screen.contains("quit now"), "only matching lines")
+        _ = s.handle(.char("/"))
+        for k in Key.typing("zzz-nothing") { _ = s.handle(k) }
+        _ = s.handle(.enter)
+        #expect(Renderer.render(s, width: 80, height: 24, context: ctx).lines.joined().contains("nothing in the help matches"))
+        _ = s.handle(.escape)
+        #expect(!s.help && s.helpFilter.isEmpty)
+    }
+
     @Test func etaIsWordsForHumansAndNothingWithoutThroughput() {
         #expect(StatusInfo.eta(remaining: 0, throughput: 1e6) == nil && StatusInfo.eta(remaining: 10, throughput: 0) == nil)
         #expect(StatusInfo.eta(remaining: 1, throughput: 1e9) == "1 s")

@@ -165,15 +165,7 @@ struct ThemeTests {
         let loader = ThemeLoader(searchPaths: [dir.url])
         var loaded = 0, refused = 0
         for _ in 0..<n {
-            var b = sources.randomElement(using: &rng)!
-            for _ in 0..<Int.random(in: 1...6, using: &rng) {
-                let i = Int.random(in: 0..<b.count, using: &rng)
-                switch Int.random(in: 0..<3, using: &rng) {
-                case 0: b[i] = alphabet.randomElement(using: &rng)!
-                case 1: b.remove(at: i)
-                default: b.insert(alphabet.randomElement(using: &rng)!, at: i)
-                }
-            }
+            let b = rng.mutate(sources.randomElement(using: &rng)!, edits: 1...6, alphabet: alphabet)
             try Data(b).write(to: dir.url.appendingPathComponent("fuzzed.toml"))
             do {
                 _ = try loader.load("fuzzed")

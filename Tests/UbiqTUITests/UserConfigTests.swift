@@ -43,15 +43,7 @@ struct UserConfigTests {
         let bytes: [UInt8] = Array("[]{}=\"'#,\n .-_0aZ\\\u{1}".utf8)
         var refused = 0
         for _ in 0..<(ProcessInfo.processInfo.environment["UBIQ_FUZZ_CASES"].flatMap(Int.init) ?? 500) {
-            var b = good
-            for _ in 0..<Int.random(in: 1...4, using: &rng) {
-                let at = Int.random(in: 0..<b.count, using: &rng)
-                switch Int.random(in: 0..<3, using: &rng) {
-                case 0: b[at] = bytes.randomElement(using: &rng)!
-                case 1: b.remove(at: at)
-                default: b.insert(bytes.randomElement(using: &rng)!, at: at)
-                }
-            }
+            let b = rng.mutate(good, edits: 1...4, alphabet: bytes)
             do { _ = try UserConfig.parse(String(decoding: b, as: UTF8.self), origin: "c") } catch is ConfigError { refused += 1 }
         }
         #expect(refused > 0)

@@ -35,6 +35,21 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
         return result
     }
 
+    /// `bytes` damaged at `edits` random places (a byte replaced, removed or inserted, the new
+    /// ones from `alphabet`): the fuzzers' way of making nearly valid input.
+    public mutating func mutate(_ bytes: [UInt8], edits: ClosedRange<Int>, alphabet: [UInt8]) -> [UInt8] {
+        var b = bytes
+        for _ in 0..<Int.random(in: edits, using: &self) where !b.isEmpty {
+            let at = Int.random(in: 0..<b.count, using: &self)
+            switch Int.random(in: 0..<3, using: &self) {
+            case 0: b[at] = alphabet.randomElement(using: &self)!
+            case 1: b.remove(at: at)
+            default: b.insert(alphabet.randomElement(using: &self)!, at: at)
+            }
+        }
+        return b
+    }
+
     /// `count` random bytes.
     public mutating func bytes(_ count: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)

@@ -60,7 +60,9 @@ extension AppState {
     mutating func handleHelp(_ key: Key) -> [Effect] {
         switch key {
         case .ctrlC: quit = true; return [.quit]
-        case .char("q"), .escape, .char("?"), .f1: help = false
+        case .char("q"), .escape, .char("?"), .f1: help = false; helpFilter = ""
+        case .char("/"):
+            prompt = Prompt(purpose: .helpFilter, label: "find in the help (a key or a word; empty shows all)", text: helpFilter)
         default:
             let lines = Overlays.helpBody(self, screen: screenWidth, glyph: { _ in "?" }).count
             let rows = Overlays.helpRows(screen: screenHeight, lines: lines)
@@ -366,6 +368,12 @@ extension AppState {
             guard let e = settings.selected else { return [] }
             confirm = Confirmation(message: "Delete the setting '\(e.key)' on every device?", effect: .setValue(key: e.key, value: nil))
             return []
+        case .char(" "):
+            // A bool flips at once (saved on every device, like any edit); other types open the editor.
+            guard let e = settings.selected, let v = e.value else { return [] }
+            guard case .bool(let b) = v else { return handleSettings(.enter) }
+            flash = Flash(text: "\(e.key) → \(!b)", level: .info)
+            return [.setValue(key: e.key, value: .bool(!b))]
         default: return []
         }
     }
@@ -426,6 +434,11 @@ extension AppState {
     mutating func submit(_ p: Prompt) -> [Effect] {
         var p = p
         switch p.purpose {
+        case .helpFilter:
+            helpFilter = p.text.trimmingCharacters(in: .whitespaces)
+            helpTop = 0
+            prompt = nil
+            return []
         case .filter:
             do {
                 try files.setFilter(p.text)

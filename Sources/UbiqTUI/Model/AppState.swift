@@ -23,6 +23,8 @@ public struct Prompt: Equatable, Sendable {
         /// A new name for the item at the path; a new folder's name in a folder (nil: the top).
         case rename(RelativePath)
         case newFolder(RelativePath?)
+        /// Words the help overlay keeps lines of (`/` in the help).
+        case helpFilter
     }
     public var purpose: Purpose
     public var label: String
@@ -183,6 +185,8 @@ public struct AppState: Sendable {
     public var help = false
     /// The first help line shown (the help box scrolls when it is taller than the screen).
     public var helpTop = 0
+    /// The help shows only lines whose key or text contains this (case-insensitive; `/` sets it).
+    public var helpFilter = ""
     public var prompt: Prompt?
     public var confirm: Confirmation?
     public var flash: Flash?

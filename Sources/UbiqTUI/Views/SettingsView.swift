@@ -64,13 +64,13 @@ enum Overlays {
                 lines += [("j k ↑ ↓", "move"), ("Enter r", "restore on every device (asks y/N)"), ("E", "empty the trash for good (type empty)"),
                           ("u Ctrl-L", "reload"), ("", "items stay 30 days, then the server purges them")]
             case .settings:
-                lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"),
+                lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"), ("Space", "flip a bool (others: edit)"),
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
         lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("[ ]", "previous, next view"), (":", "command: q, files, conflicts, kv, trash, theme NAME, sort FIELD"),
                   ("Ctrl-R", "read the theme and config.toml again"), ("Ctrl-L", "redraw"),
-                  ("y", "copy the path (Files) or value (Settings)"), ("Ctrl-Z", "suspend (fg brings it back)"), ("R F5", "sync now"), ("P", "pause or resume syncing"), ("?", "this help (q closes)"), ("q", "quit"), ("Ctrl-C", "quit now")]
+                  ("y", "copy the path (Files) or value (Settings)"), ("Ctrl-Z", "suspend (fg brings it back)"), ("R F5", "sync now"), ("P", "pause or resume syncing"), ("?", "this help (q closes, / finds in it)"), ("q", "quit"), ("Ctrl-C", "quit now")]
         return lines
     }
 
@@ -81,7 +81,15 @@ enum Overlays {
 
     /// The help's lines as the box shows them (texts wrapped to its width); glyphs are one column.
     static func helpBody(_ state: AppState, screen width: Int, glyph: (String) -> String) -> [(String, String)] {
-        helpLines(state, glyph: glyph).flatMap { k, t in
+        var all = helpLines(state, glyph: glyph)
+        if !state.helpFilter.isEmpty {
+            let words = state.helpFilter
+            all = all.filter { (line: (String, String)) -> Bool in
+                !line.1.isEmpty && (line.0.localizedCaseInsensitiveContains(words) || line.1.localizedCaseInsensitiveContains(words))
+            }
+            if all.isEmpty { all = [("", "nothing in the help matches '\(state.helpFilter)' (/ changes it)")] }
+        }
+        return all.flatMap { k, t in
             (t.isEmpty ? [""] : wrap(t, max(1, helpWidth(screen: width) - 20))).enumerated().map { ($0.offset == 0 ? k : "", $0.element) }
         }
     }
@@ -96,6 +104,7 @@ enum Overlays {
         let top = min(max(0, state.helpTop), max(0, lines.count - visible))
         let r = Rect(x: (s.width - w) / 2, y: (s.height - h) / 2, width: w, height: h)
         var title = "Help \(c.dot) \(state.versions != nil ? "Versions" : state.view.title)"
+        if !state.helpFilter.isEmpty { title += " \(c.dot) /\(state.helpFilter)" }
         if lines.count > visible { title += " \(c.dot) \(top + 1)-\(top + visible)/\(lines.count) j/k" }
         Box.draw(r, title: title, &s, c)
         for (n, (k, t)) in lines.dropFirst(top).prefix(visible).enumerated() {
