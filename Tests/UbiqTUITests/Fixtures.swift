@@ -47,8 +47,12 @@ enum Fixtures {
 
     /// Compares a screen with `Golden/NAME.txt`; `UBIQ_RECORD_GOLDEN=1` writes it instead.
     static func golden(_ name: String, _ screen: ScreenBuffer, sourceLocation: SourceLocation = #_sourceLocation) {
+        golden(name, text: screen.lines.joined(separator: "\n") + "\n", sourceLocation: sourceLocation)
+    }
+
+    /// Compares any text with `Golden/NAME.txt` (recorded the same way).
+    static func golden(_ name: String, text: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/\(name).txt")
-        let text = screen.lines.joined(separator: "\n") + "\n"
         if ProcessInfo.processInfo.environment["UBIQ_RECORD_GOLDEN"] == "1" {
             try? text.write(to: url, atomically: true, encoding: .utf8)
             return

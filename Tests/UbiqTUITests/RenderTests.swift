@@ -138,6 +138,37 @@ struct RenderTests {
         }
     }
 
+    /// #24: the golden in ASCII mono at 80×24 — the characters, and per cell the attributes a
+    /// terminal without colour draws (`r` reverse, `b` bold, `u` underline, `d` dim, `B` reverse
+    /// and bold, `U` reverse and underline, `x` bold and underline, `*` other, `.` plain).
+    @Test func filesInAsciiMonoAt80x24() throws {
+        let mono = try ThemeLoader(searchPaths: []).load("mono")
+        let c = RenderContext(theme: mono, ascii: true, now: Fixtures.t0)
+        let screen = Renderer.render(Fixtures.state(), width: 80, height: 24, context: c)
+        Fixtures.golden("files-ascii-mono-80x24", screen)
+        func letter(_ a: Set<TextAttribute>) -> String {
+            switch a {
+            case []: "."
+            case [.reverse]: "r"
+            case [.bold]: "b"
+            case [.underline]: "u"
+            case [.dim]: "d"
+            case [.reverse, .bold]: "B"
+            case [.reverse, .underline]: "U"
+            case [.bold, .underline]: "x"
+            default: "*"
+            }
+        }
+        let rows = screen.lines.indices.map { y in (0..<80).map { letter(mono.style(screen[$0, y].role).mono) }.joined() }
+        Fixtures.golden("files-ascii-mono-80x24.attrs", text: rows.joined(separator: "\n") + "\n")
+        #expect(screen.lines.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } })
+        // Without colour the cursor row still stands out from every other row, and the active
+        // tab from the header.
+        let cursor = screen.lines.firstIndex { $0.contains("Reports/") }!
+        #expect(rows[cursor] != rows[cursor + 1] && rows[cursor].contains("r"), "\(rows[cursor])")
+        #expect(Set(rows[0]).count > 1, "the header is one style: the active tab is invisible")
+    }
+
     @Test func asciiGlyphsAndNarrowWidth() {
         let screen = Renderer.render(Fixtures.state(), width: 60, height: 16, context: RenderContext(theme: Fixtures.theme, ascii: true, now: Fixtures.t0))
         Fixtures.golden("files-ascii-60x16", screen)
