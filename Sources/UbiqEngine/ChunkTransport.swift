@@ -61,9 +61,10 @@ struct ChunkTransport: Sendable {
 
     /// Sends the chunks of `m` the server lacks (`missing`), read from the file at `path` straight
     /// into framed requests, three at a time; `progress` hears the bytes of each finished
-    /// request. A file that changed meanwhile is refused by the server (its chunks are named by
+    /// request (it hops to its owner itself: this runs on no actor — a closure touching the
+    /// engine's state called from here raced the engine's queue and crashed a randomized run). A file that changed meanwhile is refused by the server (its chunks are named by
     /// the hash they should have) and reported as changed, never stored torn.
-    nonisolated(nonsending) func send(_ m: Manifest, from path: String, missing: Set<ContentHash>, progress: (Int) -> Void) async throws {
+    func send(_ m: Manifest, from path: String, missing: Set<ContentHash>, progress: @escaping @Sendable (Int) async -> Void) async throws {
         var wanted: [(hash: ContentHash, offset: Int, size: Int)] = []
         var seen = Set<ContentHash>()
         var offset = 0
@@ -75,7 +76,7 @@ struct ChunkTransport: Sendable {
         try await withThrowingTaskGroup(of: Int.self) { group in
             var running = 0
             for batch in Self.framed(wanted, size: \.size) {
-                if running >= Self.requestsAtOnce, let n = try await group.next() { progress(n); running -= 1 }
+                if running >= Self.requestsAtOnce, let n = try await group.next() { await progress(n); running -= 1 }
                 group.addTask {
                     let fd = open(path, O_RDONLY | O_CLOEXEC)
                     guard fd >= 0 else { throw EngineError(.hashMismatch, "\(path) is gone; it will be sent again if it comes back") }
@@ -97,7 +98,7 @@ struct ChunkTransport: Sendable {
                 }
                 running += 1
             }
-            for try await n in group { progress(n) }
+            for try await n in group { await progress(n) }
         }
     }
 

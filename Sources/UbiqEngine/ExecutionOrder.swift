@@ -6,11 +6,11 @@ import UbiqCore
 struct ExecutionOrder: Equatable {
     /// Folders to create on the server in one request each, shallowest first.
     var folderBatches: [[ItemID]] = []
-    /// Other quick steps, parents first.
+    /// Other quick steps (run `parentsFirst` after the folder batches).
     var quick: [SyncOp] = []
     /// Uploads and downloads (see `TransferBatches`).
     var transfers: [SyncOp] = []
-    /// Deletions, children first.
+    /// Deletions (run `childrenFirst` after every other step).
     var deletes: [SyncOp] = []
 
     /// Folders of one depth go in one request when there are at least this many.
@@ -30,7 +30,13 @@ struct ExecutionOrder: Equatable {
         folders = folders.filter { $0.value.count >= Self.folderBatchMinimum }
         folderBatches = folders.keys.sorted().map { folders[$0]! }
         let batched = Set(folders.values.joined())
-        self.quick = quick.filter { !($0.isRemoteFolderCreation && batched.contains($0.item)) }.sorted { depth($0.item) < depth($1.item) }
-        deletes.sort { depth($0.item) > depth($1.item) }
+        self.quick = quick.filter { !($0.isRemoteFolderCreation && batched.contains($0.item)) }
     }
+
+    /// Parents first, by the depths as they are when the steps are about to run (the steps
+    /// before them may have moved or adopted items).
+    static func parentsFirst(_ ops: [SyncOp], depth: (ItemID) -> Int) -> [SyncOp] { ops.sorted { depth($0.item) < depth($1.item) } }
+
+    /// Children first, likewise (deletes run after every other step of the round).
+    static func childrenFirst(_ ops: [SyncOp], depth: (ItemID) -> Int) -> [SyncOp] { ops.sorted { depth($0.item) > depth($1.item) } }
 }

@@ -46,8 +46,9 @@ struct PartialDownload {
     /// Assembles the file. `local` says what this device holds of each window; `progress`
     /// hears the bytes in the file so far; `stepAside` is asked between windows of a version
     /// still being uploaded, whose pace may be slow.
-    nonisolated(nonsending) func run(permissions: Int?, modified: Date?, local: (ArraySlice<ChunkRef>) -> LocalChunks,
-                                     progress: (Int) -> Void, stepAside: () -> Bool) async throws -> Outcome {
+    /// Runs on no actor: the closures hop to their owner themselves.
+    func run(permissions: Int?, modified: Date?, local: @Sendable (ArraySlice<ChunkRef>) async -> LocalChunks,
+             progress: @Sendable (Int) async -> Void, stepAside: @Sendable () async -> Bool) async throws -> Outcome {
         let m = manifest
         let fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw cannot("write") }
@@ -60,7 +61,7 @@ struct PartialDownload {
             offset += m.chunks[index].size
             index += 1
         }
-        progress(offset)
+        await progress(offset)
         ftruncate(fd, off_t(offset))
         // Fresh bytes go through one aligned buffer, straight to disk where the file system allows.
         guard let writer = ubiq_writer_open(fd, Int64(offset), Self.writerBuffer) else { throw cannot("write") }
@@ -70,15 +71,15 @@ struct PartialDownload {
         typealias Window = (chunks: ArraySlice<ChunkRef>, fetched: Task<[ContentHash: ChunkBytes], Error>)
         var ahead: [Window] = []
         var nextStart = index
-        func fill() {
+        func fill() async {
             while ahead.count < Self.windowsAhead, nextStart < m.chunks.count {
                 let chunks = m.chunks[nextStart..<min(m.chunks.count, nextStart + Self.windowChunks)]
-                let have = local(chunks)
+                let have = await local(chunks)
                 nextStart = chunks.endIndex
                 ahead.append((chunks, Task { try await transport.gather(copied: have.copied, checked: have.checked, missing: have.missing, waitSeconds: wait) }))
             }
         }
-        fill()
+        await fill()
         defer { for w in ahead { w.fetched.cancel() } }
         while !ahead.isEmpty {
             // Paused or stopping: what arrived stays in the partial file for the next attempt.
@@ -94,15 +95,15 @@ struct PartialDownload {
                 if ubiq_writer_finish(writer) == 0 { fsync(fd) }
                 return .paused
             }
-            fill()
+            await fill()
             for c in current.chunks {
                 guard let bytes = fetched[c.hash], bytes.count == c.size else { throw EngineError(.hashMismatch, "chunk \(c.hash) missing") }
                 let rc = bytes.withBytes { ubiq_writer_write(writer, $0.baseAddress, $0.count) }
                 guard rc == 0 else { throw cannot("write") }
                 offset += c.size
             }
-            progress(offset)
-            if wait != nil, !ahead.isEmpty, stepAside() {
+            await progress(offset)
+            if wait != nil, !ahead.isEmpty, await stepAside() {
                 if ubiq_writer_finish(writer) == 0 { fsync(fd) }
                 return .steppedAside
             }
@@ -147,16 +148,19 @@ struct PartialDownload {
 /// The chunks of the file a download replaces, read from it by the places the synced
 /// version's chunk list gives (most of an edited file's chunks are unchanged). Unchecked: the
 /// download verifies them with its fetches, and fetches any that no longer match.
-final class ReplacedFileChunks {
-    private var places: [ContentHash: (offset: Int, size: Int)] = [:]
+final class ReplacedFileChunks: Sendable {
+    private let places: [ContentHash: Place]
     private let fd: Int32
+    private struct Place: Sendable { let offset: Int, size: Int }
 
     init(path: String, chunks: [ChunkRef]) {
+        var places: [ContentHash: Place] = [:]
         var off = 0
         for c in chunks {
-            if places[c.hash] == nil { places[c.hash] = (off, c.size) }
+            if places[c.hash] == nil { places[c.hash] = Place(offset: off, size: c.size) }
             off += c.size
         }
+        self.places = places
         fd = chunks.isEmpty ? -1 : open(path, O_RDONLY | O_CLOEXEC)
     }
 

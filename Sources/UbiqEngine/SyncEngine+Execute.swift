@@ -17,7 +17,7 @@ extension SyncEngine {
             if await runFolderBatch(folders) { progressed = true }
             if !online { return progressed }
         }
-        for op in order.quick {
+        for op in ExecutionOrder.parentsFirst(order.quick, depth: depth) {
             if await run(op) { progressed = true }
             if !online { return progressed }
         }
@@ -65,7 +65,7 @@ extension SyncEngine {
         }
         if results.contains(true) { progressed = true }
         if !online { return progressed }
-        for op in order.deletes {
+        for op in ExecutionOrder.childrenFirst(order.deletes, depth: depth) {
             if await run(op) { progressed = true }
             if !online { return progressed }
         }

@@ -16,7 +16,7 @@ extension SyncEngine {
     /// Reads the change feed from the cursor on; returns how many changes it applied.
     @discardableResult
     func pullRemote() async throws -> Int {
-        await pullTurn.enter()
+        if !pullTurn.tryEnter() { await withCheckedContinuation { pullTurn.queue($0) } }
         defer { pullTurn.leave() }
         var applied = 0
         var fetching = Duration.zero, applying = Duration.zero

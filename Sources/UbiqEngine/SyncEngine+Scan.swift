@@ -8,7 +8,7 @@ extension SyncEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         // One scan at a time: a command's scan waits for a pass's (which may be hashing),
         // so an older scan's hashes never land over a newer scan's Local tree.
-        await scanTurn.enter()
+        if !scanTurn.tryEnter() { await withCheckedContinuation { scanTurn.queue($0) } }
         defer { scanTurn.leave() }
         let scanStart = ContinuousClock.now
         // Writes the kernel has reported so far (read now, not when their events reach us).

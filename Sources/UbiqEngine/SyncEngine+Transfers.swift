@@ -95,7 +95,7 @@ extension SyncEngine {
         noteSending([(resp.item.id, v.id, m.hash)])
         do {
             let shown = resp.item.id
-            try await ChunkTransport(client: client).send(m, from: path, missing: Set(resp.missing)) { addProgress(shown, $0) }
+            try await ChunkTransport(client: client).send(m, from: path, missing: Set(resp.missing)) { await self.addProgress(shown, $0) }
             return try await client.complete(config.container, version: v.id)
         } catch {
             // Unfinished, and maybe never finished from here: if the file is gone when the next
@@ -125,6 +125,15 @@ extension SyncEngine {
         transfers[id]?.bytesDone += Int64(n)
     }
 
+    func setProgress(_ id: ItemID, _ n: Int) {
+        transfers[id]?.bytesDone = Int64(n)
+    }
+
+    /// Something other than this engine changed the folder since the last scan.
+    func folderChangedSinceScan() -> Bool {
+        watcher.map { $0.foreignEvents() != foreignAtScan } ?? false
+    }
+
     // MARK: download
 
     /// Fetches a version into a partial file beside the container folder (reusing chunks this
@@ -147,18 +156,20 @@ extension SyncEngine {
         let started = ContinuousClock.now
         // Most unchanged chunks come from the file being replaced; others from other synced
         // files (looked up together per window); the rest are fetched.
-        var replaced: ReplacedFileChunks?
+        var replacing: ReplacedFileChunks?
         if let s = synced[id], s.node.kind == .file, let chunks = try? store.indexedChunks(item: id) {
-            replaced = ReplacedFileChunks(path: files.path(s.node.path), chunks: chunks)
+            replacing = ReplacedFileChunks(path: files.path(s.node.path), chunks: chunks)
         }
+        let replaced = replacing
         let job = PartialDownload(manifest: m, partial: partial, transport: ChunkTransport(client: client), waitSeconds: streaming ? Self.streamWait : nil)
+        // The closures hop back to the engine (the assembly runs on no actor).
         let outcome = try await job.run(permissions: r.permissions, modified: r.modified, local: { window in
-            self.localChunks(of: window, replaced: replaced)
-        }, progress: { self.transfers[id]?.bytesDone = Int64($0) }, stepAside: {
+            await self.localChunks(of: window, replaced: replaced)
+        }, progress: { await self.setProgress(id, $0) }, stepAside: {
             // A stream goes at the uploader's pace, which may be slow: when something changes
             // in the folder meanwhile, this download steps aside (what arrived is kept) so the
             // round ends and the change is synced; the next pass resumes it.
-            self.watcher.map { $0.foreignEvents() != self.foreignAtScan } ?? false
+            await self.folderChangedSinceScan()
         })
         switch outcome {
         case .paused:

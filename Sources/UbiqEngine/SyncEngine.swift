@@ -37,7 +37,7 @@ public actor SyncEngine {
     /// Files swapped out by downloads may be held in the partial folder (see `HeldFiles`).
     var heldCheckDue = true
     /// Pulls of the change feed take turns: a page fetched earlier is never applied over a later one.
-    let pullTurn = Turnstile()
+    var pullTurn = Turnstile()
     /// `.nosync` items seen by the last scan (listed as excluded, never synced).
     var excludedLocal: [RelativePath: LocalEntry] = [:]
     /// Download wishes: content kept on an on-demand device / content dropped on request.
@@ -62,7 +62,7 @@ public actor SyncEngine {
     /// When passes run (requests, timers, settling files, retry delays): see `PassScheduler`.
     var scheduler: PassScheduler
     /// Scans take turns (see `scanLocal`).
-    let scanTurn = Turnstile()
+    var scanTurn = Turnstile()
     /// The task running passes (cancelled by `stop`).
     var passTask: Task<Void, Never>?
     /// Passes started so far (each begins with a server round trip).

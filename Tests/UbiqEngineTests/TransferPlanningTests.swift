@@ -88,8 +88,9 @@ struct ExecutionOrderTests {
             let o = ExecutionOrder(ops, depth: depth)
             let out = o.folderBatches.joined().map { SyncOp.createRemoteFolder($0) } + o.quick + o.transfers + o.deletes
             #expect(out.count == ops.count && Set(out) == Set(ops), "seed \(rng.seed)")
-            #expect(o.quick.map { depth($0.item) } == o.quick.map { depth($0.item) }.sorted(), "parents first")
-            #expect(o.deletes.map { depth($0.item) } == o.deletes.map { depth($0.item) }.sorted(by: >), "children first")
+            let quick = ExecutionOrder.parentsFirst(o.quick, depth: depth), deletes = ExecutionOrder.childrenFirst(o.deletes, depth: depth)
+            #expect(quick.map { depth($0.item) } == quick.map { depth($0.item) }.sorted(), "parents first")
+            #expect(deletes.map { depth($0.item) } == deletes.map { depth($0.item) }.sorted(by: >), "children first")
             #expect(o.transfers.allSatisfy { if case .upload = $0 { true } else if case .download = $0 { true } else { false } })
             let batchDepths = o.folderBatches.map { Set($0.map(depth)) }
             #expect(batchDepths.allSatisfy { $0.count == 1 } && o.folderBatches.allSatisfy { $0.count >= ExecutionOrder.folderBatchMinimum })

@@ -5,13 +5,13 @@ import Testing
 @Suite("Turnstile")
 struct TurnstileTests {
     actor Section {
-        let turn = Turnstile()
+        var turn = Turnstile()
         var log: [String] = []
         var release: CheckedContinuation<Void, Never>?
 
         /// Enters, and for "A" holds the turn until `open` is called.
         func run(_ name: String) async {
-            await turn.enter()
+            if !turn.tryEnter() { await withCheckedContinuation { turn.queue($0) } }
             log.append("\(name) in")
             if name == "A" { await withCheckedContinuation { release = $0 } }
             log.append("\(name) out")
