@@ -7,12 +7,14 @@ import UbiqCore
 /// 1. An entry with a synced item's inode (inode number mixed with birth time) and kind is
 ///    that item, perhaps renamed or moved; hard links are decided in path order.
 /// 2. A synced file renamed over another synced file (an atomic save whose temporary file
-///    was synced) keeps the document's identity.
+///    was synced) keeps the document's identity; so does one renamed to where this device
+///    moved a document whose move's answer it has not heard.
 /// 3. Else: the synced item at the same path and of the same kind, then the one at the path
 ///    the entry had before the folders above it moved (a folder renamed and a file in it saved
-///    atomically before the engine looked), then an ID given to this inode earlier, then a
-///    remote item at the path (never synced here, or moved there on the server while its file
-///    here is gone from its synced place), else a new ID.
+///    atomically before the engine looked), then the item this device moved to the path whose
+///    answer it has not heard (the server may not say so yet), then an ID given to this inode
+///    earlier, then a remote item at the path (never synced here, or moved there on the server
+///    while its file here is gone from its synced place), else a new ID.
 /// 4. A synced item at or under a path held by a symbolic link (or a socket, a device) is left
 ///    as it was: never taken for a deletion.
 /// An ID is never given to two entries, nor to an entry of another kind than its item's.
@@ -20,6 +22,8 @@ struct IdentityClaims {
     let synced: [ItemID: SyncedEntry]
     let remote: [ItemID: RemoteEntry]
     let newLocalIDs: [UInt64: ItemID]
+    /// Items this device moved whose answers it has not heard, by where they were sent.
+    let movedTo: [RelativePath: ItemID]
     /// Synced items by inode (built before the walk's result is waited for).
     let syncedByInode: [UInt64: ItemID]
 
@@ -33,8 +37,12 @@ struct IdentityClaims {
         var check: [ItemID]
     }
 
-    init(synced: [ItemID: SyncedEntry], remote: [ItemID: RemoteEntry], newLocalIDs: [UInt64: ItemID]) {
+    /// `movedTo`: moves this device sent whose answers it has not heard (item → where to).
+    init(synced: [ItemID: SyncedEntry], remote: [ItemID: RemoteEntry], newLocalIDs: [UInt64: ItemID], movedTo: [ItemID: RelativePath] = [:]) {
         self.synced = synced; self.remote = remote; self.newLocalIDs = newLocalIDs
+        var moved: [RelativePath: ItemID] = [:]
+        for (id, to) in movedTo { moved[to] = id }
+        self.movedTo = moved
         var byInode: [UInt64: ItemID] = [:]
         byInode.reserveCapacity(synced.count)
         for (id, s) in synced { if let st = s.stamp { byInode[st.inode] = id } }
@@ -115,7 +123,7 @@ struct IdentityClaims {
             for (id, s) in synced where s.node.kind == .file { syncedFileAt[s.node.path] = id }
             var present: Set<UInt64>?
             for (path, e) in moved where e.kind == .file {
-                guard let doc = syncedFileAt[path], let tid = syncedByInode[e.stamp.inode], tid != doc, result[doc] == nil,
+                guard let doc = syncedFileAt[path] ?? movedTo[path], let tid = syncedByInode[e.stamp.inode], tid != doc, result[doc] == nil,
                       synced[tid]?.node.kind == .file, let docInode = synced[doc]?.stamp?.inode else { continue }
                 if present == nil { present = Set(entries.values.map(\.stamp.inode)) }
                 if !present!.contains(docInode) { replaced[path] = doc }  // the document's own file is gone, not moved
@@ -151,6 +159,11 @@ struct IdentityClaims {
                 id = sid
             } else if let before, let sid = syncedByPath[before], synced[sid]!.node.kind == e.kind, result[sid] == nil, entries[before] == nil {
                 id = sid
+            } else if let mid = movedTo[path] ?? before.flatMap({ movedTo[$0] }), let s = synced[mid], s.node.kind == e.kind, result[mid] == nil, entries[s.node.path] == nil {
+                // This device's own move whose answer is not heard yet (the server's listing may
+                // still have it at its old place), its file saved atomically at the new place —
+                // even when the temporary file was seen (and given an ID) before its rename.
+                id = mid
             } else if let nid = newLocalIDs[e.stamp.inode], result[nid] == nil, (remote[nid]?.node.kind ?? synced[nid]?.node.kind) ?? e.kind == e.kind {
                 id = nid
             } else if let rid = remoteByPath[path] ?? before.flatMap({ remoteByPath[$0] }), remote[rid]!.node.kind == e.kind, result[rid] == nil,

@@ -19,7 +19,7 @@ extension SyncEngine {
         // be overwritten by this walk's older view of the folder, so the walk is waited for by
         // blocking this queue, never by `await`.
         let walked = files.startScan()
-        let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: newLocalIDs)
+        let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: newLocalIDs, movedTo: sent.moves)
         if !planTrees.built { _ = trees() }
         let walk = walked()
         let (entries, excludedEntries) = (walk.items, walk.excluded)

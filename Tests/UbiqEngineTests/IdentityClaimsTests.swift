@@ -45,13 +45,15 @@ struct IdentityClaimsTests {
             var entries: [RelativePath: LocalEntry] = [:]
             var expectSame: [RelativePath: ItemID] = [:]  // entries that must keep their item
             var opaque = Set<RelativePath>()
+            var movedTo: [ItemID: RelativePath] = [:]
+            var tempIDs: [UInt64: ItemID] = [:]
             for it in items {
                 if it.kind == .folder {
                     entries[it.path] = LocalEntry(kind: .folder, stamp: it.stamp)
                     expectSame[it.path] = it.id
                     continue
                 }
-                switch Int.random(in: 0..<7, using: &rng) {
+                switch Int.random(in: 0..<8, using: &rng) {
                 case 0:  // edited in place
                     var st = it.stamp; st.size += 1; st.mtimeNanos += 1
                     entries[it.path] = LocalEntry(kind: .file, stamp: st)
@@ -70,6 +72,15 @@ struct IdentityClaimsTests {
                     remote[it.id]?.node.path = to
                     entries[to] = LocalEntry(kind: .file, stamp: FileStamp(inode: inode(), size: 7, mtimeNanos: 7, ctimeNanos: 7))
                     expectSame[to] = it.id
+                case 5:  // moved by this device, the answer not heard yet (the server's listing
+                         // still has it at its old place), then saved atomically at the new place
+                    let to = Self.p(it.path.string + ".sent")
+                    movedTo[it.id] = to
+                    let saved = inode()
+                    entries[to] = LocalEntry(kind: .file, stamp: FileStamp(inode: saved, size: 6, mtimeNanos: 6, ctimeNanos: 6))
+                    expectSame[to] = it.id
+                    // The temporary file seen (and given a new ID) before it was renamed.
+                    if Bool.random(using: &rng) { tempIDs[saved] = newID() }
                 default:  // unchanged
                     entries[it.path] = LocalEntry(kind: .file, stamp: it.stamp)
                     expectSame[it.path] = it.id
@@ -112,8 +123,9 @@ struct IdentityClaimsTests {
             remote[remoteOnly] = RemoteEntry(node: RemoteNode(path: newOnes.first ?? Self.p("Documents/elsewhere.txt"), kind: .file, version: nil, hash: nil), conflictCount: 0)
             let folderID = items.first { $0.kind == .folder }!.id
             let newLocal: [UInt64: ItemID] = Dictionary(uniqueKeysWithValues: newOnes.dropFirst().prefix(1).map { (entries[$0]!.stamp.inode, folderID) })
+                .merging(tempIDs) { a, _ in a }
 
-            let claims = IdentityClaims(synced: synced, remote: remote, newLocalIDs: newLocal)
+            let claims = IdentityClaims(synced: synced, remote: remote, newLocalIDs: newLocal, movedTo: movedTo)
             var minted = 0
             let out = claims.claim(entries, opaque: opaque) { minted += 1; return newID() }
             let seed = "seed \(rng.seed) round \(round)"
