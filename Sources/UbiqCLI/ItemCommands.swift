@@ -56,14 +56,21 @@ struct ResolveCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The version to keep (from 'ubiq versions PATH').") var keep: String?
     @Flag(name: .long, help: "Keep the current version, and every conflict version as a document beside it ('NAME (conflict from DEVICE DATE).EXT').")
     var keepBoth = false
+    @Flag(name: .long, help: "Merge a text conflict line by line against the version both sides were edited from, and open the result in $VISUAL/$EDITOR before it is kept.")
+    var merge = false
+    @Option(name: .long, help: "With --merge: the conflict version to merge (when there are several).") var version: String?
+    @Flag(name: .long, help: "With --merge: keep a merge that has no conflicting hunks without opening an editor.") var noEdit = false
     @OptionGroup var home: HomeOption
 
     func validate() throws {
-        guard (keep != nil) != keepBoth else { throw ValidationError("give either --keep VERSION_ID or --keep-both") }
+        guard [keep != nil, keepBoth, merge].filter({ $0 }).count == 1 else { throw ValidationError("give one of --keep VERSION_ID, --keep-both or --merge") }
         if let keep, VersionID(string: keep) == nil { throw ValidationError("--keep takes a version ID (see 'ubiq versions PATH')") }
+        if let version, VersionID(string: version) == nil { throw ValidationError("--version takes a version ID (see 'ubiq versions PATH')") }
+        if (version != nil || noEdit) && !merge { throw ValidationError("--version and --no-edit go with --merge") }
     }
 
     func run() async throws {
+        if merge { return try await MergeCommandFlow(path: path, version: version, edit: !noEdit, home: home).run() }
         guard let keep else {
             let r = try await DeviceSession.require(home, .keepBoth(path: path))
             for p in r.results ?? [] { print("kept beside it: \(p.path)") }

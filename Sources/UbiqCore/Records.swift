@@ -17,10 +17,15 @@ public struct VersionRecord: Hashable, Sendable, Codable {
     /// The file's permission bits on the device that wrote it (nil: not sent; devices then use
     /// their default).
     public var permissions: Int?
+    /// The version this one was committed against — what its device last had (nil: a new
+    /// item's first version, or not recorded). Version lists carry it; a three-way merge of a
+    /// conflict takes the conflict version's base as the common ancestor.
+    public var base: VersionID?
 
     public init(id: VersionID, state: VersionState, size: Int, hash: ContentHash, modified: Date, committed: Date,
-                device: DeviceID, deviceName: String, uploaded: Bool, permissions: Int? = nil) {
+                device: DeviceID, deviceName: String, uploaded: Bool, permissions: Int? = nil, base: VersionID? = nil) {
         self.permissions = permissions
+        self.base = base
         self.id = id
         self.state = state
         self.size = size

@@ -46,7 +46,7 @@ public final class DaemonSocket: @unchecked Sendable {
                 if c < 0 { if errno == EINTR { continue }; return }
                 Task {
                     defer { close(c) }
-                    guard let line = LineReader(c).next(), let req = try? WireCoding.decode(DeviceRequest.self, from: Data(line.utf8)) else {
+                    guard let line = LineReader(c).next(limit: 16 << 20), let req = try? WireCoding.decode(DeviceRequest.self, from: Data(line.utf8)) else {
                         Self.writeLine(c, DeviceResponse(ok: false, message: "bad request"))
                         return
                     }

@@ -16,6 +16,11 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case resolve(path: String, keep: String)
     /// Keep the current version; each conflict version becomes a document beside it.
     case keepBoth(path: String)
+    /// A three-way merge of a text conflict (`version`: which conflict version; nil: the only
+    /// one), to be looked at before it is kept with `keepMerge`.
+    case mergeDraft(path: String, version: String?)
+    /// Keeps `text` (a draft's merged text, perhaps edited) as the document's current version.
+    case keepMerge(draft: MergeDraft, text: String)
     /// Rename an item in its folder; make a new folder.
     case rename(path: String, name: String)
     case makeFolder(path: String)
@@ -61,6 +66,8 @@ public struct DeviceResponse: Codable, Sendable {
     public var status: EngineStatus?
     public var items: [MetadataItem]?
     public var versions: VersionsResponse?
+    /// A merge to look at (`mergeDraft`).
+    public var merge: MergeDraft?
     public var item: ItemRecord?
     public var trash: [ItemRecord]?
     /// What `emptyTrash` purged.

@@ -45,6 +45,19 @@ public struct DeviceService: Sendable {
             case .makeFolder(let path):
                 try await engine.makeFolder(try RelativePath(validating: path))
                 return DeviceResponse(ok: true)
+            case .mergeDraft(let path, let version):
+                var conflict: VersionID?
+                if let version {
+                    guard let v = VersionID(string: version) else { return DeviceResponse(ok: false, message: "'\(version)' is not a version ID (see 'ubiq versions PATH')") }
+                    conflict = v
+                }
+                var r = DeviceResponse(ok: true)
+                r.merge = try await engine.mergeDraft(try RelativePath(validating: path), conflict: conflict)
+                return r
+            case .keepMerge(let draft, let text):
+                var r = DeviceResponse(ok: true)
+                r.item = try await engine.keepMerge(draft, text: text)
+                return r
             case .keepBoth(let path):
                 let made = try await engine.keepBoth(try RelativePath(validating: path))
                 var r = DeviceResponse(ok: true)

@@ -228,3 +228,22 @@ extension SyncEngine {
         return out
     }
 }
+
+extension SyncEngine {
+    /// A three-way merge of a text conflict of the document at `path` (the conflict version
+    /// `conflict`, or its only one) against the version both were edited from, to be looked at
+    /// (and edited) before it is kept with ``keepMerge(_:text:)``.
+    public func mergeDraft(_ path: RelativePath, conflict: VersionID? = nil) async throws -> MergeDraft {
+        let id = try requireServerItem(path)
+        return try await ConflictMerge.draft(client, container: config.container, item: id, path: path, conflict: conflict)
+    }
+
+    /// Keeps `text` (a draft's merged text, perhaps edited) as the document's current version;
+    /// the conflict version and the version it replaces stay in history.
+    public func keepMerge(_ draft: MergeDraft, text: String) async throws -> ItemRecord {
+        let item = try await ConflictMerge.keep(client, container: config.container, draft: draft, text: text, modified: Date())
+        try await pullRemote()
+        await syncNow()
+        return item
+    }
+}

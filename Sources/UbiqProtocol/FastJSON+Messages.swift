@@ -7,6 +7,7 @@ import UbiqCore
 extension VersionRecord: FastJSONCodable {
     public func writeJSON(_ out: inout JSONOut) -> Bool {
         out.object { o in
+            if let base { o.key("base"); o.string(base.description) }
             o.key("committed"); o.date(committed)
             o.key("device"); o.string(device.description)
             o.key("deviceName"); o.string(deviceName)
@@ -23,9 +24,10 @@ extension VersionRecord: FastJSONCodable {
 
     public static func readJSON(_ input: inout JSONIn) throws -> VersionRecord {
         var id: VersionID?, state: VersionState?, size: Int?, hash: ContentHash?, modified: Date?, committed: Date?
-        var device: DeviceID?, deviceName: String?, uploaded: Bool?, permissions: Int?
+        var device: DeviceID?, deviceName: String?, uploaded: Bool?, permissions: Int?, base: VersionID?
         try input.object { r, key in
             switch key {
+            case "base": base = r.null() ? nil : try r.id(VersionID.self)
             case "committed": committed = try r.date()
             case "device": device = try r.id(DeviceID.self)
             case "deviceName": deviceName = try r.string()
@@ -41,7 +43,7 @@ extension VersionRecord: FastJSONCodable {
         }
         guard let id, let state, let size, let hash, let modified, let committed, let device, let deviceName, let uploaded else { throw JSONIn.GiveUp() }
         return VersionRecord(id: id, state: state, size: size, hash: hash, modified: modified, committed: committed,
-                             device: device, deviceName: deviceName, uploaded: uploaded, permissions: permissions)
+                             device: device, deviceName: deviceName, uploaded: uploaded, permissions: permissions, base: base)
     }
 }
 

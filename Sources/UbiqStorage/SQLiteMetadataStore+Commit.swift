@@ -87,11 +87,11 @@ extension SQLiteMetadataStore {
     func insertVersion(_ db: Database, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
                        input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date, batch: CommitBatch?) throws -> Int64 {
         try db.cachedStatement(sql: """
-            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs, base)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
                              input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded,
-                             input.permissions, manifest.chunks.count])
+                             input.permissions, manifest.chunks.count, input.base?.description])
         let v = db.lastInsertedRowID
         // The account's count of references: a batch writes its total once, at its end.
         if let batch { batch.addRefs(manifest.chunks.count) } else { try db.addChunkReferences(Int64(manifest.chunks.count), account: ctx.accountID) }
@@ -167,7 +167,7 @@ extension SQLiteMetadataStore {
             func stored(_ d: Date) -> Date { Date(timeIntervalSince1970: d.timeIntervalSince1970) }
             let version = VersionRecord(id: input.versionID, state: .current, size: manifest.size, hash: manifest.hash, modified: stored(input.modified),
                                         committed: stored(now), device: ctx.deviceID, deviceName: ctx.deviceName, uploaded: uploaded,
-                                        permissions: input.permissions)
+                                        permissions: input.permissions, base: input.base)
             let record = ItemRecord(id: input.itemID, path: input.path, kind: .file, current: version, conflictCount: 0, deletedAt: nil,
                                     changeSeq: seq, created: version.modified)
             return CommitResult(outcome: .created, item: record, version: version, missing: missing.map(\.hash), cursor: seq)

@@ -35,7 +35,8 @@ extension Database {
         }
         return VersionRecord(id: id, state: state, size: r["size"], hash: try ContentHash(validating: r["hash"]),
                              modified: Date(timeIntervalSince1970: r["modified"]), committed: Date(timeIntervalSince1970: r["committed"]),
-                             device: dev, deviceName: r["device_name"], uploaded: r["uploaded"], permissions: r["permissions"])
+                             device: dev, deviceName: r["device_name"], uploaded: r["uploaded"], permissions: r["permissions"],
+                             base: (r["base"] as String?).flatMap(VersionID.init(string:)))
     }
 
     /// The columns `itemRecord(joined:)` reads, for a query over `items i`: the item, its

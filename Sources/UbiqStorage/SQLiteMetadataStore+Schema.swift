@@ -170,6 +170,10 @@ extension SQLiteMetadataStore {
                 END;
                 """)
         }
+        // The version each was committed against (`VersionRecord.base`: a merge's common base).
+        m.registerMigration("v8-version-base") { db in
+            try db.execute(sql: "ALTER TABLE versions ADD COLUMN base TEXT")
+        }
         return m
     }
 }

@@ -121,6 +121,65 @@ extension ProcessBoundTests {
             #expect(s.read("B", "Documents/notes.txt") == "A again")
         }
 
+        /// #24 §2: `ubiq resolve PATH --merge` — edits to different lines merge without a word;
+        /// edits to the same lines go to the editor, and nothing is kept while markers remain.
+        @Test func aTextConflictIsMergedFromTheCommandLine() async throws {
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A"); try s.login("B")
+            let doc = "Documents/notes.txt"
+            try s.write("A", doc, "one\ntwo\nthree\nfour\nfive\n")
+            #expect(try s.ubiq("A", ["sync"]).0 == 0)
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            func diverge(_ a: String, _ b: String) throws {
+                try s.write("A", doc, a)
+                try s.write("B", doc, b)
+                #expect(try s.ubiq("A", ["sync"]).0 == 0)
+                _ = try s.ubiq("B", ["sync"])
+            }
+            func conflicts() throws -> Int {
+                let v = try JSONSerialization.jsonObject(with: Data(try s.ubiq("A", ["versions", doc, "--json"]).1.utf8)) as? [String: Any]
+                return (v?["conflicts"] as? [Any])?.count ?? -1
+            }
+            // Different lines: merged and kept with no editor; both devices get it.
+            try diverge("ONE\ntwo\nthree\nfour\nfive\n", "one\ntwo\nthree\nfour\nFIVE\n")
+            #expect(try conflicts() == 1)
+            let (ms, mout, merr) = try s.ubiq("A", ["resolve", doc, "--merge", "--no-edit"])
+            #expect(ms == 0 && mout.contains("merged") && mout.contains("no conflicting hunks"), "\(mout) \(merr)")
+            #expect(try conflicts() == 0)
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            #expect(s.read("A", doc) == "ONE\ntwo\nthree\nfour\nFIVE\n" && s.read("B", doc) == "ONE\ntwo\nthree\nfour\nFIVE\n",
+                    "A \(s.read("A", doc) ?? "-"), B \(s.read("B", doc) ?? "-")")
+            // The same line: --no-edit refuses; an editor that leaves the markers keeps nothing.
+            try diverge("ONE\ntwo\nthree by A\nfour\nFIVE\n", "ONE\ntwo\nthree by B\nfour\nFIVE\n")
+            #expect(try conflicts() == 1)
+            let (ns, _, nerr) = try s.ubiq("A", ["resolve", doc, "--merge", "--no-edit"])
+            #expect(ns == 1 && nerr.contains("1 conflicting hunk"), "\(nerr)")
+            var env = ProcessInfo.processInfo.environment
+            env["VISUAL"] = ""
+            env["EDITOR"] = "true"
+            let (ts, _, terr) = try ChildProcess.runUbiq(["resolve", doc, "--merge", "--home", s.home("A")], stdin: "", environment: env)
+            #expect(ts == 1 && terr.contains("conflict markers remain"), "\(terr)")
+            #expect(try conflicts() == 1 && s.read("A", doc) == "ONE\ntwo\nthree by A\nfour\nFIVE\n")
+            // An editor (a script standing in) that settles the hunk: both lines kept, in order.
+            let script = s.dir.url.appendingPathComponent("settle.sh")
+            try Data("#!/bin/sh\nsed -i -e '/^<<<<<<< /d' -e '/^||||||| /,/^=======$/d' -e '/^>>>>>>> /d' \"$1\"\n".utf8).write(to: script)
+            chmod(script.path, 0o755)
+            env["EDITOR"] = script.path
+            let (es, eout, eerr) = try ChildProcess.runUbiq(["resolve", doc, "--merge", "--home", s.home("A")], stdin: "", environment: env)
+            #expect(es == 0 && eout.contains("1 conflicting hunk settled in the editor"), "\(eout) \(eerr)")
+            #expect(try conflicts() == 0)
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            let merged = "ONE\ntwo\nthree by A\nthree by B\nfour\nFIVE\n"
+            #expect(s.read("A", doc) == merged && s.read("B", doc) == merged, "A \(s.read("A", doc) ?? "-"), B \(s.read("B", doc) ?? "-")")
+            // Usage: --version and --no-edit only with --merge; one choice at a time.
+            #expect(try s.ubiq("A", ["resolve", doc, "--no-edit", "--keep-both"]).0 == 2)
+            #expect(try s.ubiq("A", ["resolve", doc, "--merge", "--keep-both"]).0 == 2)
+            // Nothing to merge: one clear line.
+            let (zs, _, zerr) = try s.ubiq("A", ["resolve", doc, "--merge", "--no-edit"])
+            #expect(zs == 1 && zerr.contains("no conflict to merge"), "\(zerr)")
+        }
+
         @Test func removeAsksOrRefusesAndTrashRestores() async throws {
             let s = try Setup()
             defer { s.teardown() }

@@ -38,7 +38,7 @@ struct FastJSONTests {
         mutating func version() -> VersionRecord {
             VersionRecord(id: VersionID(uuid: uuid()), state: [.current, .conflict, .other][int(0...2)], size: int(0...Int.max),
                           hash: hash(), modified: date(), committed: date(), device: DeviceID(uuid: uuid()), deviceName: text(10), uploaded: coin(),
-                          permissions: coin() ? int(0...0o777) : nil)
+                          permissions: coin() ? int(0...0o777) : nil, base: coin() ? VersionID(uuid: uuid()) : nil)
         }
         mutating func item() -> ItemRecord {
             ItemRecord(id: ItemID(uuid: uuid()), path: path(), kind: coin() ? .file : .folder, current: coin() ? version() : nil,

@@ -6,13 +6,19 @@ import Glibc
 /// Other programs the front end starts: an editor that gets the terminal until it exits, and
 /// `xdg-open`, which runs on its own. Started with `posix_spawn` (the signals the front end
 /// ignores are reset for them) and waited for with `waitpid` — never a run loop spin.
-enum ExternalProgram {
+public enum ExternalProgram {
     /// Runs `argv` on this terminal and waits; its exit status (127 if it could not start).
-    static func runInTerminal(_ argv: [String]) -> Int32 {
+    public static func runInTerminal(_ argv: [String]) -> Int32 {
         guard let pid = spawn(argv, quietly: false) else { return 127 }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Runs `$VISUAL`, else `$EDITOR`, else `vi` on a file, on this terminal, and waits; its
+    /// exit status. The variables may hold arguments (`code --wait`), as shells allow.
+    public static func edit(_ file: String) -> Int32 {
+        runInTerminal(["/bin/sh", "-c", "exec ${VISUAL:-${EDITOR:-vi}} \"$1\"", "ubiq-edit", file])
     }
 
     /// Starts `argv` detached from the terminal (output to /dev/null) and reaps it in the

@@ -353,7 +353,7 @@ public final class TUIApp {
     /// Hands the terminal to the editor until it exits, then takes it back.
     func editInTerminal(_ absolute: String, name: String) {
         terminal.suspend()
-        let result = ExternalProgram.runInTerminal(["/bin/sh", "-c", "exec ${VISUAL:-${EDITOR:-vi}} \"$1\"", "ubiq-edit", absolute])
+        let result = ExternalProgram.edit(absolute)
         terminal.resume()
         send(result == 0 ? .done("edited \(name); the change goes up when saved") : .failed("the editor ended with status \(result)"))
         redraw()
