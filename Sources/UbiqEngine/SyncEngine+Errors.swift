@@ -13,9 +13,7 @@ extension SyncEngine {
     func failed(_ id: ItemID, code: String, message: String) {
         // The server's folders changed under a step (`item_changed`): the next round pulls first.
         if code == ErrorCode.itemChanged.rawValue { schedule(.pullFirst) }
-        let now = ContinuousClock.now
-        outcomes.failed(id, code: code, message: message, now: now, wall: Date())
-        if let due = outcomes.backoff.entries[id]?.retryAt, due > now { requestPass(after: due - now) }
+        outcomes.failed(id, code: code, message: message, now: .now, wall: Date())
         // Known: the next try is asked for only by the next plan, and a round that ended on the
         // failure makes none, so it waits for the 30 s periodic pass (2 tries in 30 s where the
         // delays promise 5). Asking for a pass at the retry time fixed that, but the randomized
