@@ -22,33 +22,16 @@ struct MergeCommandFlow {
         var text = draft.text
         let hunks = draft.conflicts == 1 ? "1 conflicting hunk" : "\(draft.conflicts) conflicting hunks"
         if edit {
-            let file = try Self.draftFile(for: draft)
-            guard ExternalProgram.edit(file.path) == 0 else {
-                throw CLIError(.invalidRequest, "the editor failed; nothing kept (the merge is in \(file.path))")
+            let file = try draft.writeDraftFile()
+            switch MergeDraft.edited(file, editorStatus: ExternalProgram.edit(file.path)) {
+            case .success(let t): text = t
+            case .failure(let e): throw CLIError(.invalidRequest, e.message)
             }
-            guard let edited = try? String(contentsOf: file, encoding: .utf8) else {
-                throw CLIError(.invalidRequest, "\(file.path) is no longer UTF-8 text; nothing kept")
-            }
-            guard !ThreeWayMerge.hasMarkers(edited) else {
-                throw CLIError(.invalidRequest, "conflict markers remain in \(file.path); nothing kept — edit them away and run this again, or pick a version with --keep")
-            }
-            text = edited
-            try? FileManager.default.removeItem(at: file)
         } else if draft.conflicts > 0 {
             throw CLIError(.invalidRequest, "\(path): \(hunks) both sides changed differently; run without --no-edit to settle them in your editor")
         }
         let kept = try await DeviceSession.require(home, .keepMerge(draft: draft, text: text))
         let left = kept.item?.conflictCount ?? 0
         print("merged \(draft.path) (\(draft.conflicts == 0 ? "no conflicting hunks" : "\(hunks) settled in the editor"))\(left > 0 ? "; \(left) conflict(s) remain" : "")")
-    }
-
-    /// A private file holding the merge, named after the document (its extension kept, so
-    /// editors know the language).
-    static func draftFile(for draft: MergeDraft) throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-merge-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let file = dir.appendingPathComponent("MERGE-" + draft.path.name)
-        try Data(draft.text.utf8).write(to: file, options: .withoutOverwriting)
-        return file
     }
 }

@@ -123,3 +123,29 @@ enum ConflictMerge {
         }
     }
 }
+
+extension MergeDraft {
+    /// Writes the merged text to a new private file named after the document (its extension
+    /// kept, so editors know the language), for a person to edit.
+    public func writeDraftFile() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-merge-\(UUID().uuidString.prefix(12))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = dir.appendingPathComponent("MERGE-" + path.name)
+        try Data(text.utf8).write(to: file, options: .withoutOverwriting)
+        return file
+    }
+
+    /// What a person left in a draft file after the editor ended with `status`: the text to
+    /// keep (the file is removed), or why nothing is kept (the file stays for them).
+    public static func edited(_ file: URL, editorStatus status: Int32) -> Result<String, EngineError> {
+        guard status == 0 else { return .failure(EngineError(.invalidRequest, "the editor ended with status \(status); nothing kept (the merge is in \(file.path))")) }
+        guard let data = try? Data(contentsOf: file), let text = String(validating: [UInt8](data), as: UTF8.self) else {
+            return .failure(EngineError(.invalidRequest, "\(file.path) is gone or no longer UTF-8 text; nothing kept"))
+        }
+        guard !ThreeWayMerge.hasMarkers(text) else {
+            return .failure(EngineError(.invalidRequest, "conflict markers remain in \(file.path); nothing kept — edit them away and merge again, or pick a version"))
+        }
+        try? FileManager.default.removeItem(at: file.deletingLastPathComponent())
+        return .success(text)
+    }
+}

@@ -103,10 +103,27 @@ struct ControllerTests {
         #expect(press(&s, [.char("n")]).isEmpty)
         _ = press(&s, [.char("b")])
         #expect(press(&s, [.char("y")]) == [.keepBoth(item.path)])
+        // m: merge the selected conflict version in the editor; on the current row, the only one.
+        #expect(press(&s, [.char("m")]) == [.merge(item.path, conflict: other.id)])
+        _ = press(&s, [.char("k")])
+        #expect(s.versions?.selected?.kind == .current)
+        #expect(press(&s, [.char("m")]) == [.merge(item.path, conflict: other.id)])
         _ = press(&s, [.char("q")])
         #expect(s.versions == nil && !s.quit, "q closes the versions view first")
         _ = press(&s, [.char("q")])
         #expect(s.quit)
+    }
+
+    @Test func mergeWithoutAConflictSaysSo() {
+        var s = Fixtures.state(view: .conflicts)
+        _ = press(&s, [.enter])
+        let cur = VersionRecord(id: VersionID(uuid: UUID()), state: .current, size: 1, hash: ContentHash.of([1]), modified: Fixtures.t0,
+                                committed: Fixtures.t0, device: DeviceID(uuid: UUID()), deviceName: "laptop", uploaded: true)
+        let item = ItemRecord(id: Fixtures.id(7), path: try! RelativePath(validating: "Documents/plan.txt"), kind: .file, current: cur,
+                              conflictCount: 0, deletedAt: nil, changeSeq: 1)
+        _ = s.apply(.versions(item.path, VersionsResponse(item: item, current: cur, conflicts: [], others: [])))
+        #expect(press(&s, [.char("m")]).isEmpty)
+        #expect(s.flash?.text == "no conflict to merge")
     }
 
     @Test func spaceFlipsABoolSettingAndEditsAnyOther() {

@@ -333,6 +333,12 @@ public final class TUIApp {
             request(.rename(path: p.string, name: name)) { _ in .done("renamed \(p.name) to \(name)") }
         case .makeFolder(let p):
             request(.makeFolder(path: p.string)) { _ in .done("made the folder \(p.name)") }
+        case .merge(let p, let conflict):
+            Task {
+                let r = await connection.ask(.mergeDraft(path: p.string, version: conflict?.description))
+                guard r.ok, let draft = r.merge else { await MainActor.run { self.send(.failed(r.message ?? "not merged")) }; return }
+                await MainActor.run { self.mergeInEditor(draft) }
+            }
         case .keepBoth(let p):
             request(.keepBoth(path: p.string)) { r in .done("kept both: \((r.results ?? []).map { String($0.path.split(separator: "/").last ?? "") }.joined(separator: ", "))") }
             state.versions = nil
@@ -357,6 +363,28 @@ public final class TUIApp {
         terminal.resume()
         send(result == 0 ? .done("edited \(name); the change goes up when saved") : .failed("the editor ended with status \(result)"))
         redraw()
+    }
+
+    /// Hands the terminal to the editor on a merge, then keeps what it left (unless markers
+    /// remain or the editor failed: then nothing is kept and the message says where the file is).
+    func mergeInEditor(_ draft: MergeDraft) {
+        let file: URL
+        do { file = try draft.writeDraftFile() } catch { send(.failed("cannot write the merge: \(error)")); return }
+        terminal.suspend()
+        let status = ExternalProgram.edit(file.path)
+        terminal.resume()
+        redraw()
+        switch MergeDraft.edited(file, editorStatus: status) {
+        case .failure(let e): send(.failed(e.message))
+        case .success(let text):
+            let connection = self.connection
+            let done = "merged \(draft.path.name)\(draft.conflicts > 0 ? " (\(draft.conflicts) hunk(s) settled)" : "")"
+            Task {
+                let r = await connection.ask(.keepMerge(draft: draft, text: text))
+                await MainActor.run { self.send(r.ok ? .done(done) : .failed(r.message ?? "not merged")) }
+            }
+            state.versions = nil
+        }
     }
 
     // MARK: drawing

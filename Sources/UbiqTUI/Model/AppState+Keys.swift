@@ -328,6 +328,12 @@ extension AppState {
             confirm = Confirmation(message: "Keep the version from \(label)? It becomes the current version of \(v.path) on every device; the others stay in its history.",
                                    effect: .resolve(v.path, row.record.id, label: label))
             return []
+        case .char("m"):
+            let conflicts = v.rows.filter { $0.kind == .conflict }
+            guard !conflicts.isEmpty else { flash = Flash(text: "no conflict to merge", level: .info); return [] }
+            if let row = v.selected, row.kind == .conflict { return [.merge(v.path, conflict: row.record.id)] }
+            guard conflicts.count == 1 else { flash = Flash(text: "\(conflicts.count) conflict versions: select the one to merge", level: .info); return [] }
+            return [.merge(v.path, conflict: conflicts[0].record.id)]
         case .char("b"):
             let conflicts = v.rows.filter { $0.kind == .conflict }.count
             guard conflicts > 0 else { flash = Flash(text: "no conflict to keep beside it", level: .info); return [] }

@@ -147,6 +147,8 @@ public enum Effect: Equatable, Sendable {
     case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)
     case resolve(RelativePath, VersionID, label: String)
     case keepBoth(RelativePath)
+    /// Merge a text conflict (this conflict version; nil: the only one) in `$VISUAL`/`$EDITOR`.
+    case merge(RelativePath, conflict: VersionID?)
     case rename(RelativePath, to: String)
     case makeFolder(RelativePath)
     /// Hand the terminal to `$VISUAL`/`$EDITOR` on the file (fetched first if only in the

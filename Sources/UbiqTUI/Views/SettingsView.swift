@@ -44,7 +44,8 @@ enum Overlays {
     static func helpLines(_ state: AppState, glyph: (String) -> String) -> [(String, String)] {
         var lines: [(String, String)] = []
         if state.versions != nil {
-            lines += [("j k ↑ ↓", "choose a version"), ("Enter", "keep the selected version (asks y/N)"), ("b", "keep both: conflict versions become documents beside it"), ("d", "toggle preview / diff against current"),
+            lines += [("j k ↑ ↓", "choose a version"), ("Enter", "keep the selected version (asks y/N)"), ("b", "keep both: conflict versions become documents beside it"),
+                      ("m", "merge a text conflict line by line; the result opens in $VISUAL / $EDITOR, kept when no markers remain"), ("d", "toggle preview / diff against current"),
                       ("q Esc", "back")]
         } else {
             switch state.view {
