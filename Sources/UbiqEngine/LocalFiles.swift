@@ -131,6 +131,7 @@ struct LocalFiles: Sendable {
             if rel.isExcluded { out.excluded[rel] = LocalEntry(kind: kind, stamp: stamp) } else { out.items[rel] = LocalEntry(kind: kind, stamp: stamp) }
             if kind == .folder { walk(dir: full, prefix: rel, into: &out) }
         }
+        WalkHooks.hook(rootPath)?(prefix)
     }
 
     /// True when every folder on the way to `p` that exists is a real folder, not a symbolic
@@ -238,4 +239,16 @@ public enum FileManifest {
     public static func read(path: String) throws -> Manifest? {
         try LocalFiles.manifest(path: path)?.0
     }
+}
+
+/// Tests: a function run when a walk of a container folder has read a folder (and everything
+/// in it), so a test can move things while a walk runs, as a user may.
+enum WalkHooks {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var hooks: [String: @Sendable (RelativePath?) -> Void] = [:]
+
+    /// Sets (or, with nil, removes) the hook of the container folder at `root`.
+    static func set(_ root: String, _ hook: (@Sendable (RelativePath?) -> Void)?) { lock.withLock { hooks[root] = hook } }
+
+    static func hook(_ root: String) -> (@Sendable (RelativePath?) -> Void)? { lock.withLock { hooks.isEmpty ? nil : hooks[root] } }
 }

@@ -13,6 +13,7 @@ extension SyncEngine {
         let scanStart = ContinuousClock.now
         // Writes the kernel has reported so far (read now, not when their events reach us).
         let writesBefore = watcher?.writes(settle: settleTime)
+        let movesBefore = watcher?.structuralEvents()
         // The folder is walked on another thread while this queue indexes what it knows (and a
         // fresh engine makes the planner's copy of the trees). No suspension until the Local
         // tree is replaced: a command's scan or an eviction running in between would otherwise
@@ -21,7 +22,27 @@ extension SyncEngine {
         let walked = files.startScan()
         let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: newLocalIDs, movedTo: sent.moves)
         if !planTrees.built { _ = trees() }
-        let walk = walked()
+        var walk = walked()
+        // The walk is not one instant: a folder moved while it ran can be seen at both places
+        // (its old place read before the move, its new one after) or at neither. Seen twice,
+        // the copy at the new place took a new ID and the item at the old place was deleted
+        // with what it held — files other devices had put in it ended in the trash. So when
+        // something moved or was removed during the walk, the folder is walked again; if it
+        // keeps changing, this scan is dropped (the Local tree stays as the last calm walk saw
+        // it) and another follows shortly.
+        if let w = watcher, var seen = movesBefore {
+            var walks = 1
+            while case let now = w.structuralEvents(), now != seen {
+                guard walks < 3 else {
+                    logger.debug("scan: things moved in the folder while it was read, \(walks) times; the next scan decides")
+                    unstable = max(unstable, 1)
+                    return
+                }
+                seen = now
+                walk = files.scan()
+                walks += 1
+            }
+        }
         let (entries, excludedEntries) = (walk.items, walk.excluded)
         if excludedEntries != excludedLocal {
             for p in Set(excludedEntries.keys).union(excludedLocal.keys) where excludedEntries[p] != excludedLocal[p] { changeLog.note(Self.excludedID(p)) }

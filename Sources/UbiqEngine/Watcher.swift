@@ -36,6 +36,10 @@ final class DirectoryWatcher: @unchecked Sendable {
     /// `foreign`, which tells the engine whether anything else happened since its last scan.
     private var expectedMoves: [String: (count: Int, until: ContinuousClock.Instant)] = [:]
     private var foreign: UInt64 = 0
+    /// Of those, the events that can make an entry vanish from one place or appear at another
+    /// (moves, removals, an overflow, a watch dropped): a walk of the folder during one of them
+    /// may have seen a moved folder twice, or not at all.
+    private var structural: UInt64 = 0
     private static let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF
                                      | IN_MOVE_SELF | IN_ATTRIB) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
 
@@ -132,6 +136,16 @@ final class DirectoryWatcher: @unchecked Sendable {
         }
     }
 
+    /// Reads what the kernel has queued and returns how many moves and removals (not the
+    /// engine's own renames) were seen so far: equal counts around a walk mean no folder moved
+    /// while it ran.
+    func structuralEvents() -> UInt64 {
+        queue.sync {
+            if fd >= 0 { drain() }
+            return structural
+        }
+    }
+
     private func drain() {
         var events: [WatchEvent] = []
         var buf = [UInt8](repeating: 0, count: 64 * 1024)
@@ -148,6 +162,7 @@ final class DirectoryWatcher: @unchecked Sendable {
                 off += 16 + len
                 if mask & UInt32(bitPattern: IN_Q_OVERFLOW) != 0 {
                     foreign += 1
+                    structural += 1
                     expectedMoves.removeAll()
                     events.append(WatchEvent(path: nil, kind: .overflow))
                     continue
@@ -157,6 +172,7 @@ final class DirectoryWatcher: @unchecked Sendable {
                     // A watch dropped a moment ago (its folder moved, the new watch is not in
                     // place yet): something changed somewhere, so the engine looks.
                     foreign += 1
+                    structural += 1
                     events.append(WatchEvent(path: nil, kind: .placed))
                     continue
                 }
@@ -168,6 +184,7 @@ final class DirectoryWatcher: @unchecked Sendable {
                     continue  // a download the engine put in place
                 }
                 foreign += 1
+                if mask & UInt32(IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF) != 0 { structural += 1 }
                 if isDir && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                     addRecursive(rel)  // watch the new folder and everything already inside it
                 }
