@@ -196,6 +196,57 @@ extension ProcessBoundTests {
             #expect(t.waitFor("AFTER=0"), "\(t.capture())")
         }
 
+        /// #24 §2 conflicts at 80×24: keep both on one document, a three-way merge through
+        /// `$EDITOR` on another; the other device gets both results.
+        @Test func conflictsKeptBothAndMergedAt80x24() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A"); try s.login("B")
+            try s.write("B", "Documents/keep.txt", "kept\n")
+            try s.write("B", "Documents/merge.txt", "one\ntwo\nthree\nfour\n")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            #expect(try s.ubiq("A", ["sync"]).0 == 0)
+            try s.write("A", "Documents/keep.txt", "kept by A\n")
+            try s.write("A", "Documents/merge.txt", "ONE by A\ntwo\nthree\nfour\n")
+            #expect(try s.ubiq("A", ["sync"]).0 == 0)
+            try s.write("B", "Documents/keep.txt", "kept by B\n")
+            try s.write("B", "Documents/merge.txt", "one\ntwo\nthree\nFOUR by B\n")
+            _ = try s.ubiq("B", ["sync"])
+            // The editor: a script that adds a line to what it is given.
+            let editor = s.dir.url.appendingPathComponent("editor.sh")
+            try "#!/bin/sh\necho 'checked in the editor' >> \"$1\"\n".write(to: editor, atomically: true, encoding: .utf8)
+            chmod(editor.path, 0o755)
+            let t = try TmuxSession(width: 80, height: 24, environment: ["EDITOR": editor.path, "VISUAL": editor.path])
+            defer { t.kill() }
+            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("2")
+            #expect(t.waitFor { $0.contains("keep.txt") && $0.contains("merge.txt") }, "\(t.capture())")
+            // keep.txt: its versions, b, y — B's version becomes a document beside it.
+            try t.send("g", "Enter")
+            #expect(t.waitFor("Versions of Documents/keep.txt"), "\(t.capture())")
+            try t.send("b")
+            #expect(t.waitFor("Keep both?"), "\(t.capture())")
+            try t.send("y")
+            #expect(t.waitFor("kept both"), "\(t.capture())")
+            // merge.txt: its versions, m — merged, the editor adds its line, kept.
+            #expect(t.waitFor { $0.contains("merge.txt") && !$0.contains("keep.txt") }, "\(t.capture())")
+            try t.send("g", "Enter")
+            #expect(t.waitFor("Versions of Documents/merge.txt"), "\(t.capture())")
+            try t.send("m")
+            #expect(t.waitFor("merged merge.txt"), "\(t.capture())")
+            let merged = "ONE by A\ntwo\nthree\nFOUR by B\nchecked in the editor\n"
+            #expect(await eventually { s.read("A", "Documents/merge.txt") == merged }, "\(s.read("A", "Documents/merge.txt") ?? "-")")
+            #expect(await eventually { _ = try? s.ubiq("B", ["sync"]); return s.read("B", "Documents/merge.txt") == merged })
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: s.file("B", "Documents").path)) ?? []
+            #expect(s.read("B", "Documents/keep.txt") == "kept by A\n" && names.contains { $0.hasPrefix("keep (conflict from B ") }, "\(names)")
+            let status = try JSONSerialization.jsonObject(with: Data(try s.ubiq("B", ["status", "--json"]).1.utf8)) as? [String: Any]
+            #expect(status?["conflicts"] as? Int == 0)
+            try t.send("q")
+            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+        }
+
         /// The README's first command: with nothing set up, documents arrive, change, conflict and
         /// settings change live; quitting removes everything the demo made.
         @Test func demoRunsFromNothingAndCleansUp() async throws {
