@@ -339,6 +339,26 @@ public final class TUIApp {
                 guard r.ok, let draft = r.merge else { await MainActor.run { self.send(.failed(r.message ?? "not merged")) }; return }
                 await MainActor.run { self.mergeInEditor(draft) }
             }
+        case .clearChoices:
+            state.choices = ConflictChoices()
+        case .decide(let p, let choice):
+            Task {
+                let answer: DeviceResponse
+                switch choice {
+                case .both:
+                    answer = await connection.ask(.keepBoth(path: p.string))
+                case .current, .conflict:
+                    let v = await connection.ask(.versions(path: p.string))
+                    guard let list = v.versions else { await MainActor.run { self.send(.failed(v.message ?? "\(p.name): no versions")) }; return }
+                    let keep = choice == .current ? list.current : (list.conflicts.count == 1 ? list.conflicts.first : nil)
+                    guard let keep else {
+                        await MainActor.run { self.send(.failed("\(p.name) has \(list.conflicts.count) conflict versions: open it (Enter) to pick one")) }
+                        return
+                    }
+                    answer = await connection.ask(.resolve(path: p.string, keep: keep.id.description))
+                }
+                await MainActor.run { self.send(answer.ok ? .done("\(choice.label): \(p.name)") : .failed("\(p.name): \(answer.message ?? "not resolved")")) }
+            }
         case .keepBoth(let p):
             request(.keepBoth(path: p.string)) { r in .done("kept both: \((r.results ?? []).map { String($0.path.split(separator: "/").last ?? "") }.joined(separator: ", "))") }
             state.versions = nil

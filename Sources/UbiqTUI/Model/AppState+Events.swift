@@ -27,7 +27,9 @@ extension AppState {
             files.gather(items)
         case .update(let diff):
             files.apply(diff)
-            conflictCursor.clamp(count: files.conflicted.count)
+            let conflicted = files.conflicted
+            conflictCursor.clamp(count: conflicted.count)
+            if !choices.isEmpty || !choices.marked.isEmpty { choices.keep(only: Set(conflicted.map(\.path))) }
         case .status(let s, let throughput):
             status.account = s.account ?? ""
             status.server = s.server ?? ""

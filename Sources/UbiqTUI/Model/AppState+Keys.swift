@@ -296,13 +296,44 @@ extension AppState {
     mutating func handleConflicts(_ key: Key) -> [Effect] {
         let list = files.conflicted
         if Self.move(key, &conflictCursor, count: list.count, page: pageStep) { return [] }
+        let here = list.indices.contains(conflictCursor.index) ? list[conflictCursor.index].path : nil
+        // A choice is for the marked documents, else the selected one.
+        let targets = choices.marked.isEmpty ? [here].compactMap { $0 } : choices.marked.sorted()
         switch key {
         case .char("q"): return quitOrClose()
         case .enter, .char("l"), .right:
-            guard list.indices.contains(conflictCursor.index) else { return [] }
-            return openVersions(list[conflictCursor.index].path)
+            guard let here else { return [] }
+            return openVersions(here)
+        case .char("<"), .char(","), .char(">"), .char("."), .char("b"):
+            guard !targets.isEmpty else { return [] }
+            let choice: ConflictChoice = switch key {
+            case .char("<"), .char(","): .current
+            case .char("b"): .both
+            default: .conflict
+            }
+            choices.stage(targets, choice)
+            choices.clearMarks()
+            if targets.count == 1 { conflictCursor.move(1, count: list.count) }
+            flash = Flash(text: "staged: \(choice.label) for \(targets.count == 1 ? targets[0].name : "\(targets.count) documents") (A applies, z takes back)", level: .info)
+        case .char("-"):
+            choices.skip(targets)
+            choices.clearMarks()
+        case .char("z"):
+            if let p = choices.undo() { flash = Flash(text: "took back the choice for \(p.name)", level: .info) }
+        case .char(" "), .char("v"):
+            guard let here else { return [] }
+            choices.toggleMark(here)
+            conflictCursor.move(1, count: list.count)
+        case .escape:
+            choices.clearMarks()
+        case .char("A"):
+            guard !choices.isEmpty else { flash = Flash(text: "nothing staged: < keeps current, > the conflict, b both", level: .info); return [] }
+            let n = choices.staged.count
+            confirm = Confirmation(message: "\(choices.summary.prefix(1).uppercased() + choices.summary.dropFirst()). Apply to \(n) document\(n == 1 ? "" : "s") on every device? The versions not kept stay in history.",
+                                   effects: choices.decisions.map { .decide($0.0, $0.1) } + [.clearChoices])
         default: return []
         }
+        return []
     }
 
     // MARK: Versions

@@ -147,6 +147,9 @@ public enum Effect: Equatable, Sendable {
     case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)
     case resolve(RelativePath, VersionID, label: String)
     case keepBoth(RelativePath)
+    /// Apply a staged decision of the Conflicts view; forget the staged decisions.
+    case decide(RelativePath, ConflictChoice)
+    case clearChoices
     /// Merge a text conflict (this conflict version; nil: the only one) in `$VISUAL`/`$EDITOR`.
     case merge(RelativePath, conflict: VersionID?)
     case rename(RelativePath, to: String)
@@ -199,6 +202,8 @@ public struct AppState: Sendable {
     public var screenWidth = 80, screenHeight = 24
     public var files = FilesState()
     public var conflictCursor = ListCursor()
+    /// The Conflicts view's staged decisions and marks.
+    public var choices = ConflictChoices()
     /// The Trash view (`4`): what the server's trash holds, newest deletion first.
     public var trash = TrashState()
     public var settings = SettingsState()

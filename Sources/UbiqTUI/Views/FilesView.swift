@@ -127,8 +127,9 @@ extension FilesView {
 
 /// The Conflicts view: every item with unresolved conflict versions.
 enum ConflictsView {
-    static func render(_ items: [MetadataItem], _ cursor: ListCursor, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
-        Box.draw(r, title: "Conflicts (\(items.count))", &s, c)
+    static func render(_ items: [MetadataItem], _ cursor: ListCursor, choices: ConflictChoices, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+        let staged = choices.isEmpty ? "" : " \(c.dot) \(choices.staged.count) staged, A applies"
+        Box.draw(r, title: "Conflicts (\(items.count))\(staged)", &s, c)
         let inner = r.inset(1)
         if items.isEmpty {
             s.put("no conflicts: every document has one current version", x: inner.x + 1, y: inner.y, role: "ui.hint.text")
@@ -140,9 +141,15 @@ enum ConflictsView {
             let y = inner.y + n
             let base = cur.top + n == cursor.index ? "ui.selection" : "ui.text"
             s.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), role: base)
-            s.put(c.glyph("status.conflict"), x: inner.x + 1, y: y, role: "status.conflict")
+            let selected = cur.top + n == cursor.index
+            if choices.marked.contains(i.path) { s.put(c.ascii ? "+" : "▌", x: inner.x, y: y, role: selected ? base : "ui.marked") }
+            s.put(c.glyph("status.conflict"), x: inner.x + 1, y: y, role: selected ? base : "status.conflict")
             let dateW = inner.width >= 60 ? 16 : 0
-            s.putPadded(i.path.string, x: inner.x + 3, y: y, width: inner.width - 4 - dateW, role: base)
+            // The staged choice, as its key and words: "< keep current".
+            let choice = choices.staged[i.path].map { "\($0.key) \($0.label)" } ?? ""
+            let choiceW = choice.isEmpty ? 0 : min(TextWidth.of(choice) + 2, max(0, inner.width / 3))
+            s.putPadded(i.path.string, x: inner.x + 3, y: y, width: inner.width - 4 - dateW - choiceW, role: base)
+            if choiceW > 0 { s.putPadded(choice, x: inner.maxX - dateW - choiceW - 1, y: y, width: choiceW, role: selected ? base : "ui.flash.info") }
             if dateW > 0 { s.putPadded(TimeFormat.short(i.modified), x: inner.maxX - dateW - 1, y: y, width: dateW, role: base) }
         }
     }

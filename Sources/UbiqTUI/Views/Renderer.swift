@@ -55,7 +55,7 @@ public enum Renderer {
         } else {
             switch state.view {
             case .files: FilesView.render(state.files, state.status, &s, main, context)
-            case .conflicts: ConflictsView.render(state.files.conflicted, state.conflictCursor, &s, main, context)
+            case .conflicts: ConflictsView.render(state.files.conflicted, state.conflictCursor, choices: state.choices, &s, main, context)
             case .settings: SettingsView.render(state.settings, &s, main, context)
             case .trash: TrashView.render(state.trash, &s, main, context)
             }
@@ -154,7 +154,7 @@ public enum Renderer {
         case .files:
             return [("j/k", "move"), ("Enter", "open"), ("h", "back"), ("f", "fetch"), ("E", "evict"), ("D", "delete"), ("/", "filter"),
                     ("F", "flat"), ("?", "help"), ("q", "quit")]
-        case .conflicts: return [("j/k", "move"), ("Enter", "versions"), ("1", "files"), ("?", "help"), ("q", "quit")]
+        case .conflicts: return [("j/k", "move"), ("Enter", "versions"), ("< > b", "stage"), ("A", "apply"), ("?", "help"), ("q", "quit")]
         case .settings: return [("j/k", "move"), ("a", "add"), ("e", "edit"), ("D", "delete"), ("?", "help"), ("q", "quit")]
         case .trash: return [("j/k", "move"), ("Enter", "restore"), ("E", "empty"), ("?", "help"), ("q", "quit")]
         }

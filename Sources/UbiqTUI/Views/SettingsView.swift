@@ -60,7 +60,12 @@ enum Overlays {
                           ("o", "open with xdg-open"), ("u", "retry now: failing items are tried again at once")]
                 lines += [("", ""), ("status", "")]
                 lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
-            case .conflicts: lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one")]
+            case .conflicts:
+                lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one (m merges a text conflict there)"),
+                          ("< ,", "stage: keep the current version"), ("> .", "stage: keep the conflict version (when there is one)"),
+                          ("b", "stage: keep both (the conflict becomes a document beside it)"), ("-", "skip: decide later (unstage)"),
+                          ("z", "take back the last staged choice"), ("Space v", "mark (a choice applies to the marks; Esc clears)"),
+                          ("A", "apply the staged choices after a summary (y/N)")]
             case .trash:
                 lines += [("j k ↑ ↓", "move"), ("Enter r", "restore on every device (asks y/N)"), ("E", "empty the trash for good (type empty)"),
                           ("u Ctrl-L", "reload"), ("", "items stay 30 days, then the server purges them")]
