@@ -13,12 +13,14 @@ extension SyncEngine {
     func failed(_ id: ItemID, code: String, message: String) {
         // The server's folders changed under a step (`item_changed`): the next round pulls first.
         if code == ErrorCode.itemChanged.rawValue { schedule(.pullFirst) }
-        outcomes.failed(id, code: code, message: message, now: .now, wall: Date())
-        // Known: the next try is asked for only by the next plan, and a round that ended on the
-        // failure makes none, so it waits for the 30 s periodic pass (2 tries in 30 s where the
-        // delays promise 5). Asking for a pass at the retry time fixed that, but the randomized
-        // runs lost files more often with it (3 of 18 long runs against 0 of 9); kept out until
-        // that is understood (`ubiq retry` / `u` end the wait by hand).
+        let now = ContinuousClock.now
+        outcomes.failed(id, code: code, message: message, now: now, wall: Date())
+        // The next try is due after the item's delay: a pass then. (Only the next plan asked for
+        // it before, and a round that ended on the failure makes none: the retry waited for the
+        // 30 s periodic pass, 2 tries in 30 s where the delays promise 5. The more frequent
+        // passes once made the long randomized runs lose files — 3 of 18 — through a walk that
+        // raced a folder move, fixed in `scanLocal`; 0 of 14 since.)
+        if let due = outcomes.backoff.entries[id]?.retryAt, due > now { requestPass(after: due - now) }
     }
 
     /// An item's step succeeded: its error and backoff are gone.

@@ -348,8 +348,12 @@ struct MultiDeviceRegressionTests {
         var rng = SeededRandom.forTest("retry-now")
         try a.write("Documents/big.bin", bytes: rng.bytes(20_000))
         func attempts() async -> Int { await a.engine.status().errors.first { $0.path == "Documents/big.bin" }?.attempts ?? 0 }
-        // A failure: its next try waits (for the periodic pass, see `failed`).
+        // A failure, tried again after 0.5, 1, 2, 4 s… (it waited for the 30 s periodic pass:
+        // two tries in 30 s where the delays promise five).
         let reached = await eventually(timeout: .seconds(30)) { await attempts() >= 1 }
+        let retried = await eventually(timeout: .seconds(10)) { await attempts() >= 3 }
+        let count = await attempts()
+        #expect(retried, "tried at its retry times: \(count) tries")
         let errs = await a.engine.status().errors
         #expect(reached, "\(errs)")
         let before = await attempts()
