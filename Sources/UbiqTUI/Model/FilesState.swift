@@ -6,6 +6,11 @@ public struct FileRow: Equatable, Sendable {
     public var item: MetadataItem
     /// Items inside a folder row (browse mode).
     public var childCount: Int
+    /// Everything under a folder row, counted (browse mode).
+    public var summary: FolderSummary?
+    public init(item: MetadataItem, childCount: Int, summary: FolderSummary? = nil) {
+        self.item = item; self.childCount = childCount; self.summary = summary
+    }
 }
 
 /// The Files view's state: every item of the live query, the folder being browsed (or a flat
@@ -191,10 +196,23 @@ public struct FilesState: Sendable {
         var out: [FileRow] = []
         let browsing = !(flat || filter != nil)
         hiddenCount = 0
+        // Browsing: each shown folder's files, everything under it counted (one look at each path).
+        var summaries: [Substring: FolderSummary] = [:]
+        if browsing {
+            let prefix = folder.map { $0.string + "/" } ?? ""
+            for i in items.values where i.kind == .file {
+                let p = i.path.string
+                guard p.hasPrefix(prefix) else { continue }
+                let rest = p.utf8.dropFirst(prefix.utf8.count)
+                guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { continue }
+                summaries[p[..<slash], default: FolderSummary()].add(i)
+            }
+        }
         for i in items.values {
             if browsing ? i.path.parent != folder : (i.kind != .file || !(filter?.matches(i, now: now) ?? true)) { continue }
             if !showHidden && Self.isHidden(i, browsing: browsing) { hiddenCount += 1; continue }
-            out.append(FileRow(item: i, childCount: i.kind == .folder ? childCounts[i.path, default: 0] : 0))
+            out.append(FileRow(item: i, childCount: i.kind == .folder ? childCounts[i.path, default: 0] : 0,
+                               summary: browsing && i.kind == .folder ? summaries[Substring(i.path.string)] ?? FolderSummary() : nil))
         }
         // Folders first when browsing; then by the sort key.
         out.sort { a, b in

@@ -12,7 +12,7 @@ enum FilesView {
         let dh = paneHeight(f, main: area.height)
         let r = Rect(x: area.x, y: area.y, width: area.width, height: area.height - dh)
         let pane = Rect(x: area.x, y: r.maxY, width: area.width, height: dh)
-        if dh > 0 { if f.transfers { TransfersPane.render(f, status, &s, pane, c) } else { details(f.selected?.item, &s, pane, c) } }
+        if dh > 0 { if f.transfers { TransfersPane.render(f, status, &s, pane, c) } else { details(f.selected?.item, summary: f.selected?.summary, &s, pane, c) } }
         var title = f.filter != nil ? "Files \(c.dot) find: \(f.filterText)" : f.flat ? "Files \(c.dot) all files" : "Files \(c.dot) \(f.folder.map { $0.string + "/" } ?? "/")"
         title += " (\(f.rows.count)"
         if f.hiddenCount > 0 { title += ", \(f.hiddenCount) hidden" }
@@ -56,11 +56,11 @@ enum FilesView {
         let base = selected ? "ui.selection" : "ui.text"
         s.fill(Rect(x: x, y: y, width: width, height: 1), role: base)
         if isMarked { s.put(c.ascii ? "+" : "▌", x: x, y: y, role: selected ? base : "ui.marked") }
-        let st = status(i)
+        let st = row.summary?.status ?? status(i)
         // On the cursor row everything takes the selection's style (the glyphs still say the
         // state): a status colour there left a gap in the bar at the glyph cell.
         s.put(c.glyph(st), x: x + 1, y: y, role: selected ? base : st)
-        if i.conflict { s.put(c.glyph("status.conflict"), x: x + 2, y: y, role: selected ? base : "status.conflict") }
+        if i.conflict || (row.summary?.conflicts ?? 0) > 0 { s.put(c.glyph("status.conflict"), x: x + 2, y: y, role: selected ? base : "status.conflict") }
         let wide = width >= 64
         let sizeW = 9, dateW = wide ? 16 : 0, gap = 2
         let nameW = max(4, width - 5 - sizeW - (wide ? dateW + gap : 0) - gap)
@@ -68,7 +68,9 @@ enum FilesView {
         var name = browsing ? i.name : i.path.string
         if i.kind == .folder { name = (c.ascii ? "> " : "▸ ") + name + "/" }
         s.putPadded(name, x: x + 4, y: y, width: nameW, role: isMarked && !selected ? "ui.marked" : base)
-        let size = i.kind == .folder ? "\(row.childCount) item\(row.childCount == 1 ? "" : "s")" : ByteSize.format(Int64(i.size))
+        // A folder: its total size when browsing (everything under it), else its item count.
+        let size = i.kind != .folder ? ByteSize.format(Int64(i.size))
+            : row.summary.map { ByteSize.format($0.bytes) } ?? "\(row.childCount) item\(row.childCount == 1 ? "" : "s")"
         s.putPadded(size, x: x + 4 + nameW + gap, y: y, width: sizeW, role: base, alignRight: true)
         guard wide else { return }
         let dx = x + 4 + nameW + gap + sizeW + gap
@@ -88,7 +90,7 @@ enum FilesView {
 
 extension FilesView {
     /// The details pane (`i`): everything the list knows of the selected item.
-    static func details(_ item: MetadataItem?, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+    static func details(_ item: MetadataItem?, summary: FolderSummary? = nil, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
         Box.draw(r, title: "Details", &s, c, focused: false)
         let inner = r.inset(1)
         guard let i = item else {
@@ -96,9 +98,9 @@ extension FilesView {
             return
         }
         var lines: [(String, String, String)] = [("path", i.path.string + (i.kind == .folder ? "/" : ""), "ui.text")]
-        let bytes = i.kind == .folder ? "folder" : "\(ByteSize.format(Int64(i.size))) (\(i.size) bytes)"
+        let bytes = i.kind == .folder ? summary.map { "folder: \($0.description)" } ?? "folder" : "\(ByteSize.format(Int64(i.size))) (\(i.size) bytes)"
         lines.append(("size", bytes, "ui.text"))
-        lines.append(("state", describe(i), status(i)))
+        lines.append(("state", summary?.stateWords ?? describe(i), summary?.status ?? status(i)))
         lines.append(("modified", TimeFormat.precise(i.modified) + (i.created.map { "   created \(TimeFormat.precise($0))" } ?? ""), "ui.text"))
         if let e = i.uploadError ?? i.downloadError { lines.append(("error", e, "status.error")) }
         for (n, (k, v, role)) in lines.prefix(inner.height).enumerated() {
