@@ -223,6 +223,30 @@ struct ControllerTests {
         #expect(s.settings.cursor.index == 33 + 8 - 16)
     }
 
+    /// #24 §2: `/` in Settings finds keys by part of their name (any case); Esc shows all again;
+    /// the size check before saving still counts every key, shown or not.
+    @Test func settingsFindKeysByNameAndTheLimitsStillCountAll() {
+        var s = Fixtures.state(view: .settings)
+        let dev = DeviceID(uuid: UUID())
+        let entries = ["fontSize", "fontName", "theme", "darkMode"].map { KVEntry(key: $0, value: .string("v"), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev) }
+            + [KVEntry(key: "blob", value: .string(String(repeating: "x", count: 900_000)), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev)]
+        _ = s.apply(.settings(entries, keys: 5, bytes: 900_100))
+        _ = press(&s, [.char("/")] + Key.typing("FONT") + [.enter])
+        #expect(s.settings.entries.map(\.key).sorted() == ["fontName", "fontSize"] && s.prompt == nil)
+        let screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0)).lines.joined(separator: "\n")
+        #expect(screen.contains("/FONT (2 of 5)") && !screen.contains("darkMode"), "\(screen)")
+        // Editing a shown key to 200 KB: refused, the hidden 900 KB key counts.
+        s.settings.cursor.index = 0
+        _ = press(&s, [.char("e"), .ctrlU])
+        _ = press(&s, Key.typing(String(repeating: "y", count: 200_000)) + [.enter])
+        #expect(s.prompt?.error != nil, "the store's limit counts the keys the filter hides")
+        _ = press(&s, [.escape, .escape])
+        #expect(s.settings.filter.isEmpty && s.settings.entries.count == 5)
+        _ = press(&s, [.char("/")] + Key.typing("nothing") + [.enter])
+        let empty = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0)).lines.joined(separator: "\n")
+        #expect(s.settings.entries.isEmpty && empty.contains("no key contains 'nothing'"), "\(empty)")
+    }
+
     @Test func globalKeys() {
         var s = Fixtures.state()
         _ = press(&s, [.char("3")])

@@ -210,7 +210,7 @@ struct RenderTests {
         s.versions = nil
         s.view = .settings
         let dev = DeviceID(uuid: UUID())
-        s.settings.entries = [KVEntry(key: "fontSize", value: .int(14), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev),
+        s.settings.all = [KVEntry(key: "fontSize", value: .int(14), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev),
                               KVEntry(key: "theme", value: .string("dark"), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev),
                               KVEntry(key: "recent", value: .array([.string("a.txt"), .int(2)]), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev)]
         s.settings.usage = (3, 40)

@@ -47,16 +47,20 @@ extension AppState {
                 keep = added
                 settings.toSelect = nil
             }
-            settings.entries = entries
+            if let added = keep, settings.toSelect == nil, !settings.filter.isEmpty,
+               added.range(of: settings.filter, options: .caseInsensitive) == nil, entries.contains(where: { $0.key == added }) {
+                settings.filter = ""  // a key just added is shown, even when the filter would hide it
+            }
+            settings.all = entries
             settings.usage = (keys, bytes)
-            if let keep, let at = entries.firstIndex(where: { $0.key == keep }) { settings.cursor.index = at }
-            settings.cursor.clamp(count: entries.count)
+            if let keep, let at = settings.entries.firstIndex(where: { $0.key == keep }) { settings.cursor.index = at }
+            settings.cursor.clamp(count: settings.entries.count)
         case .settingsChanged(let keys, let reason, let at):
             for k in keys { settings.highlighted[k] = at.addingTimeInterval(Self.highlightTime) }
             if reason == .quotaViolationChange { flash = Flash(text: "the server refused settings over the 1 MB limit: \(keys.joined(separator: ", "))", level: .error) }
             // An edit in progress is never overwritten; say that the key changed meanwhile.
             if var p = prompt, case .value(let key, _, _) = p.purpose, keys.contains(key) {
-                let now = settings.entries.first { $0.key == key }?.value?.displayText ?? "(removed)"
+                let now = settings.all.first { $0.key == key }?.value?.displayText ?? "(removed)"
                 let whereFrom = reason == .localChange ? "on this device (another program)" : "on another device"
                 p.notice = "changed \(whereFrom) to \(TextWidth.fit(now, 30)): Enter saves yours, Esc keeps theirs"
                 prompt = p

@@ -405,6 +405,12 @@ extension AppState {
             guard let e = settings.selected else { return [] }
             confirm = Confirmation(message: "Delete the setting '\(e.key)' on every device?", effect: .setValue(key: e.key, value: nil))
             return []
+        case .char("/"):
+            prompt = Prompt(purpose: .settingsFilter, label: "find keys (part of a name; empty shows all)", text: settings.filter)
+            return []
+        case .escape where !settings.filter.isEmpty:
+            settings.filter = ""
+            return []
         case .char(" "):
             // A bool flips at once (saved on every device, like any edit); other types open the editor.
             guard let e = settings.selected, let v = e.value else { return [] }
@@ -471,6 +477,11 @@ extension AppState {
     mutating func submit(_ p: Prompt) -> [Effect] {
         var p = p
         switch p.purpose {
+        case .settingsFilter:
+            settings.filter = p.text.trimmingCharacters(in: .whitespaces)
+            settings.cursor = ListCursor()
+            prompt = nil
+            return []
         case .helpFilter:
             helpFilter = p.text.trimmingCharacters(in: .whitespaces)
             helpTop = 0
@@ -532,7 +543,7 @@ extension AppState {
                 let v = try KVValue.parse(p.text, type: type)
                 try KVLimits.check(key: key, value: v)
                 var after: [String: KVValue] = [:]
-                for e in settings.entries { if let x = e.value { after[e.key] = x } }
+                for e in settings.all { if let x = e.value { after[e.key] = x } }
                 after[key] = v
                 try KVLimits.check(store: after)
                 prompt = nil

@@ -25,6 +25,8 @@ public struct Prompt: Equatable, Sendable {
         case newFolder(RelativePath?)
         /// Words the help overlay keeps lines of (`/` in the help).
         case helpFilter
+        /// Words the Settings view's keys must contain (`/` in Settings).
+        case settingsFilter
     }
     public var purpose: Purpose
     public var label: String
@@ -101,7 +103,12 @@ public struct VersionsState: Equatable, Sendable {
 
 /// The Settings view: every key, the selection, and keys recently changed elsewhere.
 public struct SettingsState: Equatable, Sendable {
-    public var entries: [KVEntry] = []
+    /// Every key the store holds (the size checks use these).
+    public var all: [KVEntry] = [] { didSet { refilter() } }
+    /// The keys shown: those whose name contains the filter (any case); all without one.
+    public private(set) var entries: [KVEntry] = []
+    /// `/` in Settings: words a key's name must contain.
+    public var filter = "" { didSet { refilter() } }
     public var cursor = ListCursor()
     /// Keys changed by another device, highlighted until the given time.
     public var highlighted: [String: Date] = [:]
@@ -110,8 +117,11 @@ public struct SettingsState: Equatable, Sendable {
     public var toSelect: String?
     public init() {}
     public var selected: KVEntry? { entries.indices.contains(cursor.index) ? entries[cursor.index] : nil }
+    mutating func refilter() {
+        entries = filter.isEmpty ? all : all.filter { $0.key.range(of: filter, options: .caseInsensitive) != nil }
+    }
     public static func == (a: SettingsState, b: SettingsState) -> Bool {
-        a.entries == b.entries && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect
+        a.all == b.all && a.filter == b.filter && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect
     }
 }
 

@@ -6,10 +6,12 @@ import UbiqCore
 enum SettingsView {
     static func render(_ st: SettingsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
         let limits = "keys \(st.usage.keys)/\(KVLimits.maxKeys) \(c.dot) \(ByteSize.format(Int64(st.usage.bytes)))/\(ByteSize.format(Int64(KVLimits.maxStoreBytes)))"
-        Box.draw(r, title: "Settings (\(limits))", &s, c)
+        let found = st.filter.isEmpty ? "" : " \(c.dot) /\(st.filter) (\(st.entries.count) of \(st.all.count))"
+        Box.draw(r, title: "Settings (\(limits))\(found)", &s, c)
         let inner = r.inset(1)
         if st.entries.isEmpty {
-            s.put("no settings yet: press a to add one", x: inner.x + 1, y: inner.y, role: "ui.hint.text")
+            let hint = st.all.isEmpty ? "no settings yet: press a to add one" : "no key contains '\(st.filter)': / changes it, Esc shows all"
+            s.put(hint, x: inner.x + 1, y: inner.y, maxWidth: inner.width - 1, role: "ui.hint.text")
             return
         }
         let keyW = min(28, max(8, inner.width / 3)), typeW = 10
@@ -70,7 +72,7 @@ enum Overlays {
                 lines += [("j k ↑ ↓", "move"), ("Enter r", "restore on every device (asks y/N)"), ("E", "empty the trash for good (type empty)"),
                           ("u Ctrl-L", "reload"), ("", "items stay 30 days, then the server purges them")]
             case .settings:
-                lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"), ("Space", "flip a bool (others: edit)"),
+                lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"), ("Space", "flip a bool (others: edit)"), ("/", "find keys by name (Esc shows all)"),
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
