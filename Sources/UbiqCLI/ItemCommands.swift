@@ -51,26 +51,26 @@ struct VersionsCommand: AsyncParsableCommand {
 
 /// `ubiq resolve PATH --keep VERSION_ID`
 struct ResolveCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "resolve", abstract: "Make one version (current, conflict or history) the current one on every device.")
+    static let configuration = CommandConfiguration(commandName: "resolve", abstract: "Make one version (current, conflict or history) the current one on every device, keep both, or merge a text conflict.")
     @Argument(help: "Path in the container folder.") var path: String
     @Option(name: .long, help: "The version to keep (from 'ubiq versions PATH').") var keep: String?
     @Flag(name: .long, help: "Keep the current version, and every conflict version as a document beside it ('NAME (conflict from DEVICE DATE).EXT').")
     var keepBoth = false
     @Flag(name: .long, help: "Merge a text conflict line by line against the version both sides were edited from, and open the result in $VISUAL/$EDITOR before it is kept.")
     var merge = false
-    @Option(name: .long, help: "With --merge: the conflict version to merge (when there are several).") var version: String?
+    @Option(name: .long, help: "With --merge: the conflict version to merge (when there are several).") var conflict: String?
     @Flag(name: .long, help: "With --merge: keep a merge that has no conflicting hunks without opening an editor.") var noEdit = false
     @OptionGroup var home: HomeOption
 
     func validate() throws {
         guard [keep != nil, keepBoth, merge].filter({ $0 }).count == 1 else { throw ValidationError("give one of --keep VERSION_ID, --keep-both or --merge") }
         if let keep, VersionID(string: keep) == nil { throw ValidationError("--keep takes a version ID (see 'ubiq versions PATH')") }
-        if let version, VersionID(string: version) == nil { throw ValidationError("--version takes a version ID (see 'ubiq versions PATH')") }
-        if (version != nil || noEdit) && !merge { throw ValidationError("--version and --no-edit go with --merge") }
+        if let conflict, VersionID(string: conflict) == nil { throw ValidationError("--conflict takes a version ID (see 'ubiq versions PATH')") }
+        if (conflict != nil || noEdit) && !merge { throw ValidationError("--conflict and --no-edit go with --merge") }
     }
 
     func run() async throws {
-        if merge { return try await MergeCommandFlow(path: path, version: version, edit: !noEdit, home: home).run() }
+        if merge { return try await MergeCommandFlow(path: path, version: conflict, edit: !noEdit, home: home).run() }
         guard let keep else {
             let r = try await DeviceSession.require(home, .keepBoth(path: path))
             for p in r.results ?? [] { print("kept beside it: \(p.path)") }

@@ -6,7 +6,7 @@ import UbiqTUI
 import Glibc
 #endif
 
-/// `ubiq resolve PATH --merge`: the engine merges the conflict version into the current one
+/// `ubiq resolve PATH --merge [--conflict VERSION_ID]`: the engine merges the conflict version into the current one
 /// line by line; the result goes to a file opened in `$VISUAL`/`$EDITOR`; what the editor
 /// leaves, without conflict markers, is kept as the document's current version. A merge that
 /// still holds markers, or an editor that fails, keeps nothing (the file is left for the user).

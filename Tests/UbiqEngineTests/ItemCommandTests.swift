@@ -175,6 +175,8 @@ extension ProcessBoundTests {
             // Usage: --version and --no-edit only with --merge; one choice at a time.
             #expect(try s.ubiq("A", ["resolve", doc, "--no-edit", "--keep-both"]).0 == 2)
             #expect(try s.ubiq("A", ["resolve", doc, "--merge", "--keep-both"]).0 == 2)
+            #expect(try s.ubiq("A", ["resolve", doc, "--merge", "--conflict", "nope"]).0 == 2)
+            #expect(try s.ubiq("A", ["resolve", doc, "--keep-both", "--conflict", UUID().uuidString]).0 == 2)
             // Nothing to merge: one clear line.
             let (zs, _, zerr) = try s.ubiq("A", ["resolve", doc, "--merge", "--no-edit"])
             #expect(zs == 1 && zerr.contains("no conflict to merge"), "\(zerr)")
