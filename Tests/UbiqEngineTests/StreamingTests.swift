@@ -109,12 +109,21 @@ struct StreamingTests {
             try b.write("Documents/note.txt", "written while the stream runs")
             try await send(window..<2 * window)
             // The note reaches the server while the big file is still incomplete, well before the
-            // stream would give up waiting (10 s) for chunks that are not coming yet.
+            // stream would give up waiting (10 s) for chunks that are not coming yet. Counted from
+            // when B has the second window (the step aside comes at a window's end): under a full
+            // CI run the window itself once took longer than the whole bound.
             let (uploader, container) = (p.uploader, p.container)
-            let noteUp = await eventually(timeout: .seconds(8)) {
+            @Sendable func noteIsUp() async -> Bool {
                 let items = (try? await uploader.changes(container, after: 0).items) ?? []
                 return items.contains { $0.path.string == "Documents/note.txt" && $0.current?.uploaded == true }
             }
+            let twoWindows = Int64(p.chunks.prefix(2 * window).reduce(0) { $0 + $1.1.count })
+            let secondWindow = await eventually(timeout: .seconds(60)) {
+                if await b.engine.status().downloads.bytesDone >= twoWindows { return true }
+                return await noteIsUp()
+            }
+            #expect(secondWindow)
+            let noteUp = await eventually(timeout: .seconds(8)) { await noteIsUp() }
             #expect(noteUp)
             let pending = try await uploader.versions(container, item: p.id)
             #expect(pending.current?.uploaded == false)
