@@ -37,6 +37,23 @@ struct FolderSummaryTests {
         #expect(rowB.contains("☁") && rowB.contains("7.8 KiB"), "\(rowB)")
     }
 
+    /// A change that keeps every row in place (a transfer's progress, its end) still moves the
+    /// summary of the folder it is in: the demo's top folder kept showing "waiting".
+    @Test func aTransferEndingDeepInsideUpdatesTheFolderRow() {
+        var f = FilesState()
+        var file = Fixtures.item(3, "Documents/A/deep/x.txt", size: 10) { $0.uploading = true; $0.uploaded = false }
+        f.gather([Fixtures.item(1, "Documents", kind: .folder, size: 0), Fixtures.item(2, "Documents/A", kind: .folder, size: 0),
+                  Fixtures.item(4, "Documents/A/deep", kind: .folder, size: 0), file])
+        f.open(try! RelativePath(validating: "Documents"))
+        #expect(f.rows.first?.summary?.status == "status.downloading")
+        file.uploading = false; file.uploaded = true
+        f.apply(QueryDiff(changed: [file]))
+        #expect(f.rows.first?.summary?.status == "status.synced" && f.rows.first?.summary?.transferring == 0, "\(String(describing: f.rows.first?.summary))")
+        file.size = 30
+        f.apply(QueryDiff(changed: [file]))
+        #expect(f.rows.first?.summary?.bytes == 30)
+    }
+
     @Test func summariesCountEveryFileOnceUnderItsShownFolder() {
         var rng = SeededRandom.forTest("folder.summary")
         for round in 0..<100 {

@@ -44,6 +44,8 @@ public struct FilesState: Sendable {
     public var transfers = false
     var childCounts: [RelativePath: Int] = [:]
     var rowIndex: [ItemID: Int] = [:]
+    /// Folder rows with a summary, by their path.
+    var summaryRows: [Substring: Int] = [:]
 
     public init() {}
 
@@ -61,8 +63,15 @@ public struct FilesState: Sendable {
     public mutating func apply(_ diff: QueryDiff, now: Date = Date()) {
         if diff.added.isEmpty && diff.removed.isEmpty && diff.changed.allSatisfy({ sameRow($0, now: now) }) {
             for i in diff.changed {
+                let old = items[i.itemID]
                 items[i.itemID] = i
                 if let at = rowIndex[i.itemID] { rows[at].item = i }
+                // A file deeper inside a shown folder: that folder's summary follows (a transfer
+                // ending inside it left the folder showing it as still waiting).
+                if let old, i.kind == .file, let key = summaryKey(i.path), let at = summaryRows[key] {
+                    rows[at].summary?.remove(old)
+                    rows[at].summary?.add(i)
+                }
             }
             return
         }
@@ -199,13 +208,8 @@ public struct FilesState: Sendable {
         // Browsing: each shown folder's files, everything under it counted (one look at each path).
         var summaries: [Substring: FolderSummary] = [:]
         if browsing {
-            let prefix = folder.map { $0.string + "/" } ?? ""
             for i in items.values where i.kind == .file {
-                let p = i.path.string
-                guard p.hasPrefix(prefix) else { continue }
-                let rest = p.utf8.dropFirst(prefix.utf8.count)
-                guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { continue }
-                summaries[p[..<slash], default: FolderSummary()].add(i)
+                if let key = summaryKey(i.path) { summaries[key, default: FolderSummary()].add(i) }
             }
         }
         for i in items.values {
@@ -221,8 +225,22 @@ public struct FilesState: Sendable {
         }
         rows = out
         rowIndex = Dictionary(uniqueKeysWithValues: out.enumerated().map { ($0.element.item.itemID, $0.offset) })
+        summaryRows = [:]
+        for (n, r) in out.enumerated() where r.summary != nil { summaryRows[Substring(r.item.path.string)] = n }
         if let keep, let at = rows.firstIndex(where: { $0.item.itemID == keep }) { cursor.index = at }
         cursor.clamp(count: rows.count)
+    }
+
+    /// The shown folder a file deeper inside the browsed folder counts towards (its path's first
+    /// component below the browsed folder); nil when not browsing or directly in it.
+    func summaryKey(_ path: RelativePath) -> Substring? {
+        guard !(flat || filter != nil) else { return nil }
+        let p = path.string
+        let prefix = folder.map { $0.string + "/" } ?? ""
+        guard p.hasPrefix(prefix) else { return nil }
+        let rest = p.utf8.dropFirst(prefix.utf8.count)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        return p[..<slash]
     }
 
     /// Items with unresolved conflicts, by path.

@@ -25,6 +25,14 @@ public struct FolderSummary: Equatable, Sendable {
         if i.status == .notDownloaded { cloudOnly += 1 }
     }
 
+    /// Takes one file back out (its state before a change).
+    public mutating func remove(_ i: MetadataItem) {
+        var one = FolderSummary()
+        one.add(i)
+        files -= one.files; bytes -= one.bytes; conflicts -= one.conflicts; errors -= one.errors
+        transferring -= one.transferring; waiting -= one.waiting; cloudOnly -= one.cloudOnly
+    }
+
     /// The folder's status glyph role: what needs the user first, as for a file.
     public var status: String {
         if errors > 0 { return "status.error" }
