@@ -7,11 +7,18 @@ import UbiqProtocol
 import Glibc
 #endif
 
+/// The engine's side of transfers: what goes (from the trees), and what came of it (into the
+/// trees, one place for each direction). The wire and disk work is `UploadPipeline` and
+/// `DownloadPipeline`; small files travel in batches (`SyncEngine+Batches`), big files here.
 extension SyncEngine {
+    var uploads: UploadPipeline { UploadPipeline(client: client, container: config.container) }
+    var downloads: DownloadPipeline { DownloadPipeline(client: client, container: config.container, partials: home.partialFolder(config.container).path) }
+
     // MARK: upload
 
-    /// Metadata first: commit the version (the server lists it at once), then send only the
-    /// chunks the server lacks, then mark the content complete.
+    /// A big file, metadata first: commit the version (the server lists it at once, and other
+    /// devices may stream it), then send only the chunks the server lacks, then mark the
+    /// content complete.
     func upload(_ id: ItemID, base: VersionID?) async throws -> Bool {
         guard let l = local[id], l.entry.kind == .file else { return false }
         try files.checkParents(l.path)
@@ -23,6 +30,7 @@ extension SyncEngine {
             manifest = m
         }
         let m = manifest!
+        let file = UploadPipeline.File(id: id, base: base, path: l.path, stamp: l.entry.stamp, file: path, manifest: m)
         transfers[id] = Transfer(direction: .up, bytesDone: 0, bytesTotal: Int64(m.size))
         var shownAs = id  // the ID the transfer is listed under (the server's, once it merged the item)
         defer { transfers[shownAs] = nil }
@@ -40,18 +48,13 @@ extension SyncEngine {
         // Noted before it goes out: if this engine stops before the content is up and the file
         // is gone by the next pass, the item is deleted rather than left unfinished for ever.
         noteAbandoned(versionID)
-        func request(_ useDelta: Bool) -> CommitRequest {
-            CommitRequest(itemID: id, versionID: versionID, path: l.path, kind: .file, base: base,
-                          modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil,
-                          parent: parent, permissions: permissions)
-        }
         let resp: CommitResponse
         do {
-            do {
-                resp = try await client.commit(config.container, request(delta != nil))
-            } catch let e as ClientError where delta != nil && (e.code == .invalidRequest || e.code == .notFound) {
-                resp = try await client.commit(config.container, request(false))  // the base was not what we thought: send it whole
-            }
+            resp = try await uploads.commit({ useDelta in
+                CommitRequest(itemID: id, versionID: versionID, path: l.path, kind: .file, base: base,
+                              modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil,
+                              parent: parent, permissions: permissions)
+            }, delta: delta != nil)
         } catch let e as ClientError where e.code == .pathExists && revivesAside(id, path: l.path) {
             logger.info("\(l.path): \(e.message)")
             return true
@@ -60,16 +63,30 @@ extension SyncEngine {
         adopt(id, as: sid)
         if sid != id { transfers[sid] = transfers[id]; transfers[id] = nil; shownAs = sid }
         noteRemote(resp.item)
-
         let item = try await finishUpload(resp, sentAs: id, manifest: m, path: path)
-        if item != resp.item { noteRemote(item) }
-        let (entry, indexed) = uploadedEntry(resp, item: item, stamp: l.entry.stamp, manifest: m)
-        try setSynced(sid, entry)
-        if indexed { try store.indexChunks(item: sid, manifest: m) }
+        try recordUploads([UploadPipeline.Answered(file: file, response: resp, item: item)])
         noteAnswered([id, sid])
         return true
     }
 
+    /// Records what the server answered to uploads (single files and batches alike): the
+    /// Remote tree, the merge base, the chunk index for the next edit's delta, the item's
+    /// outcome — one transaction.
+    func recordUploads(_ answered: [UploadPipeline.Answered]) throws {
+        var remoteRows: [(ItemID, RemoteEntry?)] = [], syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
+        for a in answered {
+            let sid = a.response.item.id
+            let re = Self.remoteEntry(a.item)
+            remote[a.item.id] = re
+            remoteRows.append((a.item.id, re))
+            let (entry, indexed) = uploadedEntry(a.response, item: a.item, stamp: a.file.stamp, manifest: a.file.manifest)
+            if indexed { index.append((sid, a.file.manifest)) }
+            synced[sid] = entry
+            syncedRows.append((sid, entry))
+            succeeded(a.file.id)
+        }
+        try store.recordBatch(remote: remoteRows, synced: syncedRows, index: index)
+    }
     /// An edit of an item deleted on the server wins and brings it back; when another item has
     /// taken its name since (another device made a new file there), the server refuses the
     /// path: the edited file is renamed beside it here (`name (2)`), and the next round sends it
@@ -95,8 +112,7 @@ extension SyncEngine {
         noteSending([(resp.item.id, v.id, m.hash)])
         do {
             let shown = resp.item.id
-            try await ChunkTransport(client: client).send(m, from: path, missing: Set(resp.missing)) { await self.addProgress(shown, $0) }
-            return try await client.complete(config.container, version: v.id)
+            return try await uploads.complete(v.id, manifest: m, from: path, missing: resp.missing) { await self.addProgress(shown, $0) }
         } catch {
             // Unfinished, and maybe never finished from here: if the file is gone when the next
             // pass looks, the user deleted it and the item is deleted, not waited for.
@@ -136,23 +152,22 @@ extension SyncEngine {
 
     // MARK: download
 
-    /// Fetches a version into a partial file beside the container folder (reusing chunks this
-    /// device already has, resuming a partial file left by a crash; see `PartialDownload`), and
-    /// renames it into place only if the local file is still as the plan saw it.
+    /// A big file: fetched window by window into a partial file beside the container folder
+    /// (reusing chunks this device already has, resuming a partial file left by a crash,
+    /// streaming while another device still uploads it; see `PartialDownload`), and renamed
+    /// into place only if the local file is still as the plan saw it.
     func download(_ id: ItemID, version: VersionID) async throws -> Bool {
         guard let r = remote[id], r.node.version == version, r.node.kind == .file else { return false }
-        let target = local[id]?.path ?? r.node.path
-        let expected = local[id]?.entry.stamp
-        let m = try await manifest(of: id, version: version)
-        guard m.isConsistent, m.hash == r.node.hash || r.node.hash == nil else {
-            throw EngineError(.hashMismatch, "the server's chunk list for \(target) does not match its hash; it will be fetched again")
-        }
+        let w = DownloadPipeline.Wanted(id: id, version: version, target: local[id]?.path ?? r.node.path, expected: local[id]?.entry.stamp, remote: r)
+        let target = w.target
+        let base = synced[id]?.node.version.flatMap { v in (try? store.indexedChunks(item: id)).map { (v, $0) } }
+        let m = try await downloads.manifest(w, base: base)
         // Still being uploaded by another device: chunks not on the server yet are waited for.
         let streaming = !r.node.uploaded
         transfers[id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(m.size))
         defer { transfers[id] = nil }
 
-        let partial = home.partialFolder(config.container).appendingPathComponent("\(id)-\(version).partial", isDirectory: false).path
+        let partial = downloads.partial(id, version)
         let started = ContinuousClock.now
         // Most unchanged chunks come from the file being replaced; others from other synced
         // files (looked up together per window); the rest are fetched.
@@ -189,22 +204,37 @@ extension SyncEngine {
         guard remote[id]?.node.version == version, mayCreateParents(of: target) else { return false }
         try files.checkParents(target)
         let dest = files.url(target)
-        guard let stamp = try Placement.place([Placement(partial: partial, dest: dest.path, path: target.string, expected: expected)],
+        guard let stamp = try Placement.place([Placement(partial: partial, dest: dest.path, path: target.string, expected: w.expected)],
                                               watcher: watcher, settle: settleTime)[0] else {
             logger.info("\(target) changed locally during download; keeping the local edit")
             return false
         }
         FileIOSync.directory(dest.deletingLastPathComponent().path)
-        if expected != nil { heldCheckDue = true }
         let placed = ContinuousClock.now
-        let sPath = target == r.node.path ? r.node.path : (synced[id]?.node.path ?? target)
-        try setSynced(id, SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: version, hash: m.hash), stamp: stamp, stampHash: m.hash))
-        try store.indexChunks(item: id, manifest: m)
+        try recordDownloads([DownloadPipeline.Placed(wanted: w, manifest: m, stamp: stamp)])
         logger.debug("download \(target): placed in \(placed - assembled), recorded in \(ContinuousClock.now - placed)")
-        contents.note(m, for: stamp)
-        local[id] = (target, LocalEntry(kind: .file, stamp: stamp))
-        localHashes[id] = m.hash
         return true
+    }
+
+    /// Records versions placed in the folder (single files and batches alike): the merge base,
+    /// the chunk index, the Local tree and its hash, the item's outcome — one transaction.
+    func recordDownloads(_ placed: [DownloadPipeline.Placed]) throws {
+        var syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
+        for p in placed {
+            let w = p.wanted, r = w.remote
+            // Swapped out a local file: it may be held in the partial folder (see `HeldFiles`).
+            if w.expected != nil { heldCheckDue = true }
+            let sPath = w.target == r.node.path ? r.node.path : (synced[w.id]?.node.path ?? w.target)
+            let entry = SyncedEntry(node: SyncedNode(path: sPath, kind: .file, version: w.version, hash: p.manifest.hash), stamp: p.stamp, stampHash: p.manifest.hash)
+            synced[w.id] = entry
+            syncedRows.append((w.id, entry))
+            index.append((w.id, p.manifest))
+            contents.note(p.manifest, for: p.stamp)
+            local[w.id] = (w.target, LocalEntry(kind: .file, stamp: p.stamp))
+            localHashes[w.id] = p.manifest.hash
+            succeeded(w.id)
+        }
+        try store.recordBatch(remote: [], synced: syncedRows, index: index)
     }
 
     /// What this device holds of a download window: chunks read from the file being replaced
@@ -223,17 +253,6 @@ extension SyncEngine {
             if let mine = locations[c.hash]?.lazy.compactMap({ self.readChunk(c.hash, at: $0) }).first { checked[c.hash] = mine } else { missing.append(c) }
         }
         return (copied, checked, missing)
-    }
-
-    /// A version's manifest: as a delta from the synced version when this device has that one's
-    /// chunk list (checked by digest), else whole.
-    func manifest(of id: ItemID, version: VersionID) async throws -> Manifest {
-        if let bv = synced[id]?.node.version, bv != version, let baseChunks = try? store.indexedChunks(item: id), !baseChunks.isEmpty {
-            if let d = try? await client.manifestDelta(config.container, version: version, base: bv), let m = try? d.apply(baseChunks: baseChunks) {
-                return m
-            }
-        }
-        return try await client.manifest(config.container, version: version)
     }
 
     /// How long a fetch for a version still being uploaded waits without any chunk arriving.

@@ -2,7 +2,8 @@ import UbiqCore
 
 /// How a pass's transfers travel: small files in batches — a few requests and two file-system
 /// flushes for hundreds of files instead of three requests and an fsync each — and big files
-/// one at a time (metadata first, progress, resumable partial files). Pure: the engine says
+/// one at a time (metadata first, progress, resumable partial files). A single small file is a
+/// batch of one: one pipeline for every small file, whatever else the pass does. Pure: the engine says
 /// which transfers are small files, with their sizes and paths.
 enum TransferBatches {
     /// Files up to this size may travel in a batch.
@@ -13,9 +14,6 @@ enum TransferBatches {
     static let totalBytes: Int64 = 32 << 20
     /// Batches in flight at once.
     static let atOnce = 3
-    /// Fewer small transfers than this go the usual way: it lists them on other devices first
-    /// and is as fast.
-    static let fewest = 4
 
     /// A small file's transfer.
     struct Candidate {
@@ -29,11 +27,7 @@ enum TransferBatches {
     /// 2,000 folder flushes in ID order), each within `files` files and `totalBytes` bytes.
     /// Every operation comes out exactly once.
     static func split(uploads: [Candidate], downloads: [Candidate], single: [SyncOp]) -> (uploads: [[SyncOp]], downloads: [[SyncOp]], single: [SyncOp]) {
-        var single = single
-        var up = uploads, down = downloads
-        if up.count < fewest { single += up.map(\.op); up = [] }
-        if down.count < fewest { single += down.map(\.op); down = [] }
-        return (groups(up), groups(down), single)
+        (groups(uploads), groups(downloads), single)
     }
 
     static func groups(_ xs: [Candidate]) -> [[SyncOp]] {

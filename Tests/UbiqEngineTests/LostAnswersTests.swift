@@ -69,7 +69,7 @@ struct LostAnswersTests {
             let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 5, rate: 0) })
             let b = try await fleet.device("B")
             let lossy = try #require(a.server as? LossyServer)
-            let one = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) }, two = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+            let one = (0..<1_300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }, two = (0..<1_300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
             lossy.loseNextAnswer(of: ["commit"], thenDown: false)
             lossy.loseNextAnswer(of: ["complete"], thenDown: true)
             try a.write("Documents/doc.bin", bytes: one)
@@ -204,9 +204,9 @@ struct LostAnswersTests {
             let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 7, rate: 0) })
             let b = try await fleet.device("B")
             let lossy = try #require(a.server as? LossyServer)
-            // Big enough to be sent on its own (commit, then chunks), so the commit leaves an
-            // unfinished version when its answer is lost.
-            let one = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) }, two = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+            // Bigger than a batch takes (`TransferBatches.fileLimit`): sent on its own (commit,
+            // then chunks), so the commit leaves an unfinished version when its answer is lost.
+            let one = (0..<1_300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }, two = (0..<1_300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
             try a.write("Documents/p/f.bin", bytes: one)
             try a.write("Documents/p/g.txt", "g")
             #expect(await eventually { b.readBytes("Documents/p/f.bin") == one && b.read("Documents/p/g.txt") == "g" })

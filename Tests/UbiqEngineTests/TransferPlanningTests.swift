@@ -48,7 +48,8 @@ struct TransferPlanningTests {
             let (ups, downs, single) = TransferBatches.split(uploads: up, downloads: down, single: other)
             let all = ups.flatMap { $0 } + downs.flatMap { $0 } + single
             #expect(all.count == up.count + down.count + other.count && Set(all) == Set(up.map(\.op) + down.map(\.op) + other), "seed \(rng.seed)")
-            #expect(ups.isEmpty == (up.count < TransferBatches.fewest) && downs.isEmpty == (down.count < TransferBatches.fewest))
+            #expect(ups.isEmpty == up.isEmpty && downs.isEmpty == down.isEmpty, "a single small file is a batch of one")
+            #expect(single == other, "only what is not a small file's transfer goes alone")
             for (batches, from) in [(ups, up), (downs, down)] {
                 let info = Dictionary(uniqueKeysWithValues: from.map { ($0.op, $0) })
                 let paths = batches.flatMap { $0 }.map { info[$0]!.path }
