@@ -82,7 +82,7 @@ extension SyncEngine {
                         continue
                     }
                     adopt(id, as: item.id)
-                    let re = Self.remoteEntry(item)
+                    let re = ItemTrees.remoteEntry(item)
                     remote[item.id] = re
                     remoteRows.append((item.id, re))
                     let entry = SyncedEntry(node: SyncedNode(path: synced[item.id]?.node.path ?? item.path, kind: .folder, version: nil, hash: nil),

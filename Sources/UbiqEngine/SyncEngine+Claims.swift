@@ -4,20 +4,11 @@ import UbiqCore
 /// What a commit of a new item says about it: the folder it goes into (`parent`), and the ID it
 /// claims before the commit goes out (`claims`), so the answer is never needed to know it again.
 extension SyncEngine {
-    /// The IDs of this device's folders at these paths: the `parent` a new item is committed
-    /// into (the server refuses it when it has another folder there, or moved that one away).
-    func localFolders(at paths: Set<RelativePath>) -> [RelativePath: ItemID] {
-        guard !paths.isEmpty else { return [:] }
-        var out: [RelativePath: ItemID] = [:]
-        for (id, l) in local where l.entry.kind == .folder && paths.contains(l.path) { out[l.path] = id }
-        return out
-    }
+    /// The IDs of this device's folders at these paths (see `ItemTrees.localFolders`).
+    func localFolders(at paths: Set<RelativePath>) -> [RelativePath: ItemID] { trees.localFolders(at: paths) }
 
     /// The `parent` of a commit of this item at `path`: only for an item new to the server.
-    func commitParent(_ id: ItemID, _ path: RelativePath) -> ItemID? {
-        guard remote[id] == nil, let parent = path.parent else { return nil }
-        return localFolders(at: [parent])[parent]
-    }
+    func commitParent(_ id: ItemID, _ path: RelativePath) -> ItemID? { trees.commitParent(id, path) }
 
     /// Keeps the IDs of new items about to be committed (see `InodeClaims`) before the commit goes out.
     func claim(_ ids: [ItemID]) {
@@ -72,7 +63,7 @@ extension SyncEngine {
         }
         for (id, to) in sent.ownMoves(path: { self.remote[$0]?.node.path }, base: { self.synced[$0]?.node.path }) {
             guard let from = synced[id]?.node.path else { continue }
-            do { try rebaseSynced(id, from: from, to: to) } catch {
+            do { try trees.rebaseSynced(id, from: from, to: to) } catch {
                 logger.warning("\(error)")
                 continue
             }

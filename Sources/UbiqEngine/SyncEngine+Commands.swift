@@ -20,7 +20,7 @@ extension SyncEngine {
     /// Local files whose content the server does not have yet.
     public func unsyncedLocalPaths() async -> [RelativePath] {
         await scanLocal()
-        let t = trees()
+        let t = trees.forPlanner()
         return Planner.plan(t, evicted: evicted).compactMap { op -> RelativePath? in
             if case .upload(let id, _) = op { return t.local[id]?.path }
             return nil
@@ -30,7 +30,7 @@ extension SyncEngine {
     /// Excluded (`.nosync`) items that never leave the device, outermost only.
     public func excludedPaths() async -> [RelativePath] {
         await scanLocal()
-        return excludedLocal.keys.filter { !($0.parent?.isExcluded ?? false) }.sorted()
+        return trees.excludedLocal.keys.filter { !($0.parent?.isExcluded ?? false) }.sorted()
     }
 
     /// Copies files (or folders) to a new folder beside (never inside) the container folder and returns it.

@@ -30,7 +30,7 @@ extension SyncEngine {
     /// of them may be tried again.
     func withoutWaiting(_ ops: [SyncOp]) -> [SyncOp] {
         let now = ContinuousClock.now
-        let (out, next) = outcomes.withoutWaiting(ops, now: now) { self.remote[$0] != nil || self.local[$0] != nil || self.synced[$0] != nil }
+        let (out, next) = outcomes.withoutWaiting(ops, now: now, known: trees.knows)
         if let next, next > now { requestPass(after: next - now) }
         return out
     }
@@ -58,8 +58,7 @@ extension SyncEngine {
     /// Items whose last step failed, for `status` (`errors`).
     func errorList() -> [EngineStatus.ItemError] {
         outcomes.backoff.entries.map { id, e in
-            let path = local[id]?.path ?? remote[id]?.node.path ?? synced[id]?.node.path
-            return EngineStatus.ItemError(path: path?.string ?? id.description, code: e.code, message: e.message, since: e.since, attempts: e.attempts)
+            EngineStatus.ItemError(path: trees.path(of: id)?.string ?? id.description, code: e.code, message: e.message, since: e.since, attempts: e.attempts)
         }.sorted { $0.path < $1.path }
     }
 }
@@ -68,16 +67,6 @@ extension SyncEngine {
     /// What each tree says about the items at (or once at) `path`, one line each: for a
     /// support question ("why is this file not here?") and for the randomized tests' reports.
     public func diagnose(_ path: String) -> String {
-        var ids: Set<ItemID> = []
-        for (id, r) in remote where r.node.path.string == path { ids.insert(id) }
-        for (id, s) in synced where s.node.path.string == path { ids.insert(id) }
-        for (id, l) in local where l.path.string == path { ids.insert(id) }
-        if ids.isEmpty { return "\(path): no item in any tree" }
-        return ids.sorted().map { id in
-            let r = remote[id].map { "\($0.node.kind) \($0.node.path) v\($0.node.version.map { String($0.description.suffix(6)) } ?? "-") h\($0.node.hash.map { String($0.hex.prefix(8)) } ?? "-")\($0.node.uploaded ? "" : " uploading")" } ?? "none"
-            let s = synced[id].map { "\($0.node.kind) \($0.node.path) v\($0.node.version.map { String($0.description.suffix(6)) } ?? "-") h\($0.node.hash.map { String($0.hex.prefix(8)) } ?? "-")\($0.node.conflictHash.map { " conflict \(String($0.hex.prefix(8)))" } ?? "")" } ?? "none"
-            let l = local[id].map { "\($0.entry.kind) \($0.path) h\(localHashes[id].map { String($0.hex.prefix(8)) } ?? "-")" } ?? "none"
-            return "\(id): remote \(r) | synced \(s) | local \(l)\(evicted.contains(id) ? " | evicted" : "")\(outcomes.errors[id].map { " | error \($0)" } ?? "")"
-        }.joined(separator: "\n")
+        trees.diagnose(path) { id in "\(evicted.contains(id) ? " | evicted" : "")\(outcomes.errors[id].map { " | error \($0)" } ?? "")" }
     }
 }

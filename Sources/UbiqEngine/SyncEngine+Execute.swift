@@ -123,12 +123,7 @@ extension SyncEngine {
 
     /// The local item now answers to the server's ID (the server merged it with an item at the same path).
     func adopt(_ old: ItemID, as new: ItemID) {
-        guard old != new, let l = local[old] else { return }
-        local[new] = l
-        local[old] = nil
-        localHashes[new] = localHashes[old]
-        localHashes[old] = nil
-        newLocalIDs[l.entry.stamp.inode] = new
+        if let l = trees.adopt(old, as: new) { newLocalIDs[l.entry.stamp.inode] = new }
     }
 
     /// Missing parent folders may be created for `path` unless one of them is a synced folder
@@ -136,8 +131,7 @@ extension SyncEngine {
     func mayCreateParents(of path: RelativePath) -> Bool {
         var a = path.parent
         while let ancestor = a {
-            if LocalFiles.stamp(files.path(ancestor)) == nil,
-               synced.values.contains(where: { $0.node.kind == .folder && $0.node.path == ancestor }) {
+            if LocalFiles.stamp(files.path(ancestor)) == nil, trees.hasSyncedFolder(at: ancestor) {
                 return false
             }
             a = ancestor.parent
@@ -155,7 +149,7 @@ extension SyncEngine {
             // answer to this device's own move was lost): the merge bases of what it holds move
             // with it. Left behind, an item the user moved out of it afterwards looked moved on
             // both sides, and the server's older place won: the user's move was undone.
-            try rebaseSynced(id, from: old, to: path)
+            try trees.rebaseSynced(id, from: old, to: path)
         }
         try setSynced(id, SyncedEntry(node: SyncedNode(path: path, kind: r.node.kind, version: r.node.version, hash: r.node.hash),
                                       stamp: l.entry.stamp, stampHash: localHashes[id]))
@@ -190,20 +184,8 @@ extension SyncEngine {
         try LocalFiles.makeParents(of: dst)
         guard rename(src.path, dst.path) == 0 else { throw EngineError(.storageFailure, "cannot move \(l.path) to \(to): \(String(cString: strerror(errno)))") }
         local[id] = (to, l.entry)
-        try rebaseSynced(id, from: l.path, to: to)
+        try trees.rebaseSynced(id, from: l.path, to: to)
         return true
-    }
-
-    /// Moves an item's merge base (and, for a folder, its descendants') to a new path.
-    func rebaseSynced(_ id: ItemID, from old: RelativePath, to new: RelativePath) throws {
-        var changes: [(ItemID, SyncedEntry?)] = []
-        for (k, s) in synced where k == id || (s.node.path.isSelfOrDescendant(of: old) && s.node.path != old) {
-            var e = s
-            e.node.path = k == id ? new : s.node.path.rebased(from: old, to: new)
-            synced[k] = e
-            changes.append((k, e))
-        }
-        try store.setManySynced(changes)
     }
 
     func deleteLocal(_ id: ItemID) throws -> Bool {
@@ -254,15 +236,8 @@ extension SyncEngine {
             let old = remote[id]?.node.path ?? s.node.path
             noteRemote(item)
             // The server moved the folder's contents with it; so does our copy of its tree.
-            var moved: [(ItemID, RemoteEntry?)] = []
-            for (k, r) in remote where k != id && r.node.path.isSelfOrDescendant(of: old) {
-                var e = r
-                e.node.path = r.node.path.rebased(from: old, to: to)
-                remote[k] = e
-                moved.append((k, e))
-            }
-            try store.applyRemote(moved, cursor: nil)
-            try rebaseSynced(id, from: s.node.path, to: to)
+            try trees.moveRemoteContents(of: id, from: old, to: to)
+            try trees.rebaseSynced(id, from: s.node.path, to: to)
             return true
         } catch let e as ClientError where e.code == .pathExists {
             // Another device took the name first: this item gets a visible rename (`name (2)`)
@@ -298,13 +273,13 @@ extension SyncEngine {
     }
 
     /// Sets the cursor the round's plan saw (tests: a pull that came while the round ran).
-    func setPlanCursor(_ c: Int64) { planCursor = c }
+    func setPlanCursor(_ c: Int64) { trees.planCursor = c }
 
     /// Deletes an item on the server only if nothing in it changed after what the plan saw (`item_changed`: another device edited it, renamed it or moved something into the
     /// folder; the change is pulled and the item planned again, never deleted unseen).
     func deleteRemote(_ id: ItemID) async throws -> Bool {
         do {
-            let item = try await client.delete(config.container, item: id, unchangedSince: min(planCursor, cursor))
+            let item = try await client.delete(config.container, item: id, unchangedSince: min(trees.planCursor, cursor))
             noteRemote(item)
         } catch let e as ClientError where e.code == .notFound {
             remote[id] = nil

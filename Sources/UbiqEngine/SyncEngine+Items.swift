@@ -18,10 +18,7 @@ public struct PathResult: Codable, Sendable, Equatable {
 /// the engine's state plus the server; effects on the folder happen through the normal pass.
 extension SyncEngine {
     /// The item at a path (listed by the server or only local).
-    public func itemID(at path: RelativePath) -> ItemID? {
-        if let (id, _) = local.first(where: { $0.value.path == path }) { return id }
-        return remote.first { $0.value.node.path == path }?.key
-    }
+    public func itemID(at path: RelativePath) -> ItemID? { trees.itemID(at: path) }
 
     func requireServerItem(_ path: RelativePath) throws -> ItemID {
         guard let id = itemID(at: path) else { throw EngineError(.notFound, "no item at \(path)") }
@@ -30,12 +27,7 @@ extension SyncEngine {
     }
 
     /// Items at or under a path (a folder names everything inside it).
-    func items(under path: RelativePath) -> [ItemID] {
-        var ids = Set<ItemID>()
-        for (id, l) in local where l.path.isSelfOrDescendant(of: path) { ids.insert(id) }
-        for (id, r) in remote where r.node.path.isSelfOrDescendant(of: path) { ids.insert(id) }
-        return ids.sorted()
-    }
+    func items(under path: RelativePath) -> [ItemID] { trees.items(under: path) }
 
     /// True when the item's local content is not (yet) on the server: eviction and removal refuse.
     func hasUnsyncedContent(_ id: ItemID) -> Bool {

@@ -6,7 +6,7 @@ extension SyncEngine {
     /// The trees as they are now (no copying: the dictionaries are shared until changed).
     public func listingState() -> ListingState {
         ListingState(remote: remote.storage, local: local.storage, synced: synced.storage, localHashes: localHashes.storage,
-                     transfers: transfers.storage, itemErrors: outcomes.errors.storage, excluded: excludedLocal)
+                     transfers: transfers.storage, itemErrors: outcomes.errors.storage, excluded: trees.excludedLocal)
     }
 
     /// Every item with the attributes of product §5, from local state only: no network round trip.
@@ -21,7 +21,7 @@ extension SyncEngine {
     public func changes(since generation: UInt64) -> (generation: UInt64, items: [(ItemID, MetadataItem?)]?) {
         guard let ids = changeLog.changes(since: generation) else { return (changeLog.generation, nil) }
         let state = listingState()
-        let excluded = Dictionary(excludedLocal.map { (Self.excludedID($0.key), $0) }, uniquingKeysWith: { a, _ in a })
+        let excluded = Dictionary(trees.excludedLocal.map { (Self.excludedID($0.key), $0) }, uniquingKeysWith: { a, _ in a })
         return (changeLog.generation, ids.map { id in
             if let (p, e) = excluded[id] { return (id, ListingState.excludedItem(p, e)) }
             return (id, state.item(id))

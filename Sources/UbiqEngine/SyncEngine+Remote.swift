@@ -3,17 +3,9 @@ import UbiqCore
 import UbiqProtocol
 
 extension SyncEngine {
-    static func remoteEntry(_ item: ItemRecord) -> RemoteEntry? {
-        guard !item.isDeleted else { return nil }
-        let node = RemoteNode(path: item.path, kind: item.kind, version: item.current?.id, hash: item.current?.hash,
-                              size: item.current?.size ?? 0, uploaded: item.current?.uploaded ?? true)
-        return RemoteEntry(node: node, conflictCount: item.conflictCount, modified: item.current?.modified, deviceName: item.current?.deviceName,
-                           created: item.created, permissions: item.current?.permissions)
-    }
-
-    /// Reads the server's change feed from the stored cursor into the Remote tree. Pulls never
-    /// overlap (a page fetched earlier must not be applied over a later one).
-    /// Reads the change feed from the cursor on; returns how many changes it applied.
+    /// Reads the server's change feed from the stored cursor into the Remote tree; returns how
+    /// many changes it applied. Pulls never overlap (a page fetched earlier must not be applied
+    /// over a later one).
     @discardableResult
     func pullRemote() async throws -> Int {
         if !pullTurn.tryEnter() { await withCheckedContinuation { pullTurn.queue($0) } }
@@ -28,18 +20,7 @@ extension SyncEngine {
             fetching += t1 - t0
             defer { applying += ContinuousClock.now - t1 }
             applied += page.items.count
-            var changes: [(ItemID, RemoteEntry?)] = []
-            for item in page.items {
-                // Excluded names never come from a well-behaved server; never materialise them.
-                let e = item.path.isExcluded ? nil : Self.remoteEntry(item)
-                changes.append((item.id, e))
-            }
-            try store.applyRemote(changes, cursor: page.cursor)
-            for (id, var e) in changes {
-                if let p = e?.node.path { e?.node.path = sharedPath(id, p) }
-                remote[id] = e
-            }
-            cursor = page.cursor
+            try trees.apply(page: page.items, cursor: page.cursor)
             if !page.hasMore { break }
         }
         if applied > 0 { schedule(.remoteChanged) }
@@ -47,14 +28,7 @@ extension SyncEngine {
     }
 
     /// Records an item the server just returned (after our own request).
-    func noteRemote(_ item: ItemRecord) {
-        let e = Self.remoteEntry(item)
-        remote[item.id] = e
-        try? store.applyRemote([(item.id, e)], cursor: nil)
-    }
+    func noteRemote(_ item: ItemRecord) { trees.noteRemote(item) }
 
-    func setSynced(_ id: ItemID, _ e: SyncedEntry?) throws {
-        synced[id] = e
-        try store.setSynced(id, e)
-    }
+    func setSynced(_ id: ItemID, _ e: SyncedEntry?) throws { try trees.setSynced(id, e) }
 }

@@ -21,7 +21,7 @@ extension SyncEngine {
         // blocking this queue, never by `await`.
         let walked = files.startScan()
         let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: newLocalIDs, movedTo: sent.moves)
-        if !planTrees.built { _ = trees() }
+        if !trees.planned { _ = trees.forPlanner() }
         var walk = walked()
         // The walk is not one instant: a folder moved while it ran can be seen at both places
         // (its old place read before the move, its new one after) or at neither. Seen twice,
@@ -44,9 +44,9 @@ extension SyncEngine {
             }
         }
         let (entries, excludedEntries) = (walk.items, walk.excluded)
-        if excludedEntries != excludedLocal {
-            for p in Set(excludedEntries.keys).union(excludedLocal.keys) where excludedEntries[p] != excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
-            excludedLocal = excludedEntries
+        if excludedEntries != trees.excludedLocal {
+            for p in Set(excludedEntries.keys).union(trees.excludedLocal.keys) where excludedEntries[p] != trees.excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
+            trees.excludedLocal = excludedEntries
         }
         let claimed = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) })
         let result = claimed.result, check = claimed.check
@@ -126,10 +126,5 @@ extension SyncEngine {
             for i in stride(from: w, to: jobs.count, by: workers) { slots[i] = one(jobs[i]) }
         }
         return (0..<jobs.count).map { (out.baseAddress! + $0).move()! }  // moved out: nothing left to deinitialize
-    }
-
-    /// `path`, or an equal path the item's other trees already hold (see `IdentityClaims`).
-    func sharedPath(_ id: ItemID, _ path: RelativePath) -> RelativePath {
-        IdentityClaims.sharedPath(path, synced: synced[id]?.node.path, remote: remote[id]?.node.path)
     }
 }

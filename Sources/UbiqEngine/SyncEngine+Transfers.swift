@@ -76,7 +76,7 @@ extension SyncEngine {
         var remoteRows: [(ItemID, RemoteEntry?)] = [], syncedRows: [(ItemID, SyncedEntry?)] = [], index: [(ItemID, Manifest)] = []
         for a in answered {
             let sid = a.response.item.id
-            let re = Self.remoteEntry(a.item)
+            let re = ItemTrees.remoteEntry(a.item)
             remote[a.item.id] = re
             remoteRows.append((a.item.id, re))
             let (entry, indexed) = uploadedEntry(a.response, item: a.item, stamp: a.file.stamp, manifest: a.file.manifest)

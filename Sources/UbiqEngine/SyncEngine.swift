@@ -23,23 +23,18 @@ public actor SyncEngine {
     let logger: Logger
     let settleTime: Duration
 
-    // The trees.
-    /// Every write to the trees below is noted here (live queries re-read only what changed).
-    let changeLog = ChangeLog()
-    var synced: TrackedMap<SyncedEntry>
-    var remote: TrackedMap<RemoteEntry>
-    var local: TrackedMap<(path: RelativePath, entry: LocalEntry)>
-    var cursor: Int64 = 0
-    /// The cursor the Remote tree stood at when the pass's current round was planned: a delete
-    /// is conditional on nothing having changed after what the plan saw (`cursor` may move on
-    /// while the round runs, when announced changes are pulled for downloads).
-    var planCursor: Int64 = 0
+    /// The three trees, the change-feed cursor and their writes to the state database.
+    let trees: ItemTrees
+    var changeLog: ChangeLog { trees.changeLog }
+    var synced: TrackedMap<SyncedEntry> { get { trees.synced } _modify { yield &trees.synced } }
+    var remote: TrackedMap<RemoteEntry> { get { trees.remote } _modify { yield &trees.remote } }
+    var local: TrackedMap<(path: RelativePath, entry: LocalEntry)> { get { trees.local } _modify { yield &trees.local } }
+    var localHashes: TrackedMap<ContentHash> { get { trees.localHashes } _modify { yield &trees.localHashes } }
+    var cursor: Int64 { trees.cursor }
     /// Files swapped out by downloads may be held in the partial folder (see `HeldFiles`).
     var heldCheckDue = true
     /// Pulls of the change feed take turns: a page fetched earlier is never applied over a later one.
     var pullTurn = Turnstile()
-    /// `.nosync` items seen by the last scan (listed as excluded, never synced).
-    var excludedLocal: [RelativePath: LocalEntry] = [:]
     /// Download wishes: content kept on an on-demand device / content dropped on request.
     var pinnedIDs: Set<ItemID> = []
     var evicted: Set<ItemID> = []
@@ -57,7 +52,6 @@ public actor SyncEngine {
     /// Manifests by stamp, and the bytes of small files the last scan hashed for the uploads
     /// that follow (dropped by the next scan that hashes, and at the end of the pass).
     var contents = ContentCache()
-    var localHashes: TrackedMap<ContentHash>
 
     /// When passes run (requests, timers, settling files, retry delays): see `PassScheduler`.
     var scheduler: PassScheduler
@@ -87,8 +81,6 @@ public actor SyncEngine {
     /// Versions still being uploaded elsewhere whose streaming download gave up waiting for
     /// chunks (the uploader stopped): they are downloaded once complete instead.
     var streamGaveUp: Set<VersionID> = []
-    /// The planner's copy of the trees (see `trees()`).
-    var planTrees = PlanTreeCache()
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -113,29 +105,17 @@ public actor SyncEngine {
         }
         self.files = LocalFiles(root: folder)
         let loadStart = ContinuousClock.now
-        self.store = try EngineStore(path: home.stateDatabase(config.container).path)
-        // The two big trees load side by side (WAL readers do not block each other).
-        let store = self.store
-        let loaded = LoadedTrees()
-        DispatchQueue.concurrentPerform(iterations: 2) { i in
-            if i == 0 { loaded.set(synced: Result { try store.loadSynced() }) } else { loaded.set(remote: Result { try store.loadRemote() }) }
-        }
-        // An item's synced and remote paths are usually equal: one string serves both (see `sharedPath`).
-        var syncedEntries = try loaded.synced!.get()
-        let remoteEntries = try loaded.remote!.get()
-        for (id, r) in remoteEntries where syncedEntries[id]?.node.path == r.node.path { syncedEntries[id]?.node.path = r.node.path }
-        self.synced = TrackedMap(syncedEntries, log: changeLog, tracksWrites: true)
-        self.remote = TrackedMap(remoteEntries, log: changeLog, tracksWrites: true)
-        self.local = TrackedMap(log: changeLog, tracksWrites: true)
-        self.localHashes = TrackedMap(log: changeLog, tracksWrites: true)
-        self.transfers = TrackedMap(log: changeLog)
-        self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
+        let store = try EngineStore(path: home.stateDatabase(config.container).path)
+        self.store = store
+        let trees = try ItemTrees(store: store)
+        self.trees = trees
+        self.transfers = TrackedMap(log: trees.changeLog)
         (self.pinnedIDs, self.evicted) = try store.loadWanted()
-        self.outcomes = ItemOutcomes(log: changeLog, abandonedText: try store.meta("abandoned"))
+        self.outcomes = ItemOutcomes(log: trees.changeLog, abandonedText: try store.meta("abandoned"))
         self.claims = InodeClaims(text: try store.meta("claims"))
         self.newLocalIDs = claims.byInode
         self.sent = SentCommits(text: try store.meta("sent"))
-        let counts = (synced.count, remote.count)
+        let counts = (trees.synced.count, trees.remote.count)
         logger.debug("loaded \(counts.0) synced and \(counts.1) remote items in \(ContinuousClock.now - loadStart)")
     }
 
@@ -289,7 +269,7 @@ public actor SyncEngine {
                 await scanLocal()
             }
             let t1 = ContinuousClock.now
-            planCursor = cursor
+            trees.planCursor = cursor
             let ops = plan()
             pendingOps = ops
             if ops.isEmpty {
@@ -338,7 +318,7 @@ public actor SyncEngine {
                 evicted.subtract(stale)
             } catch { logger.warning("\(error)") }
         }
-        let t = trees()
+        let t = trees.forPlanner()
         let abandoned = abandonedVersions()
         let ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: pinnedIDs, evicted: evicted,
                                               streaming: streamable(), abandoned: abandoned))
@@ -359,12 +339,6 @@ public actor SyncEngine {
             if let v = r.node.version, !streamGaveUp.contains(v) { out.insert(id) }
         }
         return out
-    }
-
-    /// The three trees as the planner sees them (see `PlanTreeCache`). Callers must not keep
-    /// the result, or the next update copies it whole.
-    func trees() -> SyncTrees {
-        planTrees.update(remote: &remote, synced: &synced, local: &local, localHashes: &localHashes)
     }
 
     /// Runs one pass now and waits for it (and any pass it triggers) to finish.

@@ -14,14 +14,16 @@ extension FleetRun {
         return out
     }
 
-    /// Every live item the server has under `Documents/`.
+    /// Every live item the server has under `Documents/`, hidden names left out.
     func serverItems() async throws -> [String: ItemRecord] {
         let client = try await checkerClient()
         var out: [String: ItemRecord] = [:]
         var cursor: Int64 = 0
         while true {
             let page = try await client.changes(devices[0].config.container, after: cursor)
-            for i in page.items where i.path.string.hasPrefix("Documents/") {
+            // Hidden names are left out as in the folders' snapshots (an atomic save whose rename
+            // failed — its folder moved meanwhile — may leave its temporary file, and it syncs).
+            for i in page.items where i.path.string.hasPrefix("Documents/") && !i.path.components.contains(where: { $0.hasPrefix(".") }) {
                 if i.deletedAt == nil { out[i.path.string] = i } else if out[i.path.string]?.id == i.id { out[i.path.string] = nil }
             }
             cursor = page.cursor
