@@ -64,9 +64,25 @@ struct TransferPlanningTests {
             }
         }
     }
+
+    /// Every downloaded chunk list is checked against the hash the server listed for its
+    /// version (batches did not check it): a server that mixes up versions places nothing.
+    @Test func aChunkListIsCheckedAgainstItsVersionsHash() throws {
+        let a = Manifest.of(Array(repeating: 1, count: 100_000)), b = Manifest.of(Array(repeating: 2, count: 100_000))
+        func wanted(_ hash: ContentHash?) -> DownloadPipeline.Wanted {
+            let node = RemoteNode(path: try! RelativePath(validating: "Documents/a.bin"), kind: .file, version: VersionID(uuid: UUID()), hash: hash, size: 100_000, uploaded: true)
+            return .init(id: ItemID(uuid: UUID()), version: node.version!, target: node.path, expected: nil,
+                         remote: RemoteEntry(node: node, conflictCount: 0, modified: nil, deviceName: nil, created: nil, permissions: nil))
+        }
+        try DownloadPipeline.check(a, wanted(a.hash))
+        try DownloadPipeline.check(a, wanted(nil))
+        #expect(throws: EngineError.self) { try DownloadPipeline.check(b, wanted(a.hash)) }
+        let torn = Manifest(chunks: Array(a.chunks.dropLast()), size: a.size, hash: a.hash)
+        #expect(throws: EngineError.self) { try DownloadPipeline.check(torn, wanted(a.hash)) }
+    }
+
 }
 
-/// The order a round's operations run in (see `ExecutionOrder`).
 @Suite("Execution order")
 struct ExecutionOrderTests {
     @Test func parentsFirstTransfersThenDeletionsChildrenFirstAndNothingLostOrDoubled() {
