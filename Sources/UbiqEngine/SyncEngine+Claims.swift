@@ -12,30 +12,21 @@ extension SyncEngine {
 
     /// Keeps the IDs of new items about to be committed (see `InodeClaims`) before the commit goes out.
     func claim(_ ids: [ItemID]) {
-        if claims.claim(ids, synced: { synced[$0] != nil }, inode: { local[$0]?.entry.stamp.inode }) { saveClaims() }
+        do { try identity.claim(ids, synced: { synced[$0] != nil }, inode: { local[$0]?.entry.stamp.inode }) } catch { logger.warning("\(error)") }
     }
-
-    /// Drops the claims of items now synced or gone (after a scan; `stillNew` is `newLocalIDs`).
-    func pruneClaims(_ stillNew: [UInt64: ItemID]) {
-        if claims.prune(keeping: stillNew) { saveClaims() }
-    }
-
-    private func saveClaims() {
-        do { try store.setMeta("claims", claims.text) } catch { logger.warning("\(error)") }
-    }
-
-    // MARK: versions sent (see `SentCommits`)
 
     /// Notes commits before they go out.
     func noteSending(_ commits: [(item: ItemID, version: VersionID, hash: ContentHash)]) {
-        sent.sending(commits)
-        saveSent()
+        do { try identity.sending(commits) } catch { logger.warning("\(error)") }
     }
 
     /// Notes that the answers of these items' commits were heard.
     func noteAnswered(_ items: [ItemID]) {
-        if sent.answered(items) { saveSent() }
+        do { try identity.answered(items) } catch { logger.warning("\(error)") }
     }
+
+    /// A new time-ordered UUID for an item or version this device makes.
+    func newUUID() -> UUID { identity.newUUID() }
 
     /// Moves the merge base of each item whose current version on the server is one this device
     /// sent without hearing the answer to that version (see `SentCommits`).
@@ -70,10 +61,8 @@ extension SyncEngine {
             logger.info("\(to): the server took this device's move whose answer was lost; it is the merge base now")
             sent.moveAnswered(id)
         }
-        if changed { saveSent() }
-    }
-
-    private func saveSent() {
-        do { try store.setMeta("sent", sent.text) } catch { logger.warning("\(error)") }
+        if changed {
+            do { try identity.saveSent() } catch { logger.warning("\(error)") }
+        }
     }
 }

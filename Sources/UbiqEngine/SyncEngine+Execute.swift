@@ -123,7 +123,7 @@ extension SyncEngine {
 
     /// The local item now answers to the server's ID (the server merged it with an item at the same path).
     func adopt(_ old: ItemID, as new: ItemID) {
-        if let l = trees.adopt(old, as: new) { newLocalIDs[l.entry.stamp.inode] = new }
+        if let l = trees.adopt(old, as: new) { identity.newLocalIDs[l.entry.stamp.inode] = new }
     }
 
     /// Missing parent folders may be created for `path` unless one of them is a synced folder

@@ -80,9 +80,7 @@ extension SyncEngine {
         }
         let ids = targets.map(\.1)
         do {
-            try store.setWanted(ids, config.download == .onDemand ? "pinned" : nil)
-            if config.download == .onDemand { pinnedIDs.formUnion(ids) }
-            evicted.subtract(ids)
+            try wishes.want(ids, pin: config.download == .onDemand)
         } catch {
             return paths.map { PathResult(path: $0.string, error: "\(error)") }
         }
@@ -125,11 +123,8 @@ extension SyncEngine {
             for id in ids where local[id] != nil {
                 do { try evictOne(id) } catch { failure = "\(error)" }
             }
-            for id in ids where local[id] == nil && remote[id] != nil && !evicted.contains(id) {
-                try? store.setWanted([id], "evicted")
-                evicted.insert(id)
-                pinnedIDs.remove(id)
-            }
+            let cloudOnly = ids.filter { local[$0] == nil && remote[$0] != nil && !evicted.contains($0) }
+            if !cloudOnly.isEmpty { try? wishes.evict(cloudOnly) }
             results.append(PathResult(path: p.string, error: failure))
         }
         requestPass()
@@ -146,9 +141,7 @@ extension SyncEngine {
         guard let (_, now) = LocalFiles.stamp(url.path), now == l.entry.stamp else {
             throw EngineError(.invalidRequest, "\(l.path) changed just now; try again")
         }
-        try store.setWanted([id], "evicted", dropSynced: true)
-        evicted.insert(id)
-        pinnedIDs.remove(id)
+        try wishes.evict([id], dropSynced: true)
         synced[id] = nil
         guard unlink(url.path) == 0 || errno == ENOENT else {
             throw EngineError(.storageFailure, "cannot remove \(l.path): \(String(cString: strerror(errno)))")

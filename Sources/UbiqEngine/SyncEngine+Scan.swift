@@ -20,7 +20,7 @@ extension SyncEngine {
         // be overwritten by this walk's older view of the folder, so the walk is waited for by
         // blocking this queue, never by `await`.
         let walked = files.startScan()
-        let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: newLocalIDs, movedTo: sent.moves)
+        let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: identity.newLocalIDs, movedTo: sent.moves)
         if !trees.planned { _ = trees.forPlanner() }
         var walk = walked()
         // The walk is not one instant: a folder moved while it ran can be seen at both places
@@ -55,8 +55,7 @@ extension SyncEngine {
         // from the folder are forgotten (an identity is never reused, but the map must not grow).
         var stillNew: [UInt64: ItemID] = [:]
         for (id, l) in result where synced[id] == nil { stillNew[l.entry.stamp.inode] = id }
-        newLocalIDs = stillNew
-        pruneClaims(stillNew)
+        do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") }
         local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.

@@ -35,20 +35,13 @@ public actor SyncEngine {
     var heldCheckDue = true
     /// Pulls of the change feed take turns: a page fetched earlier is never applied over a later one.
     var pullTurn = Turnstile()
-    /// Download wishes: content kept on an on-demand device / content dropped on request.
-    var pinnedIDs: Set<ItemID> = []
-    var evicted: Set<ItemID> = []
+    /// Content kept on an on-demand device / dropped on request (see `DownloadWishes`).
+    var wishes: DownloadWishes
+    var evicted: Set<ItemID> { wishes.evicted }
 
-    // Local identity of items the server has not seen yet (by inode), and hashes by stamp.
-    var newLocalIDs: [UInt64: ItemID] = [:]
-    /// The part of `newLocalIDs` whose commits were sent (kept in the state database until the
-    /// item is synced or gone): an engine stopped before a commit's answer came back gives the
-    /// file the same ID again, so the item the server made is this file's, not a stray copy.
-    var claims = InodeClaims()
-    /// Versions committed whose answers were not heard yet (see `SentCommits`).
-    var sent: SentCommits
-    /// The last time-ordered UUID made (see `newUUID`).
-    var uuids = TimeOrderedUUIDs()
+    /// New items' IDs, claims, unanswered commits and moves (see `ItemIdentity`).
+    var identity: ItemIdentity
+    var sent: SentCommits { get { identity.sent } _modify { yield &identity.sent } }
     /// Manifests by stamp, and the bytes of small files the last scan hashed for the uploads
     /// that follow (dropped by the next scan that hashes, and at the end of the pass).
     var contents = ContentCache()
@@ -110,11 +103,9 @@ public actor SyncEngine {
         let trees = try ItemTrees(store: store)
         self.trees = trees
         self.transfers = TrackedMap(log: trees.changeLog)
-        (self.pinnedIDs, self.evicted) = try store.loadWanted()
+        self.wishes = try DownloadWishes(store: store)
         self.outcomes = ItemOutcomes(log: trees.changeLog, abandonedText: try store.meta("abandoned"))
-        self.claims = InodeClaims(text: try store.meta("claims"))
-        self.newLocalIDs = claims.byInode
-        self.sent = SentCommits(text: try store.meta("sent"))
+        self.identity = try ItemIdentity(store: store)
         let counts = (trees.synced.count, trees.remote.count)
         logger.debug("loaded \(counts.0) synced and \(counts.1) remote items in \(ContinuousClock.now - loadStart)")
     }
@@ -311,16 +302,10 @@ public actor SyncEngine {
     /// (the item has local content again, or is gone from the server).
     func plan() -> [SyncOp] {
         adoptOwnVersions()
-        let stale = evicted.filter { local[$0] != nil || remote[$0] == nil }
-        if !stale.isEmpty {
-            do {
-                try store.setWanted(Array(stale), nil)
-                evicted.subtract(stale)
-            } catch { logger.warning("\(error)") }
-        }
+        do { try wishes.forgetEvictions { local[$0] != nil || remote[$0] == nil } } catch { logger.warning("\(error)") }
         let t = trees.forPlanner()
         let abandoned = abandonedVersions()
-        let ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: pinnedIDs, evicted: evicted,
+        let ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: wishes.pinned, evicted: evicted,
                                               streaming: streamable(), abandoned: abandoned))
         for case .createLocalFolder(let id) in ops {
             guard let s = t.synced[id], t.local[id] == nil, let r = t.remote[id] else { continue }
