@@ -106,6 +106,17 @@ struct EvictCommand: AsyncParsableCommand {
     func run() async throws { try report(try await DeviceSession.perform(home, .evict(paths: paths)), done: "evicted") }
 }
 
+/// `ubiq pin PATH…` / `ubiq pin --off PATH…`
+struct PinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pin",
+                                                    abstract: "Keep items on this device (a folder: everything in it, files added later too); new versions are fetched as they come.")
+    @Argument(help: "Paths in the container folder.") var paths: [String]
+    @Flag(name: .customLong("off"), help: "Stop keeping them (the content stays until evicted).") var off = false
+    @OptionGroup var home: HomeOption
+    func validate() throws { if paths.isEmpty { throw ValidationError("name at least one path") } }
+    func run() async throws { try report(try await DeviceSession.perform(home, .pin(paths: paths, on: !off)), done: off ? "unpinned" : "pinned") }
+}
+
 /// `ubiq retry [PATH…]`
 struct RetryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "retry",

@@ -60,6 +60,7 @@ struct ListCommand: AsyncParsableCommand {
         let date = i.modified.map(KVDateFormat.format) ?? ""
         var marks: [String] = []
         if i.conflict { marks.append("conflict") }
+        if i.pinned { marks.append("pinned") }
         if i.downloading { marks.append("\(Int(i.percentDownloaded))% down") }
         if i.uploading { marks.append("\(Int(i.percentUploaded))% up") }
         if let e = i.uploadError ?? i.downloadError { marks.append("error: \(e)") }

@@ -67,6 +67,8 @@ public struct DeviceService: Sendable {
                 return Self.results(await engine.download(try paths.map(RelativePath.init(validating:))))
             case .evict(let paths):
                 return Self.results(await engine.evict(try paths.map(RelativePath.init(validating:))))
+            case .pin(let paths, let on):
+                return Self.results(await engine.pin(try paths.map(RelativePath.init(validating:)), on))
             case .pause(let on):
                 await engine.setPaused(on)
                 return DeviceResponse(ok: true, message: on ? "syncing paused (ubiq resume, or P, resumes it)" : "syncing resumed")

@@ -12,6 +12,14 @@ public struct ListingState: Sendable {
     let transfers: [ItemID: Transfer]
     let itemErrors: [ItemID: String]
     let excluded: [RelativePath: LocalEntry]
+    /// Items kept on this device, and the paths of pinned folders (what is in them is kept too).
+    var pinned: Set<ItemID> = []
+    var pinnedFolders: [RelativePath] = []
+
+    /// Pinned itself, or inside a pinned folder.
+    func isPinned(_ id: ItemID, _ path: RelativePath) -> Bool {
+        pinned.contains(id) || (!pinnedFolders.isEmpty && pinnedFolders.contains { path.isSelfOrDescendant(of: $0) })
+    }
 
     /// Every item (the server's, local-only and excluded ones) with the attributes of product §5.
     public func all() -> [MetadataItem] {
@@ -61,13 +69,14 @@ public struct ListingState: Sendable {
                             created: r.created, modified: r.modified, status: status, downloading: down,
                             percentDownloaded: down ? percent(t) : (status == .notDownloaded ? 0 : 100), uploading: up, uploaded: uploaded,
                             percentUploaded: up ? percent(t) : (uploaded ? 100 : 0), conflict: r.conflictCount > 0, excluded: false,
-                            downloadError: down || status == .notDownloaded ? err : nil, uploadError: up || localChanged ? err : nil)
+                            downloadError: down || status == .notDownloaded ? err : nil, uploadError: up || localChanged ? err : nil,
+                            pinned: isPinned(id, l?.path ?? r.node.path))
     }
 
     func localOnly(_ id: ItemID, _ path: RelativePath, _ e: LocalEntry) -> MetadataItem {
         let t = transfers[id]
         return MetadataItem(itemID: id, path: path, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
                             modified: SyncEngine.date(nanos: e.stamp.mtimeNanos), status: .current, uploading: t != nil, uploaded: false,
-                            percentUploaded: percent(t), uploadError: itemErrors[id])
+                            percentUploaded: percent(t), uploadError: itemErrors[id], pinned: isPinned(id, path))
     }
 }

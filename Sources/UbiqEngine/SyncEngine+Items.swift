@@ -232,3 +232,50 @@ extension SyncEngine {
         return item
     }
 }
+
+extension SyncEngine {
+    /// Pins (or unpins) the items at the paths: a pinned item is kept on this device — on an
+    /// on-demand device its content is fetched now and each new version as it comes; a pinned
+    /// folder keeps everything in it, files added later too. Unpinning leaves the content as it
+    /// is (`evict` drops it).
+    public func pin(_ paths: [RelativePath], _ on: Bool) async -> [PathResult] {
+        var results: [PathResult] = []
+        var ids: [ItemID] = []
+        for p in paths {
+            guard let id = itemID(at: p) else { results.append(PathResult(path: p.string, error: "no item at \(p)")); continue }
+            if on, trees.path(of: id)?.isExcluded == true {
+                results.append(PathResult(path: p.string, error: "\(p) is excluded (.nosync): it stays on this device anyway"))
+                continue
+            }
+            ids.append(id)
+            results.append(PathResult(path: p.string))
+        }
+        guard !ids.isEmpty else { return results }
+        do {
+            try wishes.setPinned(ids, on)
+        } catch {
+            return paths.map { PathResult(path: $0.string, error: "\(error)") }
+        }
+        // Listings show the flag on each item and on everything in a pinned folder.
+        for id in ids {
+            changeLog.note(id)
+            if let p = trees.path(of: id) { for k in items(under: p) { changeLog.note(k) } }
+        }
+        if on { requestPass() }
+        return results
+    }
+
+    /// The paths of pinned folders (the server's).
+    func pinnedFolderPaths() -> [RelativePath] {
+        wishes.pinned.compactMap { id in remote[id].flatMap { $0.node.kind == .folder ? $0.node.path : nil } }
+    }
+
+    /// What the planner keeps: pinned items and everything in a pinned folder.
+    func pinnedForPlan() -> Set<ItemID> {
+        let folders = pinnedFolderPaths()
+        guard !folders.isEmpty else { return wishes.pinned }
+        var out = wishes.pinned
+        for (id, r) in remote where folders.contains(where: { r.node.path.isSelfOrDescendant(of: $0) }) { out.insert(id) }
+        return out
+    }
+}

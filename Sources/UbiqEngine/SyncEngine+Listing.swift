@@ -5,8 +5,11 @@ import UbiqCore
 extension SyncEngine {
     /// The trees as they are now (no copying: the dictionaries are shared until changed).
     public func listingState() -> ListingState {
-        ListingState(remote: remote.storage, local: local.storage, synced: synced.storage, localHashes: localHashes.storage,
-                     transfers: transfers.storage, itemErrors: outcomes.errors.storage, excluded: trees.excludedLocal)
+        var state = ListingState(remote: remote.storage, local: local.storage, synced: synced.storage, localHashes: localHashes.storage,
+                                 transfers: transfers.storage, itemErrors: outcomes.errors.storage, excluded: trees.excludedLocal)
+        state.pinned = wishes.pinned
+        state.pinnedFolders = pinnedFolderPaths()
+        return state
     }
 
     /// Every item with the attributes of product §5, from local state only: no network round trip.

@@ -218,6 +218,15 @@ extension ProcessBoundTests {
             #expect(ls == 0 && listed?["status"] as? String == "notDownloaded")
             #expect(try s.ubiq("A", ["download", "Documents/old.txt"]).0 == 0)
             #expect(s.read("A", "Documents/old.txt") == "old news")
+            // `pin` through the daemon: listed as pinned (`ls` marks it, `--json` says so); `--off` unpins.
+            let (pinStatus, pinOut, pinErr) = try s.ubiq("A", ["pin", "Documents/old.txt"])
+            #expect(pinStatus == 0 && pinOut.contains("pinned Documents/old.txt"), "\(pinOut) \(pinErr)")
+            #expect(try s.ubiq("A", ["ls"]).1.contains("Documents/old.txt  [pinned]"))
+            #expect(try s.ubiq("A", ["pin", "Documents/nothing.txt"]).0 == 1, "a path with no item fails")
+            #expect(try s.ubiq("A", ["pin", "--off", "Documents/old.txt"]).0 == 0)
+            let unpinned = (try JSONSerialization.jsonObject(with: Data(try s.ubiq("A", ["ls", "--json"]).1.utf8)) as? [[String: Any]] ?? [])
+                .first { $0["path"] as? String == "Documents/old.txt" }
+            #expect(unpinned?["pinned"] as? Bool == false)
             // `retry` through the daemon: nothing is failing, so nothing waits to be tried.
             let (ts, tout, terr) = try s.ubiq("A", ["retry", "Documents"])
             #expect(ts == 0 && tout.contains("nothing was waiting"), "\(tout) \(terr)")

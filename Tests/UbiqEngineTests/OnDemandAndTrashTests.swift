@@ -15,6 +15,40 @@ struct OnDemandAndTrashTests {
 
     func paths(_ ps: String...) -> [RelativePath] { ps.map { try! RelativePath(validating: $0) } }
 
+    /// `p` / `ubiq pin`: a pinned folder on an on-demand device fetches what it holds now and
+    /// every file added to it later, listings flag everything in it as pinned, and unpinning
+    /// keeps the content but fetches no more.
+    @Test func aPinnedFolderKeepsWhatItHoldsAndWhatComesLater() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A")
+            try a.write("Documents/keep/one.txt", "one")
+            try a.write("Documents/other.txt", "other")
+            let c = try await fleet.device("C", download: .onDemand)
+            #expect(await eventually { await item(c, "Documents/keep/one.txt")?.status == .notDownloaded })
+            let r = await c.engine.pin(paths("Documents/keep", "Documents/nothing-here"), true)
+            #expect(r.map { $0.error == nil } == [true, false], "\(r)")
+            #expect(await eventually { c.read("Documents/keep/one.txt") == "one" }, "what the folder holds is fetched")
+            let folderPinned = await item(c, "Documents/keep")?.pinned, filePinned = await item(c, "Documents/keep/one.txt")?.pinned
+            #expect(folderPinned == true && filePinned == true)
+            #expect(await item(c, "Documents/other.txt")?.pinned == false && !c.exists("Documents/other.txt"), "only the pinned folder")
+            try a.write("Documents/keep/two.txt", "two")
+            #expect(await eventually { c.read("Documents/keep/two.txt") == "two" }, "a file added later is fetched too")
+            #expect(await item(c, "Documents/keep/two.txt")?.pinned == true)
+            // Unpinned: kept as it is, but new files stay in the cloud.
+            _ = await c.engine.pin(paths("Documents/keep"), false)
+            #expect(await item(c, "Documents/keep/one.txt")?.pinned == false)
+            try a.write("Documents/keep/three.txt", "three")
+            #expect(await eventually { await item(c, "Documents/keep/three.txt")?.status == .notDownloaded })
+            await c.engine.syncNow()
+            #expect(c.read("Documents/keep/one.txt") == "one" && !c.exists("Documents/keep/three.txt"))
+            // A restart keeps the wish: pinned again, stopped, and a new file still comes.
+            _ = await c.engine.pin(paths("Documents/keep"), true)
+            try await c.restart()
+            try a.write("Documents/keep/four.txt", "four")
+            #expect(await eventually { c.read("Documents/keep/four.txt") == "four" })
+        }
+    }
+
     @Test func onDemandDeviceListsEverythingAndDownloadsOnlyWhatItIsAskedFor() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A")

@@ -337,6 +337,29 @@ struct FilesEverydayTests {
         #expect(s.files.marked.isEmpty && !s.quit)
     }
 
+    /// `p` pins the selected item (or the marks) and unpins a pinned one; the row shows the
+    /// pinned glyph beside the status and the details say what it means.
+    @Test func pinTogglesAndThePinnedFlagShows() {
+        var s = Fixtures.state()
+        let path = { (n: String) in try! RelativePath(validating: "Documents/\(n)") }
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "cloud only.pdf" }!
+        #expect(press(&s, [.char("p")]) == [.pin([path("cloud only.pdf")], true)] && s.flash?.text.contains("pinning") == true)
+        // The engine answers with the flag set: the row and the details show it.
+        var pinned = s.files.selected!.item
+        pinned.pinned = true
+        s.files.apply(QueryDiff(changed: [pinned]), now: Fixtures.t0)
+        _ = press(&s, [.char("i")])
+        let screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0))
+        let row = screen.lines.firstIndex { $0.contains("cloud only.pdf") }!
+        #expect(screen[4, row].text == "●", "\(screen.lines[row])")
+        #expect(screen.lines.joined().contains("pinned: kept on this device"))
+        #expect(press(&s, [.char("p")]) == [.pin([path("cloud only.pdf")], false)], "again unpins")
+        // Marks: the first marked item decides (cloud only.pdf is pinned: both are unpinned).
+        s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "cloud only.pdf" }!
+        _ = press(&s, [.char(" "), .char(" ")])
+        #expect(press(&s, [.char("p")]) == [.pin([path("cloud only.pdf"), path("current.txt")], false)] && s.files.marked.isEmpty)
+    }
+
     @Test func theDetailsPaneSaysWhatTheRowCannot() {
         var s = Fixtures.state()
         s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "broken.bin" }!

@@ -11,7 +11,7 @@ public indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertibl
     /// The attributes a predicate can name (the item attributes of §5).
     public enum Attribute: String, Sendable, CaseIterable {
         case path, name, itemID, kind, size, created, modified, status, downloading, percentDownloaded,
-             uploading, uploaded, percentUploaded, conflict, excluded, downloadError, uploadError
+             uploading, uploaded, percentUploaded, conflict, excluded, downloadError, uploadError, pinned
 
         public enum ValueType: Sendable { case string, number, bool, date }
 
@@ -19,7 +19,7 @@ public indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertibl
             switch self {
             case .path, .name, .itemID, .kind, .status, .downloadError, .uploadError: .string
             case .size, .percentDownloaded, .percentUploaded: .number
-            case .downloading, .uploading, .uploaded, .conflict, .excluded: .bool
+            case .downloading, .uploading, .uploaded, .conflict, .excluded, .pinned: .bool
             case .created, .modified: .date
             }
         }
@@ -128,6 +128,7 @@ public indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertibl
             case .uploading: b = item.uploading
             case .uploaded: b = item.uploaded
             case .conflict: b = item.conflict
+            case .pinned: b = item.pinned
             default: b = item.excluded
             }
             guard case .bool(let v) = value else { return false }

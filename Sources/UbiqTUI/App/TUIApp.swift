@@ -244,6 +244,9 @@ public final class TUIApp {
             request(.pause(on: on)) { r in .done(r.message ?? (on ? "paused" : "resumed")) }
         case .retry(let paths):
             request(.retry(paths: paths.map(\.string))) { r in .done(r.message ?? "trying again") }
+        case .pin(let paths, let on):
+            let what = paths.count == 1 ? paths[0].name : "\(paths.count) items"
+            request(.pin(paths: paths.map(\.string), on: on)) { _ in .done(on ? "pinned \(what): kept on this device" : "unpinned \(what)") }
         case .evict(let p):
             request(.evict(paths: [p.string])) { _ in .done("evicted \(p.name): it stays in the cloud") }
         case .delete(let p):

@@ -172,6 +172,19 @@ extension AppState {
             files.clearMarks()
             if !busy.isEmpty { flash = Flash(text: "\(busy.count) item(s) have changes not uploaded yet and stay; evicting \(ready.count)", level: .warn) }
             return ready.map { .evict($0.path) }
+        case .char("p"):
+            // Pin / unpin (marked items, else the selected one): the first one decides which.
+            let targets = files.marked.isEmpty ? [files.selected?.item].compactMap { $0 } : files.markedItems
+            guard let first = targets.first else { return [] }
+            let items = targets.filter { !$0.excluded }
+            files.clearMarks()
+            guard !items.isEmpty else {
+                flash = Flash(text: "\(first.name) is excluded (.nosync): it stays on this device anyway", level: .warn)
+                return []
+            }
+            let on = !first.pinned
+            flash = Flash(text: "\(on ? "pinning" : "unpinning") \(items.count == 1 ? items[0].name : "\(items.count) items")…", level: .info)
+            return [.pin(items.map(\.path), on)]
         case .char("u"):
             // Retry now: failing items (marked ones, or the selected item; a folder: all in it)
             // are tried again at once instead of after their retry delay.

@@ -148,6 +148,8 @@ public struct StatusInfo: Equatable, Sendable {
 public enum Effect: Equatable, Sendable {
     case download(RelativePath)
     case evict(RelativePath)
+    /// Keep on this device (or stop keeping).
+    case pin([RelativePath], Bool)
     /// Try failing items again now (a folder: everything in it).
     case retry([RelativePath])
     /// Pause syncing (`true`) or resume it.

@@ -61,6 +61,7 @@ enum FilesView {
         // state): a status colour there left a gap in the bar at the glyph cell.
         s.put(c.glyph(st), x: x + 1, y: y, role: selected ? base : st)
         if i.conflict || (row.summary?.conflicts ?? 0) > 0 { s.put(c.glyph("status.conflict"), x: x + 2, y: y, role: selected ? base : "status.conflict") }
+        if i.pinned { s.put(c.glyph("ui.pinned"), x: x + 3, y: y, role: selected ? base : "ui.marked") }
         let wide = width >= 64
         let sizeW = 9, dateW = wide ? 16 : 0, gap = 2
         let nameW = max(4, width - 5 - sizeW - (wide ? dateW + gap : 0) - gap)
@@ -123,6 +124,7 @@ extension FilesView {
         default: break
         }
         if i.conflict { parts.append("conflict: Enter shows the versions") }
+        if i.pinned { parts.append("pinned: kept on this device (p unpins)") }
         return parts.joined(separator: "; ")
     }
 }

@@ -40,7 +40,7 @@ enum Overlays {
     static let legend: [(glyph: String, meaning: String)] = [
         ("status.synced", "up to date"), ("status.cloud", "in the cloud only (fetch with f)"), ("status.queued", "waiting"),
         ("status.downloading", "downloading"), ("status.uploading", "uploading"), ("status.conflict", "conflict: pick a version"),
-        ("status.error", "error (the row says which)"), ("status.paused", "excluded or paused"), ("ui.pinned", "kept downloaded"),
+        ("status.error", "error (the row says which)"), ("status.paused", "excluded or paused"), ("ui.pinned", "pinned: kept on this device (p)"),
     ]
 
     static func helpLines(_ state: AppState, glyph: (String) -> String) -> [(String, String)] {
@@ -54,9 +54,10 @@ enum Overlays {
             case .files:
                 lines += [("j k ↑ ↓", "move"), ("PgUp PgDn g G", "page, top, bottom"), ("Enter l →", "open a folder, or a file's versions"),
                           ("h ← Backspace", "parent folder"), ("f", "fetch: download now"), ("E", "evict the local copy (stays in the cloud)"),
+                          ("p", "pin / unpin: keep on this device, new versions too"),
                           ("D Delete", "delete from all devices (asks y/N)"), ("/", "find by name, or filter with a predicate; Esc clears"),
                           ("F", "flat list of every file"), ("c", "versions of a conflicted file"),
-                          ("Space v", "mark, mark a range (f E D act on the marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
+                          ("Space v", "mark, mark a range (f E p D act on marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
                           (".", "show or hide dotfiles"), ("i", "details of the selected item"), ("t", "transfers: what moves and what waits, with ETA"),
                           ("r", "rename"), ("n", "new folder here"), ("e", "edit in $VISUAL / $EDITOR (fetched first if needed)"),
                           ("o", "open with xdg-open"), ("u", "retry now: failing items are tried again at once")]
