@@ -45,6 +45,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     /// Changes from elsewhere; with `local`, this device's own writes by other programs too
     /// (those whose `kvSet` carries the same tag are the watcher's own and left out).
     case kvWatch(local: String? = nil)
+    /// The account's devices (names for the settings' "changed by").
+    case devices
     /// The first `limit` bytes of one version's content (previews).
     case versionContent(path: String, version: String, limit: Int)
 }
@@ -77,6 +79,7 @@ public struct DeviceResponse: Codable, Sendable {
     public var results: [PathResult]?
     public var event: QueryEventLine?
     public var kv: [KVEntry]?
+    public var devices: [DeviceInfo]?
     public var kvChange: KeyValueStore.Change?
     /// Content bytes (`versionContent`).
     public var content: Data?

@@ -67,6 +67,10 @@ public struct DeviceService: Sendable {
                 return Self.results(await engine.download(try paths.map(RelativePath.init(validating:))))
             case .evict(let paths):
                 return Self.results(await engine.evict(try paths.map(RelativePath.init(validating:))))
+            case .devices:
+                var r = DeviceResponse(ok: true)
+                r.devices = try await engine.config.apiClient.devices()
+                return r
             case .pin(let paths, let on):
                 return Self.results(await engine.pin(try paths.map(RelativePath.init(validating:)), on))
             case .pause(let on):

@@ -138,6 +138,41 @@ struct ControllerTests {
         #expect(press(&s, [.char(" ")]).isEmpty && s.prompt?.label.contains("fontSize") == true, "not a bool: the editor opens")
     }
 
+    /// Settings `r` renames a key in one atomic write (refusing a taken or invalid name), `i`
+    /// says which device changed it last and when, and a wide screen shows that per row.
+    @Test func settingsRenameAndWhoChangedAKey() {
+        TimeFormat.use(TimeZone(identifier: "UTC")!)
+        var s = Fixtures.state(view: .settings)
+        let phone = DeviceID(uuid: UUID()), laptop = DeviceID(uuid: UUID()), unknown = DeviceID(uuid: UUID())
+        let at = HLCTimestamp(wallMillis: Int64(Fixtures.t0.timeIntervalSince1970 * 1000), counter: 0)
+        _ = s.apply(.settings([KVEntry(key: "darkMode", value: .bool(true), stamp: at, device: phone),
+                               KVEntry(key: "fontSize", value: .int(14), stamp: at, device: laptop),
+                               KVEntry(key: "zoom", value: .double(1.5), stamp: at, device: unknown)], keys: 3, bytes: 30))
+        let now = Date()
+        _ = s.apply(.devices([DeviceInfo(id: phone, name: "phone", created: now, lastSeen: now, signedIn: true, current: false),
+                              DeviceInfo(id: laptop, name: "laptop", created: now, lastSeen: now, signedIn: true, current: true)]))
+        s.settings.cursor.index = 0
+        _ = press(&s, [.char("i")])
+        #expect(s.flash?.text == "darkMode: bool, changed by phone, 2026-11-18 11:06:40", "\(s.flash?.text ?? "")")
+        s.settings.cursor.index = 1
+        _ = press(&s, [.char("i")])
+        #expect(s.flash?.text.contains("changed by this device") == true)
+        // Wide: a column says it for every row (a device the server no longer lists by its ID).
+        s.flash = nil
+        let wide = Renderer.render(s, width: 120, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0)).lines.joined(separator: "\n")
+        #expect(wide.contains("changed by") && wide.contains("phone, 2026-11-18 11:06") && wide.contains("device \(unknown.description.prefix(8))"), "\(wide)")
+        let narrow = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0)).lines.joined(separator: "\n")
+        #expect(!narrow.contains("changed by"))
+        // Rename: a taken name and an invalid one are refused in the prompt; a free one is one write.
+        s.settings.cursor.index = 1
+        _ = press(&s, [.char("r"), .ctrlU] + Key.typing("zoom") + [.enter])
+        #expect(s.prompt?.error?.contains("taken") == true)
+        _ = press(&s, [.ctrlU] + Key.typing(String(repeating: "x", count: 65)) + [.enter])
+        #expect(s.prompt?.error?.contains("1-64") == true)
+        #expect(press(&s, [.ctrlU] + Key.typing("textSize") + [.enter]) == [.renameKey(from: "fontSize", to: "textSize", value: .int(14))])
+        #expect(s.prompt == nil && s.settings.toSelect == "textSize")
+    }
+
     @Test func settingsAddAndEditAreTypedAndDraftsSurviveRemoteChanges() {
         var s = Fixtures.state(view: .settings)
         let dev = DeviceID(uuid: UUID())

@@ -209,6 +209,10 @@ public final class TUIApp {
 
     func reloadSettings() async {
         let entries = await connection.ask(.kvList).kv ?? []
+        // Names for who changed each key: asked again when a device is new to this screen.
+        if entries.contains(where: { state.settings.deviceNames[$0.device] == nil }), let list = await connection.ask(.devices).devices {
+            send(.devices(list))
+        }
         var store: [String: KVValue] = [:]
         for e in entries { if let v = e.value { store[e.key] = v } }
         send(.settings(entries, keys: store.count, bytes: KVLimits.totalBytes(store)))
@@ -368,6 +372,12 @@ public final class TUIApp {
         case .resolve(let p, let v, let label):
             request(.resolve(path: p.string, keep: v.description)) { _ in .done("kept the version from \(label) for \(p.name)") }
             state.versions = nil
+        case .renameKey(let from, let to, let value):
+            Task {
+                let r = await connection.ask(.kvSet(values: [to: value, from: nil], origin: settingsOrigin))
+                await self.reloadSettings()
+                await MainActor.run { self.send(r.ok ? .done("renamed \(from) to \(to)") : .failed(r.message ?? "not renamed")) }
+            }
         case .setValue(let key, let value):
             Task {
                 let r = await connection.ask(.kvSet(values: [key: value], origin: settingsOrigin))

@@ -10,6 +10,8 @@ public enum AppEvent: Sendable {
     case status(EngineStatus, throughput: Double)
     case settings([KVEntry], keys: Int, bytes: Int)
     case settingsChanged(keys: [String], reason: KeyValueStore.ChangeReason, at: Date)
+    /// The account's devices: names for who changed a setting (`current`: this device).
+    case devices([DeviceInfo])
     case versions(RelativePath, VersionsResponse)
     case preview(VersionID, lines: [String], isText: Bool, currentText: [String]?)
     case failed(String)
@@ -55,6 +57,8 @@ extension AppState {
             settings.usage = (keys, bytes)
             if let keep, let at = settings.entries.firstIndex(where: { $0.key == keep }) { settings.cursor.index = at }
             settings.cursor.clamp(count: settings.entries.count)
+        case .devices(let list):
+            settings.deviceNames = Dictionary(list.map { ($0.id, $0.current ? "this device" : $0.name) }, uniquingKeysWith: { a, _ in a })
         case .settingsChanged(let keys, let reason, let at):
             for k in keys { settings.highlighted[k] = at.addingTimeInterval(Self.highlightTime) }
             if reason == .quotaViolationChange { flash = Flash(text: "the server refused settings over the 1 MB limit: \(keys.joined(separator: ", "))", level: .error) }

@@ -424,6 +424,15 @@ extension AppState {
         case .escape where !settings.filter.isEmpty:
             settings.filter = ""
             return []
+        case .char("r"):
+            guard let e = settings.selected, e.value != nil else { return [] }
+            prompt = Prompt(purpose: .renameKey(from: e.key), label: "rename \(e.key) to (1-64 bytes)", text: e.key)
+            return []
+        case .char("i"):
+            // Who changed the key last, and when (the store keeps the last writer of each key).
+            guard let e = settings.selected else { return [] }
+            flash = Flash(text: "\(e.key): \(e.value?.typeName ?? "deleted"), changed by \(settings.provenance(e, precise: true))", level: .info)
+            return []
         case .char(" "):
             // A bool flips at once (saved on every device, like any edit); other types open the editor.
             guard let e = settings.selected, let v = e.value else { return [] }
@@ -490,6 +499,25 @@ extension AppState {
     mutating func submit(_ p: Prompt) -> [Effect] {
         var p = p
         switch p.purpose {
+        case .renameKey(let from):
+            let to = p.text
+            guard to != from else { prompt = nil; return [] }
+            do {
+                try KVLimits.check(key: to, value: nil)
+            } catch let e as CoreError {
+                p.error = e.message
+                prompt = p
+                return []
+            } catch { prompt = nil; return [] }
+            guard !settings.all.contains(where: { $0.key == to && $0.value != nil }) else {
+                p.error = "'\(to)' is taken: delete it first, or pick another name"
+                prompt = p
+                return []
+            }
+            guard let value = settings.all.first(where: { $0.key == from })?.value else { prompt = nil; return [] }
+            prompt = nil
+            settings.toSelect = to
+            return [.renameKey(from: from, to: to, value: value)]
         case .settingsFilter:
             settings.filter = p.text.trimmingCharacters(in: .whitespaces)
             settings.cursor = ListCursor()

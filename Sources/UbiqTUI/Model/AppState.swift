@@ -27,6 +27,8 @@ public struct Prompt: Equatable, Sendable {
         case helpFilter
         /// Words the Settings view's keys must contain (`/` in Settings).
         case settingsFilter
+        /// A new name for a key (`r` in Settings).
+        case renameKey(from: String)
     }
     public var purpose: Purpose
     public var label: String
@@ -115,13 +117,22 @@ public struct SettingsState: Equatable, Sendable {
     public var usage: (keys: Int, bytes: Int) = (0, 0)
     /// A key just added here: selected once the store lists it.
     public var toSelect: String?
+    /// Device names by ID, for who changed a key ("this device" for this one).
+    public var deviceNames: [DeviceID: String] = [:]
     public init() {}
+
+    /// Who changed a key last and when, in words ("phone, 2026-11-27 10:42").
+    public func provenance(_ e: KVEntry, precise: Bool = false) -> String {
+        let when = Date(timeIntervalSince1970: Double(e.stamp.wallMillis) / 1000)
+        let who = deviceNames[e.device] ?? "device \(e.device.description.prefix(8))"
+        return "\(who), \(precise ? TimeFormat.precise(when) : TimeFormat.short(when))"
+    }
     public var selected: KVEntry? { entries.indices.contains(cursor.index) ? entries[cursor.index] : nil }
     mutating func refilter() {
         entries = filter.isEmpty ? all : all.filter { $0.key.range(of: filter, options: .caseInsensitive) != nil }
     }
     public static func == (a: SettingsState, b: SettingsState) -> Bool {
-        a.all == b.all && a.filter == b.filter && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect
+        a.all == b.all && a.filter == b.filter && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect && a.deviceNames == b.deviceNames
     }
 }
 
@@ -175,6 +186,8 @@ public enum Effect: Equatable, Sendable {
     /// Stop like any program on Ctrl-Z; `fg` brings it back.
     case suspend
     case setValue(key: String, value: KVValue?)
+    /// One atomic write: `value` under `to`, `from` removed.
+    case renameKey(from: String, to: String, value: KVValue)
     case loadTrash
     /// Switch to a theme (`:theme NAME`), or read the theme and config.toml again (`Ctrl-R`).
     case setTheme(String)

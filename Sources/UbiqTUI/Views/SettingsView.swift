@@ -15,9 +15,13 @@ enum SettingsView {
             return
         }
         let keyW = min(28, max(8, inner.width / 3)), typeW = 10
+        // Wide enough: who changed each key last and when (else `i` says it for the selected one).
+        let byW = inner.width >= 96 ? 30 : 0
+        let valueW = inner.width - keyW - typeW - 4 - (byW > 0 ? byW + 1 : 0)
         s.putPadded("key", x: inner.x + 1, y: inner.y, width: keyW, role: "ui.title")
         s.putPadded("type", x: inner.x + 2 + keyW, y: inner.y, width: typeW, role: "ui.title")
-        s.putPadded("value", x: inner.x + 3 + keyW + typeW, y: inner.y, width: inner.width - keyW - typeW - 4, role: "ui.title")
+        s.putPadded("value", x: inner.x + 3 + keyW + typeW, y: inner.y, width: valueW, role: "ui.title")
+        if byW > 0 { s.putPadded("changed by", x: inner.x + 4 + keyW + typeW + valueW, y: inner.y, width: byW, role: "ui.title") }
         var cur = st.cursor
         cur.scroll(height: inner.height - 1)
         for (n, e) in st.entries[cur.top..<min(st.entries.count, cur.top + inner.height - 1)].enumerated() {
@@ -28,8 +32,9 @@ enum SettingsView {
             s.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), role: base)
             s.putPadded(e.key, x: inner.x + 1, y: y, width: keyW, role: selected || remote ? base : "kv.key")
             s.putPadded(e.value?.typeName ?? "", x: inner.x + 2 + keyW, y: y, width: typeW, role: base)
-            s.putPadded(e.value?.displayText ?? "", x: inner.x + 3 + keyW + typeW, y: y, width: inner.width - keyW - typeW - 4,
+            s.putPadded(e.value?.displayText ?? "", x: inner.x + 3 + keyW + typeW, y: y, width: valueW,
                         role: selected || remote ? base : "kv.value")
+            if byW > 0 { s.putPadded(st.provenance(e), x: inner.x + 4 + keyW + typeW + valueW, y: y, width: byW, role: selected || remote ? base : "ui.hint.text") }
         }
     }
 }
@@ -74,6 +79,7 @@ enum Overlays {
                           ("u Ctrl-L", "reload"), ("", "items stay 30 days, then the server purges them")]
             case .settings:
                 lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"), ("Space", "flip a bool (others: edit)"), ("/", "find keys by name (Esc shows all)"),
+                          ("r", "rename a key (one atomic write on every device)"), ("i", "who changed the key last, and when"),
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
