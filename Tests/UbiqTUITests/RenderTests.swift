@@ -202,6 +202,29 @@ struct RenderTests {
         v.previewFor = v.rows[1].record.id
         s.versions = v
         Fixtures.golden("versions-preview", Renderer.render(s, width: 80, height: 24, context: ctx))
+        // 120 columns: the two versions side by side; Tab focuses them, `/` finds and marks text,
+        // `n` goes to the next match and the panes scroll together.
+        var wide = s
+        wide.versions?.preview = (1...40).map { "line \($0)" } + ["eggs"]
+        wide.versions?.currentText = (1...40).map { "line \($0)" }
+        _ = wide.handle(.tab)
+        _ = wide.handle(.char("/"))
+        for k in Key.typing("EGGS") + [.enter] { _ = wide.handle(k) }
+        #expect(wide.versions?.found == 40 && wide.versions?.scroll == 37 && wide.versions?.contentFocused == true, "a few lines above the match")
+        let side = Renderer.render(wide, width: 120, height: 30, context: ctx)
+        Fixtures.golden("versions-side-by-side-120x30", side)
+        let eggs = side.lines.firstIndex { $0.contains("eggs") }!
+        let col = side.lines[eggs].distance(from: side.lines[eggs].startIndex, to: side.lines[eggs].range(of: "eggs")!.lowerBound)
+        #expect(side[col, eggs].role == "ui.marked", "the match is marked")
+        #expect(side.lines.contains { $0.contains("current · laptop") && $0.contains("conflict · phone") }, "side by side")
+        #expect(side.lines.contains { $0.contains("line 38") && $0.contains("line 40") == false }, "both panes scrolled together")
+        _ = wide.handle(.char("g"))
+        _ = wide.handle(.char("n"))
+        #expect(wide.versions?.found == 40 && wide.versions?.scroll == 37, "n finds it again from the top")
+        _ = wide.handle(.char("n"))
+        #expect(wide.versions?.found == 40 && wide.flash?.text == "search wrapped around", "the only match: n wraps to it")
+        _ = wide.handle(.escape)
+        #expect(wide.versions?.contentFocused == false && wide.versions != nil, "Esc leaves the content first")
         s.versions?.showDiff = true
         let diff = Renderer.render(s, width: 80, height: 24, context: ctx)
         Fixtures.golden("versions-diff", diff)

@@ -354,8 +354,19 @@ extension AppState {
     mutating func handleVersions(_ key: Key) -> [Effect] {
         guard var v = versions else { return [] }
         defer { if versions != nil { versions = v } }
+        if key == .tab || key == .backTab {
+            v.contentFocused.toggle()
+            return []
+        }
+        if v.contentFocused, scrollContent(key, &v) { return [] }
         if Self.move(key, &v.cursor, count: v.rows.count, page: pageStep) { return previewEffect(&v) }
         switch key {
+        case .char("n") where !v.search.isEmpty, .char("N") where !v.search.isEmpty:
+            findInContent(&v, backwards: key == .char("N"))
+            return []
+        case .escape where v.contentFocused:
+            v.contentFocused = false
+            return []
         case .char("q"), .escape, .char("h"), .left:
             versions = nil
             return []
@@ -393,8 +404,39 @@ extension AppState {
         "\(r.deviceName) · \(TimeFormat.short(r.modified)) · \(ByteSize.format(Int64(r.size)))"
     }
 
+    /// Keys of the focused content: scrolling, and `/` to find text in it. True if taken.
+    mutating func scrollContent(_ key: Key, _ v: inout VersionsState) -> Bool {
+        let last = max(0, v.contentLines.count - 1)
+        switch key {
+        case .char("j"), .down: v.scroll = min(last, v.scroll + 1)
+        case .char("k"), .up: v.scroll = max(0, v.scroll - 1)
+        case .pageDown, .ctrlD: v.scroll = min(last, v.scroll + pageStep)
+        case .pageUp, .ctrlU: v.scroll = max(0, v.scroll - pageStep)
+        case .char("g"), .home: v.scroll = 0; v.found = nil
+        case .char("G"), .end: v.scroll = last; v.found = nil
+        case .char("/"): prompt = Prompt(purpose: .contentSearch, label: "find in the content (n next, N previous)", text: v.search)
+        default: return false
+        }
+        return true
+    }
+
+    /// Scrolls to the next (or previous) line holding the search text, wrapping around.
+    mutating func findInContent(_ v: inout VersionsState, backwards: Bool = false, fromTop: Bool = false) {
+        let from = fromTop ? v.scroll - 1 : (v.found ?? v.scroll - 1)
+        guard let at = v.match(from: from, backwards: backwards) else {
+            v.found = nil
+            flash = Flash(text: "no line holds '\(v.search)'", level: .warn)
+            return
+        }
+        if (backwards && at >= from) || (!backwards && at <= from) { flash = Flash(text: "search wrapped around", level: .info) }
+        v.found = at
+        v.scroll = max(0, at - 3)
+    }
+
     func previewEffect(_ v: inout VersionsState) -> [Effect] {
         guard let row = v.selected, v.previewFor != row.record.id else { return [] }
+        v.scroll = 0
+        v.found = nil
         v.preview = nil
         v.previewFor = row.record.id
         return [.loadPreview(v.path, row.record, current: v.rows.first { $0.kind == .current }?.record)]
@@ -518,6 +560,13 @@ extension AppState {
             prompt = nil
             settings.toSelect = to
             return [.renameKey(from: from, to: to, value: value)]
+        case .contentSearch:
+            prompt = nil
+            guard var v = versions else { return [] }
+            v.search = p.text
+            if !p.text.isEmpty { findInContent(&v, fromTop: true) }
+            versions = v
+            return []
         case .settingsFilter:
             settings.filter = p.text.trimmingCharacters(in: .whitespaces)
             settings.cursor = ListCursor()

@@ -147,8 +147,11 @@ public enum Renderer {
     }
 
     static func hints(_ state: AppState) -> [(String, String)] {
+        if let v = state.versions, v.contentFocused {
+            return [("j/k", "scroll"), ("/", "find"), ("n/N", "next/prev"), ("Tab", "versions"), ("Enter", "keep"), ("q", "back"), ("?", "help")]
+        }
         if state.versions != nil {
-            return [("j/k", "choose"), ("Enter", "keep"), ("b", "keep both"), ("d", "diff/preview"), ("q", "back"), ("?", "help")]
+            return [("j/k", "choose"), ("Tab", "content"), ("Enter", "keep"), ("b", "keep both"), ("d", "diff/preview"), ("q", "back"), ("?", "help")]
         }
         switch state.view {
         case .files:

@@ -7,7 +7,7 @@ enum VersionsView {
     static func render(_ v: VersionsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
         let listH = min(max(3, v.rows.count + 2), max(3, r.height / 2))
         let top = Rect(x: r.x, y: r.y, width: r.width, height: listH)
-        Box.draw(top, title: "Versions of \(v.path)", &s, c)
+        Box.draw(top, title: "Versions of \(v.path)", &s, c, focused: !v.contentFocused)
         let inner = top.inset(1)
         if v.loading { s.put("loading versions…", x: inner.x + 1, y: inner.y, role: "ui.hint.text") }
         if let e = v.error { s.put(e, x: inner.x + 1, y: inner.y, maxWidth: inner.width - 1, role: "ui.flash.error") }
@@ -34,24 +34,66 @@ enum VersionsView {
         }
         let bottom = Rect(x: r.x, y: r.y + listH, width: r.width, height: r.height - listH)
         guard bottom.height >= 3 else { return }
-        let selectedLabel = v.selected.map { "\($0.record.deviceName) \(c.dot) \(TimeFormat.precise($0.record.modified))" } ?? ""
-        let showDiff = v.showDiff && v.previewIsText && v.currentText != nil && v.selected?.kind != .current
-        Box.draw(bottom, title: showDiff ? "Diff: current → \(selectedLabel)" : "Preview: \(selectedLabel)\(v.previewIsText ? "" : " (hex)")", &s, c, focused: false)
-        let pin = bottom.inset(1)
+        content(v, &s, bottom, c)
+    }
+
+    /// "conflict · phone · 2026-11-22 10:42:07 · 12 B": a version by kind, device, time and size.
+    static func label(_ row: VersionRow?, _ c: RenderContext, size: Bool = true) -> String {
+        guard let row else { return "" }
+        let kind = switch row.kind { case .current: "current"; case .conflict: "conflict"; case .history: "history" }
+        return "\(kind) \(c.dot) \(row.record.deviceName) \(c.dot) \(TimeFormat.precise(row.record.modified))" + (size ? " \(c.dot) \(ByteSize.format(Int64(row.record.size)))" : "")
+    }
+
+    /// The content: the selected version's preview, beside the current one's when both are
+    /// text (side by side from 84 columns, stacked below), or the diff of the two (`d`). The
+    /// panes scroll together (`Tab` focuses them); `/` matches are marked.
+    static func content(_ v: VersionsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+        let selected = label(v.selected, c), focused = v.contentFocused
         guard let preview = v.preview else {
-            if v.selected != nil { s.put("loading…", x: pin.x + 1, y: pin.y, role: "ui.hint.text") }
+            Box.draw(r, title: "Preview: \(selected)", &s, c, focused: focused)
+            if v.selected != nil { s.put("loading…", x: r.x + 2, y: r.y + 1, role: "ui.hint.text") }
             return
         }
-        if showDiff, let cur = v.currentText {
-            for (n, d) in LineDiff.diff(cur, preview).prefix(pin.height).enumerated() {
+        // Where the content stands when it is longer than its pane: "12/45" (first line shown).
+        func where_(_ count: Int, _ height: Int) -> String { count > height ? " \(c.dot) \(min(count, v.scroll + 1))/\(count)" : "" }
+        if v.showsDiff, let cur = v.currentText {
+            let diff = LineDiff.diff(cur, preview)
+            Box.draw(r, title: "Diff: current → \(selected)\(where_(diff.count, r.height - 2))", &s, c, focused: focused)
+            let pin = r.inset(1)
+            for (n, d) in diff.dropFirst(v.scroll).prefix(pin.height).enumerated() {
                 let (mark, role) = switch d.kind { case .same: ("  ", "ui.text"); case .added: ("+ ", "diff.add"); case .removed: ("- ", "diff.del") }
-                s.put(mark + d.text, x: pin.x + 1, y: pin.y + n, maxWidth: pin.width - 1, role: role)
+                line(mark + d.text, search: v.search, &s, x: pin.x + 1, y: pin.y + n, width: pin.width - 1, role: role)
+            }
+        } else if v.showsBoth, let cur = v.currentText {
+            let sideBySide = r.width >= 84
+            let first = sideBySide ? Rect(x: r.x, y: r.y, width: r.width / 2, height: r.height) : Rect(x: r.x, y: r.y, width: r.width, height: r.height / 2)
+            let second = sideBySide ? Rect(x: r.x + first.width, y: r.y, width: r.width - first.width, height: r.height)
+                : Rect(x: r.x, y: r.y + first.height, width: r.width, height: r.height - first.height)
+            // Side by side the sizes are left to the list above (the titles must fit half a screen).
+            let current = label(v.rows.first { $0.kind == .current }, c, size: !sideBySide), chosen = label(v.selected, c, size: !sideBySide)
+            for (box, title, lines) in [(first, current, cur), (second, chosen, preview)] where box.height >= 3 {
+                Box.draw(box, title: title + where_(lines.count, box.height - 2), &s, c, focused: focused)
+                let pin = box.inset(1)
+                for (n, l) in lines.dropFirst(v.scroll).prefix(pin.height).enumerated() {
+                    line(l, search: v.search, &s, x: pin.x + 1, y: pin.y + n, width: pin.width - 1, role: "ui.text")
+                }
             }
         } else {
-            for (n, l) in preview.prefix(pin.height).enumerated() {
-                s.put(l, x: pin.x + 1, y: pin.y + n, maxWidth: pin.width - 1, role: "ui.text")
+            Box.draw(r, title: "Preview: \(selected)\(v.previewIsText ? "" : " (hex)")\(where_(preview.count, r.height - 2))", &s, c, focused: focused)
+            let pin = r.inset(1)
+            for (n, l) in preview.dropFirst(v.scroll).prefix(pin.height).enumerated() {
+                line(l, search: v.search, &s, x: pin.x + 1, y: pin.y + n, width: pin.width - 1, role: "ui.text")
             }
         }
+    }
+
+    /// One content line; the first match of `search` on it (any case) marked.
+    static func line(_ text: String, search: String, _ s: inout ScreenBuffer, x: Int, y: Int, width: Int, role: String) {
+        s.put(text, x: x, y: y, maxWidth: width, role: role)
+        guard !search.isEmpty, let m = text.range(of: search, options: .caseInsensitive) else { return }
+        let at = TextWidth.of(String(text[..<m.lowerBound]))
+        guard at < width else { return }
+        s.put(String(text[m]), x: x + at, y: y, maxWidth: width - at, role: "ui.marked")
     }
 }
 
