@@ -117,8 +117,11 @@ extension ProcessBoundTests {
             #expect(try s.ubiq("B", ["sync"]).0 == 0)
             // The editor: a script that appends a line (it gets the terminal, then gives it back).
             let editor = s.dir.url.appendingPathComponent("editor.sh")
-            try "#!/bin/sh\necho 'edited in the editor' >> \"$1\"\n".write(to: editor, atomically: true, encoding: .utf8)
+            // The settings document (`E` in Settings) gets a TOML line instead, and loses `old`.
+            try "#!/bin/sh\ncase \"$1\" in *.toml) sed -i '/^\"old\" = /d' \"$1\"; echo 'fromEditor = [\"yes\", 2]' >> \"$1\";; *) echo 'edited in the editor' >> \"$1\";; esac\n"
+                .write(to: editor, atomically: true, encoding: .utf8)
             chmod(editor.path, 0o755)
+            #expect(try s.ubiq("A", ["kv", "set", "old", "gone soon"]).0 == 0 && s.ubiq("A", ["kv", "set", "keep", "7", "--type", "int"]).0 == 0)
             let t = try TmuxSession(width: 80, height: 24, environment: ["EDITOR": editor.path, "VISUAL": editor.path])
             defer { t.kill() }
             try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
@@ -182,6 +185,16 @@ extension ProcessBoundTests {
             #expect(t.waitFor { !$0.contains("1 Files") }, "\(t.capture())")
             try t.send("fg", "Enter")
             #expect(t.waitFor("1 Files"), "\(t.capture())")
+            // E in Settings: every key as TOML in $EDITOR; what it changed is saved in one write
+            // (a key added, one removed, the rest untouched), and B gets it.
+            try t.send("3")
+            #expect(t.waitFor { $0.contains("old") && $0.contains("keep") }, "\(t.capture())")
+            try t.send("E")
+            #expect(t.waitFor("saved 2 settings: fromEditor, old"), "\(t.capture())")
+            let (ks, kout, _) = try s.ubiq("A", ["kv", "ls"])
+            #expect(ks == 0 && kout.contains("fromEditor") && kout.contains("keep") && !kout.contains("old"), "\(kout)")
+            #expect(await eventually { (try? s.ubiq("B", ["kv", "get", "fromEditor"]).1.contains("yes")) == true })
+            try t.send("1")
             // :theme switches live: mono draws no colour at all.
             #expect(Self.colourCodes(t.capture(escapes: true)) > 0)
             try t.send(":")

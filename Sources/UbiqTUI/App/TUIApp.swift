@@ -372,6 +372,8 @@ public final class TUIApp {
         case .resolve(let p, let v, let label):
             request(.resolve(path: p.string, keep: v.description)) { _ in .done("kept the version from \(label) for \(p.name)") }
             state.versions = nil
+        case .editStore:
+            editStoreInEditor()
         case .renameKey(let from, let to, let value):
             Task {
                 let r = await connection.ask(.kvSet(values: [to: value, from: nil], origin: settingsOrigin))

@@ -470,6 +470,12 @@ extension AppState {
             guard let e = settings.selected, e.value != nil else { return [] }
             prompt = Prompt(purpose: .renameKey(from: e.key), label: "rename \(e.key) to (1-64 bytes)", text: e.key)
             return []
+        case .char("E"):
+            return [.editStore]
+        case .char("Y"):
+            guard let e = settings.selected, let v = e.value else { return [] }
+            flash = Flash(text: "copied \(e.key)=…", level: .info)
+            return [.copy("\(e.key)=\(v.displayText)")]
         case .char("i"):
             // Who changed the key last, and when (the store keeps the last writer of each key).
             guard let e = settings.selected else { return [] }

@@ -223,6 +223,8 @@ public enum Effect: Equatable, Sendable {
     case setValue(key: String, value: KVValue?)
     /// One atomic write: `value` under `to`, `from` removed.
     case renameKey(from: String, to: String, value: KVValue)
+    /// The whole store as TOML in the editor (`E` in Settings).
+    case editStore
     case loadTrash
     /// Switch to a theme (`:theme NAME`), or read the theme and config.toml again (`Ctrl-R`).
     case setTheme(String)

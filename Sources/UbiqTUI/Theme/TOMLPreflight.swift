@@ -5,7 +5,7 @@
 /// theme fuzzer) and cannot be built without its assertions from this package. Themes use a
 /// small part of TOML, so this reader accepts exactly that part — comments, `[table]` headers,
 /// `key = value` with bare, quoted or dotted keys, strings of all four kinds, integers,
-/// floats, booleans, arrays (over several lines, a trailing comma allowed) and one-line inline
+/// floats, booleans, dates and times (the settings document, `SettingsDocument`), arrays (over several lines, a trailing comma allowed) and one-line inline
 /// tables, nested at most 32 deep — and refuses everything else with its line, before the
 /// library sees it.
 struct TOMLPreflight {
@@ -116,7 +116,8 @@ struct TOMLPreflight {
         case 0x7B: try inlineTable()
         case 0x74: try word("true")
         case 0x66: try word("false")
-        case let c? where c == 0x2B || c == 0x2D || (c >= 0x30 && c <= 0x39): try number()
+        case let c? where c >= 0x30 && c <= 0x39: if try !dateOrTime() { try number() }
+        case let c? where c == 0x2B || c == 0x2D: try number()
         default: throw fail("expected a value")
         }
     }
@@ -138,6 +139,48 @@ struct TOMLPreflight {
             i += 1
             if peek == 0x2B || peek == 0x2D { i += 1 }
             try digits()
+        }
+    }
+
+    private func at(_ k: Int) -> UInt8? { i + k < b.count ? b[i + k] : nil }
+    private static func isDigit(_ c: UInt8?) -> Bool { c.map { $0 >= 0x30 && $0 <= 0x39 } ?? false }
+
+    private mutating func digits(exactly n: Int) throws {
+        for _ in 0..<n {
+            guard Self.isDigit(peek) else { throw fail("a malformed date or time") }
+            i += 1
+        }
+    }
+
+    /// A date, a date and time (with an offset or without), or a time of day; false (nothing
+    /// read) when the value is not one.
+    private mutating func dateOrTime() throws -> Bool {
+        if (0..<4).allSatisfy({ Self.isDigit(at($0)) }) && at(4) == 0x2D {
+            try digits(exactly: 4); try expect(0x2D, "'-' in a date"); try digits(exactly: 2); try expect(0x2D, "'-' in a date"); try digits(exactly: 2)
+            if let c = peek, c == 0x54 || c == 0x74 || (c == 0x20 && Self.isDigit(at(1))) {
+                i += 1
+                try timeOfDay()
+                if peek == 0x5A || peek == 0x7A {
+                    i += 1
+                } else if peek == 0x2B || peek == 0x2D {
+                    i += 1; try digits(exactly: 2); try expect(0x3A, "':' in a time offset"); try digits(exactly: 2)
+                }
+            }
+            return true
+        }
+        if Self.isDigit(at(0)) && Self.isDigit(at(1)) && at(2) == 0x3A {
+            try timeOfDay()
+            return true
+        }
+        return false
+    }
+
+    private mutating func timeOfDay() throws {
+        try digits(exactly: 2); try expect(0x3A, "':' in a time"); try digits(exactly: 2); try expect(0x3A, "':' in a time"); try digits(exactly: 2)
+        if peek == 0x2E {
+            i += 1
+            guard Self.isDigit(peek) else { throw fail("a malformed time") }
+            while Self.isDigit(peek) { i += 1 }
         }
     }
 
