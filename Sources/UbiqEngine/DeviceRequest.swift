@@ -26,6 +26,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case makeFolder(path: String)
     case download(paths: [String])
     case evict(paths: [String])
+    /// Cancels the downloads of the items (see `SyncEngine.cancelTransfers`).
+    case cancel(paths: [String])
     /// Keeps the items on this device (`on`), or stops keeping them (see `SyncEngine.pin`).
     case pin(paths: [String], on: Bool)
     /// Tries failing items again now (all failing items when `paths` is empty).

@@ -67,6 +67,8 @@ public struct DeviceService: Sendable {
                 return Self.results(await engine.download(try paths.map(RelativePath.init(validating:))))
             case .evict(let paths):
                 return Self.results(await engine.evict(try paths.map(RelativePath.init(validating:))))
+            case .cancel(let paths):
+                return Self.results(await engine.cancelTransfers(try paths.map(RelativePath.init(validating:))))
             case .devices:
                 var r = DeviceResponse(ok: true)
                 r.devices = try await engine.config.apiClient.devices()

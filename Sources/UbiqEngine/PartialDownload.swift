@@ -39,16 +39,17 @@ struct PartialDownload {
         case assembled
         /// The uploader stopped sending: what arrived is kept; the rest once it is complete.
         case paused
-        /// `stepAside` asked to stop (a local change while streaming); what arrived is kept.
+        /// `stepAside` asked to stop (a local change while streaming, or the download was
+        /// cancelled); what arrived is kept.
         case steppedAside
     }
 
     /// Assembles the file. `local` says what this device holds of each window; `progress`
-    /// hears the bytes in the file so far; `stepAside` is asked between windows of a version
-    /// still being uploaded, whose pace may be slow.
+    /// hears the bytes in the file so far; `stepAside` is asked between windows (told whether the
+    /// version is still being uploaded, whose pace may be slow): true stops, keeping what arrived.
     /// Runs on no actor: the closures hop to their owner themselves.
     func run(permissions: Int?, modified: Date?, local: @Sendable (ArraySlice<ChunkRef>) async -> LocalChunks,
-             progress: @Sendable (Int) async -> Void, stepAside: @Sendable () async -> Bool) async throws -> Outcome {
+             progress: @Sendable (Int) async -> Void, stepAside: @Sendable (_ streaming: Bool) async -> Bool) async throws -> Outcome {
         let m = manifest
         let fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw cannot("write") }
@@ -103,7 +104,7 @@ struct PartialDownload {
                 offset += c.size
             }
             await progress(offset)
-            if wait != nil, !ahead.isEmpty, await stepAside() {
+            if !ahead.isEmpty, await stepAside(wait != nil) {
                 if ubiq_writer_finish(writer) == 0 { fsync(fd) }
                 return .steppedAside
             }

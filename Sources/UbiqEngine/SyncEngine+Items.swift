@@ -279,3 +279,36 @@ extension SyncEngine {
         return out
     }
 }
+
+extension SyncEngine {
+    /// Cancels the downloads of the items at (or under) the paths (`X` in the front end): one
+    /// running stops at its next window (what arrived is kept in its partial file, so a later
+    /// fetch resumes), and an item not on this device stays in the cloud until fetched (`f`,
+    /// `ubiq download`). An upload cannot be cancelled alone — the device would no longer agree
+    /// with its folder; pausing (`P`, `ubiq pause`) stops every transfer.
+    public func cancelTransfers(_ paths: [RelativePath]) -> [PathResult] {
+        var results: [PathResult] = []
+        let planned = Set(pendingOps.compactMap { op -> ItemID? in if case .download(let id, _) = op { return id } else { return nil } })
+        for p in paths {
+            let ids = items(under: p)
+            let downloads = ids.filter { transfers[$0]?.direction == .down || planned.contains($0) }
+            let uploads = ids.filter { transfers[$0]?.direction == .up }
+            if downloads.isEmpty {
+                results.append(PathResult(path: p.string, error: uploads.isEmpty ? "nothing is being transferred at \(p)"
+                    : "\(p) is uploading: an upload cannot be cancelled alone (P pauses all syncing)"))
+                continue
+            }
+            cancelledDownloads.formUnion(downloads)
+            let cloudOnly = downloads.filter { local[$0] == nil }
+            do { if !cloudOnly.isEmpty { try wishes.evict(cloudOnly) } } catch {
+                results.append(PathResult(path: p.string, error: "\(error)"))
+                continue
+            }
+            for id in downloads { changeLog.note(id) }
+            let updates = downloads.count - cloudOnly.count
+            results.append(PathResult(path: p.string, error: updates == 0 ? nil
+                : "\(updates) of them update a file that is here: they are fetched again by the next pass (E evicts the file instead)"))
+        }
+        return results
+    }
+}

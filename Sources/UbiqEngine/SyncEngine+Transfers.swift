@@ -145,6 +145,12 @@ extension SyncEngine {
         transfers[id]?.bytesDone = Int64(n)
     }
 
+    /// A running download stops at its next window: it was cancelled, or (streaming) the
+    /// folder changed meanwhile.
+    func shouldStepAside(_ id: ItemID, streaming: Bool) -> Bool {
+        cancelledDownloads.contains(id) || (streaming && folderChangedSinceScan())
+    }
+
     /// Something other than this engine changed the folder since the last scan.
     func folderChangedSinceScan() -> Bool {
         watcher.map { $0.foreignEvents() != foreignAtScan } ?? false
@@ -180,16 +186,20 @@ extension SyncEngine {
         // The closures hop back to the engine (the assembly runs on no actor).
         let outcome = try await job.run(permissions: r.permissions, modified: r.modified, local: { window in
             await self.localChunks(of: window, replaced: replaced)
-        }, progress: { await self.setProgress(id, $0) }, stepAside: {
+        }, progress: { await self.setProgress(id, $0) }, stepAside: { streaming in
             // A stream goes at the uploader's pace, which may be slow: when something changes
             // in the folder meanwhile, this download steps aside (what arrived is kept) so the
-            // round ends and the change is synced; the next pass resumes it.
-            await self.folderChangedSinceScan()
+            // round ends and the change is synced; the next pass resumes it. A cancelled
+            // download stops too.
+            await self.shouldStepAside(id, streaming: streaming)
         })
         switch outcome {
         case .paused:
             streamGaveUp.insert(version)
             logger.info("\(target): its upload from another device paused; the download resumes when it completes")
+            return false
+        case .steppedAside where cancelledDownloads.remove(id) != nil:
+            logger.info("\(target): download cancelled (what arrived is kept for the next fetch)")
             return false
         case .steppedAside:
             logger.info("\(target): a local change while streaming; the download resumes after it is synced")

@@ -74,6 +74,8 @@ public actor SyncEngine {
     /// Versions still being uploaded elsewhere whose streaming download gave up waiting for
     /// chunks (the uploader stopped): they are downloaded once complete instead.
     var streamGaveUp: Set<VersionID> = []
+    /// Downloads cancelled while they run (`cancelTransfers`): they stop at their next window.
+    var cancelledDownloads: Set<ItemID> = []
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -275,6 +277,7 @@ public actor SyncEngine {
             if !progressed { break }
         }
         pendingOps = []
+        cancelledDownloads.removeAll()
         contents.dropKept()  // what the pass did not upload is not kept
         if unstable > 0 { requestPass(after: .milliseconds(200)) }
     }

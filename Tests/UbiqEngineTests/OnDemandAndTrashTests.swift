@@ -49,6 +49,36 @@ struct OnDemandAndTrashTests {
         }
     }
 
+    /// `X` / `cancelTransfers`: a running download stops (what arrived is kept for later), the
+    /// item stays in the cloud, no pass fetches it again, and a later fetch completes it. An
+    /// upload is not cancelled alone (the message says to pause instead).
+    @Test func aCancelledDownloadStopsAndStaysInTheCloudUntilFetched() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A")
+            var rng = SeededRandom.forTest("cancel.download")
+            let big = rng.bytes(96 << 20)
+            try a.write("Documents/big.bin", bytes: big)
+            let c = try await fleet.device("C", download: .onDemand)
+            #expect(await eventually(timeout: .seconds(120)) { await item(c, "Documents/big.bin")?.uploaded == true })
+            let fetch = Task { await c.engine.download(paths("Documents/big.bin")) }
+            #expect(await eventually(poll: .milliseconds(1)) { await item(c, "Documents/big.bin")?.downloading == true }, "the download runs")
+            let r = await c.engine.cancelTransfers(paths("Documents/big.bin"))
+            #expect(r.allSatisfy { $0.error == nil }, "\(r)")
+            let answered = await fetch.value
+            #expect(answered.first?.error != nil, "the fetch that was cancelled says it did not complete: \(answered)")
+            let status = await item(c, "Documents/big.bin")?.status
+            #expect(!c.exists("Documents/big.bin") && status == .notDownloaded)
+            await c.engine.syncNow()
+            #expect(!c.exists("Documents/big.bin"), "no pass fetches it again")
+            let nothing = await c.engine.cancelTransfers(paths("Documents/big.bin"))
+            #expect(nothing.first?.error?.contains("nothing is being transferred") == true, "\(nothing)")
+            // Fetched on request later: complete and right.
+            let again = await c.engine.download(paths("Documents/big.bin"))
+            #expect(again.allSatisfy { $0.error == nil }, "\(again)")
+            #expect(c.readBytes("Documents/big.bin").map(ContentHash.of) == ContentHash.of(big))
+        }
+    }
+
     @Test func onDemandDeviceListsEverythingAndDownloadsOnlyWhatItIsAskedFor() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A")

@@ -395,6 +395,18 @@ struct FilesEverydayTests {
         #expect(press(&s, [.char("p")]) == [.pin([path("cloud only.pdf"), path("current.txt")], false)] && s.files.marked.isEmpty)
     }
 
+    /// `X` cancels a download (the item stays in the cloud); an upload is not cancelled alone.
+    @Test func cancelStopsDownloadsAndSaysWhyNotUploads() {
+        var s = Fixtures.state()
+        let at = { (n: String, s: AppState) in s.files.rows.firstIndex { $0.item.name == n }! }
+        s.files.cursor.index = at("downloading.mov", s)
+        #expect(press(&s, [.char("X")]) == [.cancelTransfers([try! RelativePath(validating: "Documents/downloading.mov")])])
+        s.files.cursor.index = at("uploading.zip", s)
+        #expect(press(&s, [.char("X")]).isEmpty && s.flash?.text.contains("P pauses all syncing") == true && s.flash?.level == .warn)
+        s.files.cursor.index = at("current.txt", s)
+        #expect(press(&s, [.char("X")]).isEmpty && s.flash?.text.contains("not being downloaded") == true)
+    }
+
     @Test func theDetailsPaneSaysWhatTheRowCannot() {
         var s = Fixtures.state()
         s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "broken.bin" }!

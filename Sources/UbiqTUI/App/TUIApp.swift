@@ -248,6 +248,9 @@ public final class TUIApp {
             request(.pause(on: on)) { r in .done(r.message ?? (on ? "paused" : "resumed")) }
         case .retry(let paths):
             request(.retry(paths: paths.map(\.string))) { r in .done(r.message ?? "trying again") }
+        case .cancelTransfers(let paths):
+            let what = paths.count == 1 ? paths[0].name : "\(paths.count) items"
+            request(.cancel(paths: paths.map(\.string))) { _ in .done("cancelled: \(what) stays in the cloud (f fetches it)") }
         case .pin(let paths, let on):
             let what = paths.count == 1 ? paths[0].name : "\(paths.count) items"
             request(.pin(paths: paths.map(\.string), on: on)) { _ in .done(on ? "pinned \(what): kept on this device" : "unpinned \(what)") }

@@ -185,6 +185,19 @@ extension AppState {
             let on = !first.pinned
             flash = Flash(text: "\(on ? "pinning" : "unpinning") \(items.count == 1 ? items[0].name : "\(items.count) items")…", level: .info)
             return [.pin(items.map(\.path), on)]
+        case .char("X"):
+            // Cancel downloads (marked items, else the selected one): they stay in the cloud.
+            let targets = files.marked.isEmpty ? [files.selected?.item].compactMap { $0 } : files.markedItems
+            let moving = targets.filter { $0.downloading || $0.kind == .folder || ($0.status == .notDownloaded && !$0.excluded) }
+            files.clearMarks()
+            if moving.isEmpty, let first = targets.first {
+                flash = Flash(text: first.uploading ? "\(first.name) is uploading: an upload cannot be cancelled alone (P pauses all syncing)"
+                    : "\(first.name) is not being downloaded", level: .warn)
+                return []
+            }
+            guard !moving.isEmpty else { return [] }
+            flash = Flash(text: "cancelling \(moving.count == 1 ? moving[0].name : "\(moving.count) downloads")…", level: .info)
+            return [.cancelTransfers(moving.map(\.path))]
         case .char("u"):
             // Retry now: failing items (marked ones, or the selected item; a folder: all in it)
             // are tried again at once instead of after their retry delay.

@@ -194,6 +194,8 @@ public struct StatusInfo: Equatable, Sendable {
 public enum Effect: Equatable, Sendable {
     case download(RelativePath)
     case evict(RelativePath)
+    /// Cancel the downloads of the items.
+    case cancelTransfers([RelativePath])
     /// Keep on this device (or stop keeping).
     case pin([RelativePath], Bool)
     /// Try failing items again now (a folder: everything in it).
