@@ -25,6 +25,33 @@ struct ControllerTests {
         #expect(s.files.rows.allSatisfy { $0.item.kind == .file } && s.files.rows.count == 10)
     }
 
+    /// #24 §2: prompts edit like readline — ←/→, Home/End, Ctrl-A/E move the caret, typing
+    /// inserts at it, Backspace/Delete, Ctrl-U (to the start) and Ctrl-W (a word) delete — and
+    /// a predicate error marks its column in the line.
+    @Test func promptsEditLikeReadlineAndMarkAnErrorsColumn() {
+        var s = Fixtures.state()
+        _ = press(&s, [.char("/")] + Key.typing("hello world"))
+        _ = press(&s, Array(repeating: .left, count: 5) + Key.typing("big "))
+        #expect(s.prompt?.text == "hello big world" && s.prompt?.caret == 10)
+        _ = press(&s, [.ctrlA] + Key.typing(">") + [.end, .ctrlW])
+        #expect(s.prompt?.text == ">hello big " && s.prompt?.back == 0)
+        _ = press(&s, [.home, .delete, .right, .right, .backspace])
+        #expect(s.prompt?.text == "hllo big " && s.prompt?.caret == 1)
+        _ = press(&s, [.right, .right, .ctrlU])
+        #expect(s.prompt?.text == "o big " && s.prompt?.caret == 0)
+        _ = press(&s, [.ctrlE, .left, .left, .left, .left, .left, .left, .left, .left, .right])
+        #expect(s.prompt?.caret == 1, "the caret stops at the ends")
+        // A predicate error: the column is marked on the line.
+        _ = press(&s, [.ctrlE, .ctrlU] + Key.typing("size > 'x'") + [.enter])
+        let column = try! #require(s.prompt?.errorColumn)
+        let screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0))
+        let line = screen.lines.count - 1
+        let marked = (0..<80).filter { screen[$0, line].role == "ui.flash.error" }
+        #expect(marked.count == 1, "one character is marked: \(screen.lines[line])")
+        let start = screen.lines[line].distance(from: screen.lines[line].startIndex, to: screen.lines[line].range(of: "size", options: .backwards)!.lowerBound)
+        #expect(marked.first == start + column - 1, "column \(column) of \(screen.lines[line])")
+    }
+
     @Test func filterTakesThePredicateLanguageAndNamesErrors() {
         var s = Fixtures.state()
         _ = press(&s, [.char("/")] + Key.typing("size > 1MB AND name LIKE '*.mov'") + [.enter])

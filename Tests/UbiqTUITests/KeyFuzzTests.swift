@@ -11,7 +11,7 @@ import UbiqTesting
 @Suite("Key presses (seeded fuzz)")
 struct KeyFuzzTests {
     static let keys: [Key] = [.up, .down, .left, .right, .pageUp, .pageDown, .home, .end, .enter, .escape, .backspace, .delete, .tab, .backTab,
-                              .ctrlU, .ctrlD, .ctrlL, .f1, .f5, .resize] + "123?qjkhlgGfEDd/FcaenyYR xé文🎉*'<>=,.bAz-vm".map { Key.char($0) }
+                              .ctrlU, .ctrlD, .ctrlL, .ctrlA, .ctrlE, .ctrlW, .f1, .f5, .resize] + "123?qjkhlgGfEDd/FcaenyYR xé文🎉*'<>=,.bAz-vm".map { Key.char($0) }
 
     @Test func randomKeysNeverBreakTheScreen() {
         var rng = SeededRandom.forTest("tui.keys")

@@ -530,12 +530,6 @@ extension AppState {
             if p.purpose == .filter { try? files.setFilter("") }
             prompt = nil
             return []
-        case .backspace:
-            if !p.text.isEmpty { p.text.removeLast() }
-            p.error = nil
-        case .ctrlU:
-            p.text = ""
-            p.error = nil
         case .ctrlC:
             prompt = nil
             quit = true
@@ -543,15 +537,14 @@ extension AppState {
         case .char(let c):
             // `utf8.count` costs nothing on a native string: a pasted megabyte stays linear.
             if p.text.utf8.count + c.utf8.count <= p.limit {
-                p.text.append(c)
-                p.error = nil
+                p.insert(c)
             } else {
                 p.error = "too long: at most \(ByteSize.format(Int64(p.limit))) here; the rest was not taken"
             }
         case .enter:
             return submit(p)
         default:
-            break
+            _ = p.edit(key)
         }
         prompt = p
         return []
@@ -602,6 +595,7 @@ extension AppState {
                 prompt = nil
             } catch let e as QueryPredicateError {
                 p.error = e.description
+                p.errorColumn = e.column
                 prompt = p
             } catch {
                 p.error = "\(error)"

@@ -4,6 +4,8 @@ public enum Key: Equatable, Sendable {
     case up, down, left, right, pageUp, pageDown, home, end
     case enter, escape, backspace, delete, tab, backTab
     case ctrlC, ctrlL, ctrlU, ctrlD, ctrlR, ctrlZ
+    /// Line editing in prompts: start, end, delete the word before the caret.
+    case ctrlA, ctrlE, ctrlW
     case f1, f5
     case resize
 

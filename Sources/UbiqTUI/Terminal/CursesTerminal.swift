@@ -194,7 +194,10 @@ public final class CursesTerminal {
 
     static func charKey(_ c: UInt32) -> Key? {
         switch c {
+        case 1: return .ctrlA
         case 3: return .ctrlC
+        case 5: return .ctrlE
+        case 23: return .ctrlW
         case 4: return .ctrlD
         case 9: return .tab
         case 10, 13: return .enter

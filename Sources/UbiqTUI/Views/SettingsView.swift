@@ -162,11 +162,32 @@ enum Overlays {
         s.fill(Rect(x: 0, y: y, width: s.width, height: 1), role: "ui.text")
         let label = TextWidth.fit(p.label, max(10, s.width / 2)) + ": "
         let x = s.put(label, x: 0, y: y, role: "ui.hint.key")
-        // Show the end of long input (where the cursor is).
-        let room = s.width - x - 1
-        var text = p.text
-        while TextWidth.of(text) > room, !text.isEmpty { text.removeFirst() }
-        let tx = s.put(text, x: x, y: y, role: p.error != nil ? "kv.invalid" : "ui.text")
-        s.put("▏", x: x + tx, y: y, role: "ui.hint.key")
+        // A window of the text around the caret (long input shows its end while typing). Only
+        // the window is walked: a pasted megabyte costs what fits on the line.
+        let room = max(1, s.width - x - 2)
+        let text = p.text
+        var caretIdx = text.endIndex
+        for _ in 0..<p.back where caretIdx > text.startIndex { caretIdx = text.index(before: caretIdx) }
+        var start = caretIdx, width = 0
+        while start > text.startIndex {
+            let prev = text.index(before: start)
+            let w = max(0, TextWidth.of(text[prev]))
+            if width + w > room / (p.back == 0 ? 1 : 2) { break }
+            width += w
+            start = prev
+        }
+        // The character an error points at stands out (its column, counted from 1).
+        var column = p.errorColumn == nil ? 0 : text.distance(from: text.startIndex, to: start)
+        var col = x, i = start
+        while i < text.endIndex {
+            if i == caretIdx { col += s.put("▏", x: col, y: y, role: "ui.hint.key") }
+            let w = max(0, TextWidth.of(text[i]))
+            if col + w > s.width - 1 { break }
+            column += 1
+            let role = p.errorColumn == column ? "ui.flash.error" : p.error != nil ? "kv.invalid" : "ui.text"
+            col += s.put(String(text[i]), x: col, y: y, role: role)
+            i = text.index(after: i)
+        }
+        if caretIdx == text.endIndex { s.put("▏", x: col, y: y, role: "ui.hint.key") }
     }
 }
