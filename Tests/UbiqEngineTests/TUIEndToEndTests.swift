@@ -194,6 +194,11 @@ extension ProcessBoundTests {
             let (ks, kout, _) = try s.ubiq("A", ["kv", "ls"])
             #expect(ks == 0 && kout.contains("fromEditor") && kout.contains("keep") && !kout.contains("old"), "\(kout)")
             #expect(await eventually { (try? s.ubiq("B", ["kv", "get", "fromEditor"]).1.contains("yes")) == true })
+            // z undoes that write: `old` is back, `fromEditor` gone (one more write).
+            try t.send("z")
+            #expect(t.waitFor("undid: saved 2 settings"), "\(t.capture())")
+            let (us, uout, _) = try s.ubiq("A", ["kv", "ls"])
+            #expect(us == 0 && uout.contains("old") && !uout.contains("fromEditor") && uout.contains("keep"), "\(uout)")
             try t.send("1")
             // :theme switches live: mono draws no colour at all.
             #expect(Self.colourCodes(t.capture(escapes: true)) > 0)

@@ -198,6 +198,10 @@ struct ControllerTests {
         #expect(s.prompt?.error?.contains("1-64") == true)
         #expect(press(&s, [.ctrlU] + Key.typing("textSize") + [.enter]) == [.renameKey(from: "fontSize", to: "textSize", value: .int(14))])
         #expect(s.prompt == nil && s.settings.toSelect == "textSize")
+        // z: the last write made here is put back (the app reports each write with what it replaced).
+        _ = s.apply(.settingsWritten(previous: ["textSize": nil, "fontSize": .int(14)], what: "renamed fontSize to textSize"))
+        #expect(press(&s, [.char("z")]) == [.undoSettings(["textSize": nil, "fontSize": .int(14)], what: "renamed fontSize to textSize")])
+        #expect(press(&s, [.char("z")]).isEmpty && s.flash?.text == "nothing to undo")
     }
 
     @Test func settingsAddAndEditAreTypedAndDraftsSurviveRemoteChanges() {

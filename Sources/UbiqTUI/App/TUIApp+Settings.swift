@@ -3,6 +3,28 @@ import UbiqCore
 import UbiqEngine
 
 extension TUIApp {
+    /// Writes settings in one atomic set; when it worked, what the keys held before is kept so
+    /// `z` can put it back (one more write, synced like any other).
+    /// `then` hears whether it worked, and why not (on the main actor).
+    func writeSettings(_ values: [String: KVValue?], what: String, undoable: Bool = true, then: (@MainActor @Sendable (_ ok: Bool, _ why: String?) -> Void)? = nil) {
+        var previous: [String: KVValue?] = [:]
+        for k in values.keys { previous[k] = .some(state.settings.all.first { $0.key == k }?.value) }
+        let connection = self.connection, origin = settingsOrigin
+        Task {
+            let r = await connection.ask(.kvSet(values: values, origin: origin))
+            await self.reloadSettings()
+            await MainActor.run {
+                if r.ok {
+                    if undoable { self.send(.settingsWritten(previous: previous, what: what)) }
+                    self.send(.done(r.savedLocally == true ? "\(what) on this device (offline: it goes up when the server is back)" : what))
+                } else {
+                    self.send(.failed("\(what): not done: \(r.message ?? "refused")"))
+                }
+                then?(r.ok, r.message)
+            }
+        }
+    }
+
     /// `E` in Settings: the whole store as TOML in `$VISUAL` / `$EDITOR` (the terminal handed
     /// over), then what the person changed saved in one write on every device. A document that
     /// does not read back, or an editor that failed, saves nothing and keeps the text in its file.
@@ -39,17 +61,11 @@ extension TUIApp {
             send(.done("no setting changed"))
             return
         }
-        let connection = self.connection, origin = settingsOrigin
         let names = changes.keys.sorted()
         let summary = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " and \(names.count - 3) more" : "")
-        Task {
-            let r = await connection.ask(.kvSet(values: changes, origin: origin))
-            await self.reloadSettings()
-            await MainActor.run {
-                if r.ok { try? FileManager.default.removeItem(at: dir) }
-                self.send(r.ok ? .done("saved \(names.count) setting\(names.count == 1 ? "" : "s"): \(summary)")
-                    : .failed("nothing saved: \(r.message ?? "refused") (your text is in \(file.path))"))
-            }
+        writeSettings(changes, what: "saved \(names.count) setting\(names.count == 1 ? "" : "s"): \(summary)") { [weak self] ok, why in
+            // Kept when the write was refused: the message says where.
+            if ok { try? FileManager.default.removeItem(at: dir) } else { self?.send(.failed("nothing saved: \(why ?? "refused") (your text is in \(file.path))")) }
         }
     }
 }

@@ -378,19 +378,11 @@ public final class TUIApp {
         case .editStore:
             editStoreInEditor()
         case .renameKey(let from, let to, let value):
-            Task {
-                let r = await connection.ask(.kvSet(values: [to: value, from: nil], origin: settingsOrigin))
-                await self.reloadSettings()
-                await MainActor.run { self.send(r.ok ? .done("renamed \(from) to \(to)") : .failed(r.message ?? "not renamed")) }
-            }
+            writeSettings([to: value, from: nil], what: "renamed \(from) to \(to)")
+        case .undoSettings(let previous, let what):
+            writeSettings(previous, what: "undid: \(what)", undoable: false)
         case .setValue(let key, let value):
-            Task {
-                let r = await connection.ask(.kvSet(values: [key: value], origin: settingsOrigin))
-                await self.reloadSettings()
-                let event: AppEvent = !r.ok ? .failed(r.message ?? "not saved")
-                    : .done(value == nil ? "deleted \(key)" : r.savedLocally == true ? "saved \(key) on this device (offline)" : "saved \(key)")
-                await MainActor.run { self.send(event) }
-            }
+            writeSettings([key: value], what: value == nil ? "deleted \(key)" : "saved \(key)")
         }
     }
 

@@ -10,6 +10,8 @@ public enum AppEvent: Sendable {
     case status(EngineStatus, throughput: Double)
     case settings([KVEntry], keys: Int, bytes: Int)
     case settingsChanged(keys: [String], reason: KeyValueStore.ChangeReason, at: Date)
+    /// Settings written from this screen, with what the keys held before (for `z`).
+    case settingsWritten(previous: [String: KVValue?], what: String)
     /// The account's devices: names for who changed a setting (`current`: this device).
     case devices([DeviceInfo])
     case versions(RelativePath, VersionsResponse)
@@ -57,6 +59,9 @@ extension AppState {
             settings.usage = (keys, bytes)
             if let keep, let at = settings.entries.firstIndex(where: { $0.key == keep }) { settings.cursor.index = at }
             settings.cursor.clamp(count: settings.entries.count)
+        case .settingsWritten(let previous, let what):
+            settings.undo.append(SettingsUndo(previous: previous, what: what))
+            if settings.undo.count > SettingsUndo.depth { settings.undo.removeFirst() }
         case .devices(let list):
             settings.deviceNames = Dictionary(list.map { ($0.id, $0.current ? "this device" : $0.name) }, uniquingKeysWith: { a, _ in a })
         case .settingsChanged(let keys, let reason, let at):

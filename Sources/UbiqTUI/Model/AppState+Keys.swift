@@ -485,6 +485,14 @@ extension AppState {
             return []
         case .char("E"):
             return [.editStore]
+        case .char("z"):
+            // Undo the last write made here: one more write, synced like any other.
+            guard let last = settings.undo.popLast() else {
+                flash = Flash(text: "nothing to undo", level: .info)
+                return []
+            }
+            flash = Flash(text: "undoing: \(last.what)…", level: .info)
+            return [.undoSettings(last.previous, what: last.what)]
         case .char("Y"):
             guard let e = settings.selected, let v = e.value else { return [] }
             flash = Flash(text: "copied \(e.key)=…", level: .info)

@@ -186,6 +186,14 @@ public struct VersionsState: Equatable, Sendable {
     }
 }
 
+/// One write made from the Settings view and what its keys held before it (nil: absent).
+public struct SettingsUndo: Equatable, Sendable {
+    public var previous: [String: KVValue?]
+    public var what: String
+    /// Writes remembered.
+    public static let depth = 50
+}
+
 /// The Settings view: every key, the selection, and keys recently changed elsewhere.
 public struct SettingsState: Equatable, Sendable {
     /// Every key the store holds (the size checks use these).
@@ -202,6 +210,8 @@ public struct SettingsState: Equatable, Sendable {
     public var toSelect: String?
     /// Device names by ID, for who changed a key ("this device" for this one).
     public var deviceNames: [DeviceID: String] = [:]
+    /// Writes made from this screen, newest last, with what they replaced (`z` undoes one).
+    public var undo: [SettingsUndo] = []
     public init() {}
 
     /// Who changed a key last and when, in words ("phone, 2026-11-27 10:42").
@@ -215,7 +225,7 @@ public struct SettingsState: Equatable, Sendable {
         entries = filter.isEmpty ? all : all.filter { $0.key.range(of: filter, options: .caseInsensitive) != nil }
     }
     public static func == (a: SettingsState, b: SettingsState) -> Bool {
-        a.all == b.all && a.filter == b.filter && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect && a.deviceNames == b.deviceNames
+        a.all == b.all && a.filter == b.filter && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect && a.deviceNames == b.deviceNames && a.undo == b.undo
     }
 }
 
@@ -273,6 +283,8 @@ public enum Effect: Equatable, Sendable {
     case setValue(key: String, value: KVValue?)
     /// One atomic write: `value` under `to`, `from` removed.
     case renameKey(from: String, to: String, value: KVValue)
+    /// Puts keys back as they were before a write (`z` in Settings).
+    case undoSettings([String: KVValue?], what: String)
     /// The whole store as TOML in the editor (`E` in Settings).
     case editStore
     case loadTrash

@@ -82,7 +82,7 @@ enum Overlays {
             case .settings:
                 lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"), ("Space", "flip a bool (others: edit)"), ("/", "find keys by name (Esc shows all)"),
                           ("r", "rename a key (one atomic write on every device)"), ("E", "every key as TOML in $VISUAL / $EDITOR; what you change is saved in one write"),
-                          ("y Y", "copy the value / key=value"), ("i", "who changed the key last, and when"),
+                          ("y Y", "copy the value / key=value"), ("z", "undo the last change made here (one more write)"), ("i", "who changed the key last, and when"),
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
