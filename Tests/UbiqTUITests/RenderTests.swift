@@ -223,6 +223,13 @@ struct RenderTests {
         #expect(wide.versions?.found == 40 && wide.versions?.scroll == 37, "n finds it again from the top")
         _ = wide.handle(.char("n"))
         #expect(wide.versions?.found == 40 && wide.flash?.text == "search wrapped around", "the only match: n wraps to it")
+        // + gives the content the whole view (the list of versions hidden), and back.
+        _ = wide.handle(.char("+"))
+        let maxed = Renderer.render(wide, width: 120, height: 30, context: ctx)
+        #expect(!maxed.lines.joined().contains("Versions of") && maxed.lines.contains { $0.contains("line 38") }, "the list is hidden, the content shown")
+        _ = wide.handle(.char("+"))
+        #expect(Renderer.render(wide, width: 120, height: 30, context: ctx).lines.joined().contains("Versions of"))
+        _ = wide.handle(.tab)
         _ = wide.handle(.escape)
         #expect(wide.versions?.contentFocused == false && wide.versions != nil, "Esc leaves the content first")
         s.versions?.showDiff = true

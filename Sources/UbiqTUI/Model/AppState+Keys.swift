@@ -371,6 +371,12 @@ extension AppState {
             v.contentFocused.toggle()
             return []
         }
+        if key == .char("+") {
+            // The content on the whole view (focused: keys scroll it), and back.
+            v.maximized.toggle()
+            v.contentFocused = v.maximized
+            return []
+        }
         if v.contentFocused, scrollContent(key, &v) { return [] }
         if Self.move(key, &v.cursor, count: v.rows.count, page: pageStep) { return previewEffect(&v) }
         switch key {

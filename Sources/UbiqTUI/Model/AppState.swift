@@ -151,6 +151,8 @@ public struct VersionsState: Equatable, Sendable {
     public var error: String?
     /// Where keys go: the list of versions, or the content (`Tab`).
     public var contentFocused = false
+    /// `+`: the content takes the whole view (the list of versions hidden).
+    public var maximized = false
     /// The first content line shown (the panes scroll together).
     public var scroll = 0
     /// `/` in the content: the text `n` / `N` look for (any case), and the line of the match

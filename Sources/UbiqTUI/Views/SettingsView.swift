@@ -54,7 +54,7 @@ enum Overlays {
             lines += [("j k ↑ ↓", "choose a version"), ("Enter", "keep the selected version (asks y/N)"), ("b", "keep both: conflict versions become documents beside it"),
                       ("m", "merge a text conflict line by line; the result opens in $VISUAL / $EDITOR, kept when no markers remain"), ("d", "toggle preview / diff against current"),
                       ("Tab", "focus the content (j k PgUp PgDn g G scroll it; the versions sit side by side, stacked below 84 columns)"),
-                      ("/ n N", "find text in the content; next, previous match"), ("q Esc", "back")]
+                      ("/ n N", "find text in the content; next, previous match"), ("+", "the content on the whole view, and back"), ("q Esc", "back")]
         } else {
             switch state.view {
             case .files:

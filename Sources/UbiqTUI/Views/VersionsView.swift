@@ -5,6 +5,10 @@ import UbiqCore
 /// "ours/theirs"), and a preview of the selected one or its diff against the current version.
 enum VersionsView {
     static func render(_ v: VersionsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+        if v.maximized, r.height >= 3 {
+            content(v, &s, r, c)
+            return
+        }
         let listH = min(max(3, v.rows.count + 2), max(3, r.height / 2))
         let top = Rect(x: r.x, y: r.y, width: r.width, height: listH)
         Box.draw(top, title: "Versions of \(v.path)", &s, c, focused: !v.contentFocused)
