@@ -42,6 +42,36 @@ struct ConflictChoicesTests {
         #expect(press(&s, [.char("y")]) == [.decide(Self.p("Documents/a.txt"), .current), .decide(Self.p("Documents/plan.txt"), .conflict), .clearChoices])
     }
 
+    /// `]` / `[` stage the newer / older version (decided by the versions' dates when applied);
+    /// in Conflicts they no longer switch views (elsewhere they still do).
+    @Test func newerAndOlderAreStagedInsteadOfSwitchingViews() {
+        var s = state()
+        #expect(press(&s, [.char("]"), .char("[")]).isEmpty && s.view == .conflicts)
+        #expect(s.choices.staged == [Self.p("Documents/a.txt"): .newer, Self.p("Documents/plan.txt"): .older])
+        let screen = Renderer.render(s, width: 100, height: 30, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0)).lines.joined(separator: "\n")
+        #expect(screen.contains("] keep the newer") && screen.contains("[ keep the older"), "\(screen)")
+        _ = press(&s, [.char("A")])
+        #expect(press(&s, [.char("y")]) == [.decide(Self.p("Documents/a.txt"), .newer), .decide(Self.p("Documents/plan.txt"), .older), .clearChoices])
+        _ = press(&s, [.char("1"), .char("]")])
+        #expect(s.view == .conflicts, "outside Conflicts ] still goes to the next view")
+    }
+
+    /// Pickers where the choices are few: a new key's type and a bool's value cycle with ↑/↓ (Tab).
+    @Test func aNewKeysTypeAndABoolArePicked() {
+        var s = Fixtures.state(view: .settings)
+        _ = press(&s, [.char("a")] + Key.typing("volume") + [.enter])
+        #expect(s.prompt?.text == "string" && s.prompt?.label.contains("↑↓ picks") == true)
+        _ = press(&s, [.down, .down])
+        #expect(s.prompt?.text == "double")
+        _ = press(&s, [.up, .backTab, .backTab])
+        #expect(s.prompt?.text == "json", "round the start")
+        _ = press(&s, [.tab, .tab, .tab, .tab])
+        #expect(s.prompt?.text == "bool")
+        _ = press(&s, [.enter])
+        #expect(s.prompt?.text == "true")
+        #expect(press(&s, [.down, .enter]) == [.setValue(key: "volume", value: .bool(false))])
+    }
+
     @Test func aChoiceAppliesToTheMarksAndNothingStagedSaysHowToStage() {
         var s = state()
         _ = press(&s, [.char("A")])

@@ -357,10 +357,16 @@ public final class TUIApp {
                 switch choice {
                 case .both:
                     answer = await connection.ask(.keepBoth(path: p.string))
-                case .current, .conflict:
+                case .current, .conflict, .newer, .older:
                     let v = await connection.ask(.versions(path: p.string))
                     guard let list = v.versions else { await MainActor.run { self.send(.failed(v.message ?? "\(p.name): no versions")) }; return }
-                    let keep = choice == .current ? list.current : (list.conflicts.count == 1 ? list.conflicts.first : nil)
+                    let all = [list.current].compactMap { $0 } + list.conflicts
+                    let keep: VersionRecord? = switch choice {
+                    case .current: list.current
+                    case .newer: all.max { $0.modified < $1.modified }
+                    case .older: all.min { $0.modified < $1.modified }
+                    default: list.conflicts.count == 1 ? list.conflicts.first : nil
+                    }
                     guard let keep else {
                         await MainActor.run { self.send(.failed("\(p.name) has \(list.conflicts.count) conflict versions: open it (Enter) to pick one")) }
                         return

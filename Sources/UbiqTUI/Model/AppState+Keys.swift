@@ -16,8 +16,8 @@ extension AppState {
         case .char("1"), .char("2"), .char("3"), .char("4"):
             if case .char(let c) = key, let v = ViewID(rawValue: Int(String(c))!) { view = v; versions = nil }
             return view == .trash ? [.loadTrash] : []
-        case .char("["), .char("]"):
-            // Previous / next view, round the ends.
+        case .char("[") where !(view == .conflicts && versions == nil), .char("]") where !(view == .conflicts && versions == nil):
+            // Previous / next view, round the ends (in Conflicts they keep the older / newer).
             let n = ViewID.allCases.count
             view = ViewID(rawValue: (view.rawValue - 1 + (key == .char("]") ? 1 : n - 1)) % n + 1)!
             versions = nil
@@ -330,11 +330,13 @@ extension AppState {
         case .enter, .char("l"), .right:
             guard let here else { return [] }
             return openVersions(here)
-        case .char("<"), .char(","), .char(">"), .char("."), .char("b"):
+        case .char("<"), .char(","), .char(">"), .char("."), .char("b"), .char("]"), .char("["):
             guard !targets.isEmpty else { return [] }
             let choice: ConflictChoice = switch key {
             case .char("<"), .char(","): .current
             case .char("b"): .both
+            case .char("]"): .newer
+            case .char("["): .older
             default: .conflict
             }
             choices.stage(targets, choice)
@@ -557,6 +559,20 @@ extension AppState {
             }
         case .enter:
             return submit(p)
+        case .up, .down, .tab, .backTab:
+            // A picker where the choices are few: a new key's type, a bool's value.
+            let choices: [String]
+            switch p.purpose {
+            case .newType: choices = KVValue.typeNames
+            case .value(_, "bool", _): choices = ["true", "false"]
+            default: choices = []
+            }
+            guard !choices.isEmpty else { break }
+            let at = choices.firstIndex(of: p.text.trimmingCharacters(in: .whitespaces).lowercased()) ?? -1
+            let step = key == .up || key == .backTab ? -1 : 1
+            p.text = choices[((at + step) % choices.count + choices.count) % choices.count]
+            p.back = 0
+            p.error = nil
         default:
             _ = p.edit(key)
         }
@@ -619,7 +635,7 @@ extension AppState {
         case .newKey:
             do {
                 try KVLimits.check(key: p.text, value: nil)
-                prompt = Prompt(purpose: .newType(key: p.text), label: "type of \(p.text): \(KVValue.typeNames.joined(separator: ", "))", text: "string")
+                prompt = Prompt(purpose: .newType(key: p.text), label: "type of \(p.text) (↑↓ picks: \(KVValue.typeNames.joined(separator: ", ")))", text: "string")
             } catch let e as CoreError {
                 p.error = e.message
                 prompt = p

@@ -9,6 +9,8 @@ public enum ConflictChoice: String, Sendable, Equatable, CaseIterable {
     case conflict
     /// Keep the current version, and each conflict version as a document beside it.
     case both
+    /// Keep whichever version (current or conflict) was modified last / first.
+    case newer, older
 
     /// "keep current", as the row and the summary say it.
     public var label: String {
@@ -16,6 +18,8 @@ public enum ConflictChoice: String, Sendable, Equatable, CaseIterable {
         case .current: "keep current"
         case .conflict: "keep the conflict"
         case .both: "keep both"
+        case .newer: "keep the newer"
+        case .older: "keep the older"
         }
     }
 
@@ -25,6 +29,8 @@ public enum ConflictChoice: String, Sendable, Equatable, CaseIterable {
         case .current: "<"
         case .conflict: ">"
         case .both: "b"
+        case .newer: "]"
+        case .older: "["
         }
     }
 }

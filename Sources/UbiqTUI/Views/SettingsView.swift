@@ -73,7 +73,8 @@ enum Overlays {
             case .conflicts:
                 lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one (m merges a text conflict there)"),
                           ("< ,", "stage: keep the current version"), ("> .", "stage: keep the conflict version (when there is one)"),
-                          ("b", "stage: keep both (the conflict becomes a document beside it)"), ("-", "skip: decide later (unstage)"),
+                          ("b", "stage: keep both (the conflict becomes a document beside it)"), ("] [", "stage: keep the newer / the older version"),
+                          ("-", "skip: decide later (unstage)"),
                           ("z", "take back the last staged choice"), ("Space v", "mark (a choice applies to the marks; Esc clears)"),
                           ("A", "apply the staged choices after a summary (y/N)")]
             case .trash:
@@ -86,7 +87,7 @@ enum Overlays {
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
-        lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("[ ]", "previous, next view"), (":", "command: q, files, conflicts, kv, trash, theme NAME, sort FIELD"),
+        lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("[ ]", "previous, next view (in Conflicts: keep the older / newer)"), (":", "command: q, files, conflicts, kv, trash, theme NAME, sort FIELD"),
                   ("Ctrl-R", "read the theme and config.toml again"), ("Ctrl-L", "redraw"),
                   ("y", "copy the path (Files) or value (Settings)"), ("Ctrl-Z", "suspend (fg brings it back)"), ("R F5", "sync now"), ("P", "pause or resume syncing"), ("?", "this help (q closes, / finds in it)"), ("q", "quit"), ("Ctrl-C", "quit now")]
         return lines
