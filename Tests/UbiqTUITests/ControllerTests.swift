@@ -438,6 +438,20 @@ struct FilesEverydayTests {
         #expect(press(&s, [.char("X")]).isEmpty && s.flash?.text.contains("not being downloaded") == true)
     }
 
+    /// `z` in Files takes back the last delete (restored from the trash) or rename made there,
+    /// newest first; the app reports each with how to take it back.
+    @Test func undoInFilesRestoresADeleteAndRenamesBack() {
+        var s = Fixtures.state()
+        let p = { (n: String) in try! RelativePath(validating: "Documents/\(n)") }
+        #expect(press(&s, [.char("z")]).isEmpty && s.flash?.text == "nothing to undo")
+        _ = s.apply(.filesDone("deleted plan.txt", undo: .deleted(p("plan.txt"))))
+        _ = s.apply(.filesDone("renamed a.txt to b.txt", undo: .renamed(from: p("a.txt"), to: p("b.txt"))))
+        #expect(s.flash?.text == "renamed a.txt to b.txt")
+        #expect(press(&s, [.char("z")]) == [.renameBack(p("b.txt"), to: "a.txt")])
+        #expect(press(&s, [.char("z")]) == [.restore(p("plan.txt"))])
+        #expect(press(&s, [.char("z")]).isEmpty && s.filesUndo.isEmpty)
+    }
+
     @Test func theDetailsPaneSaysWhatTheRowCannot() {
         var s = Fixtures.state()
         s.files.cursor.index = s.files.rows.firstIndex { $0.item.name == "broken.bin" }!

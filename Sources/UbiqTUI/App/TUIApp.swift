@@ -257,7 +257,7 @@ public final class TUIApp {
         case .evict(let p):
             request(.evict(paths: [p.string])) { _ in .done("evicted \(p.name): it stays in the cloud") }
         case .delete(let p):
-            request(.remove(paths: [p.string])) { _ in .done("deleted \(p.name) from all devices (in the trash for 30 days)") }
+            request(.remove(paths: [p.string])) { _ in .filesDone("deleted \(p.name) from all devices (in the trash for 30 days; z restores it)", undo: .deleted(p)) }
         case .loadVersions(let p):
             request(.versions(path: p.string)) { r in r.versions.map { .versions(p, $0) } ?? .failed("no versions") }
         case .loadPreview(let p, let v, let current):
@@ -340,7 +340,12 @@ public final class TUIApp {
             terminal.resume()
             redraw()
         case .rename(let p, let name):
-            request(.rename(path: p.string, name: name)) { _ in .done("renamed \(p.name) to \(name)") }
+            request(.rename(path: p.string, name: name)) { _ in
+                let to = (try? p.parent.map { try $0.appending(name) } ?? RelativePath(validating: name)) ?? p
+                return .filesDone("renamed \(p.name) to \(name) (z renames it back)", undo: .renamed(from: p, to: to))
+            }
+        case .renameBack(let p, let name):
+            request(.rename(path: p.string, name: name)) { _ in .done("renamed \(p.name) back to \(name)") }
         case .makeFolder(let p):
             request(.makeFolder(path: p.string)) { _ in .done("made the folder \(p.name)") }
         case .merge(let p, let conflict):

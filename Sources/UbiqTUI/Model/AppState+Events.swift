@@ -10,6 +10,8 @@ public enum AppEvent: Sendable {
     case status(EngineStatus, throughput: Double)
     case settings([KVEntry], keys: Int, bytes: Int)
     case settingsChanged(keys: [String], reason: KeyValueStore.ChangeReason, at: Date)
+    /// A change made in Files worked: the message, and how `z` takes it back.
+    case filesDone(String, undo: FilesUndo)
     /// Settings written from this screen, with what the keys held before (for `z`).
     case settingsWritten(previous: [String: KVValue?], what: String)
     /// The account's devices: names for who changed a setting (`current`: this device).
@@ -59,6 +61,10 @@ extension AppState {
             settings.usage = (keys, bytes)
             if let keep, let at = settings.entries.firstIndex(where: { $0.key == keep }) { settings.cursor.index = at }
             settings.cursor.clamp(count: settings.entries.count)
+        case .filesDone(let message, let undo):
+            flash = Flash(text: message, level: .info)
+            filesUndo.append(undo)
+            if filesUndo.count > FilesUndo.depth { filesUndo.removeFirst() }
         case .settingsWritten(let previous, let what):
             settings.undo.append(SettingsUndo(previous: previous, what: what))
             if settings.undo.count > SettingsUndo.depth { settings.undo.removeFirst() }

@@ -185,6 +185,17 @@ extension AppState {
             let on = !first.pinned
             flash = Flash(text: "\(on ? "pinning" : "unpinning") \(items.count == 1 ? items[0].name : "\(items.count) items")…", level: .info)
             return [.pin(items.map(\.path), on)]
+        case .char("z"):
+            // Take back the last delete (restored from the trash) or rename made here.
+            guard let last = filesUndo.popLast() else { flash = Flash(text: "nothing to undo", level: .info); return [] }
+            switch last {
+            case .deleted(let p):
+                flash = Flash(text: "restoring \(p.name)…", level: .info)
+                return [.restore(p)]
+            case .renamed(let from, let to):
+                flash = Flash(text: "renaming \(to.name) back to \(from.name)…", level: .info)
+                return [.renameBack(to, to: from.name)]
+            }
         case .char("X"):
             // Cancel downloads (marked items, else the selected one): they stay in the cloud.
             let targets = files.marked.isEmpty ? [files.selected?.item].compactMap { $0 } : files.markedItems

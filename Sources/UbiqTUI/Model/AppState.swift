@@ -188,6 +188,16 @@ public struct VersionsState: Equatable, Sendable {
     }
 }
 
+/// A change made in the Files view that `z` can take back.
+public enum FilesUndo: Equatable, Sendable {
+    /// Deleted on every device (in the server's trash): `z` restores it.
+    case deleted(RelativePath)
+    /// Renamed: `z` gives it its old name again.
+    case renamed(from: RelativePath, to: RelativePath)
+    /// Changes remembered.
+    public static let depth = 50
+}
+
 /// One write made from the Settings view and what its keys held before it (nil: absent).
 public struct SettingsUndo: Equatable, Sendable {
     public var previous: [String: KVValue?]
@@ -285,6 +295,8 @@ public enum Effect: Equatable, Sendable {
     case setValue(key: String, value: KVValue?)
     /// One atomic write: `value` under `to`, `from` removed.
     case renameKey(from: String, to: String, value: KVValue)
+    /// Renames an item without remembering it for `z` (the undo of a rename).
+    case renameBack(RelativePath, to: String)
     /// Puts keys back as they were before a write (`z` in Settings).
     case undoSettings([String: KVValue?], what: String)
     /// The whole store as TOML in the editor (`E` in Settings).
@@ -330,6 +342,8 @@ public struct AppState: Sendable {
     public var conflictCursor = ListCursor()
     /// The Conflicts view's staged decisions and marks.
     public var choices = ConflictChoices()
+    /// Deletes and renames made in Files, newest last (`z` takes back one).
+    public var filesUndo: [FilesUndo] = []
     /// The Trash view (`4`): what the server's trash holds, newest deletion first.
     public var trash = TrashState()
     public var settings = SettingsState()

@@ -61,7 +61,7 @@ enum Overlays {
                 lines += [("j k ↑ ↓", "move"), ("PgUp PgDn g G", "page, top, bottom"), ("Enter l →", "open a folder, or a file's versions"),
                           ("h ← Backspace", "parent folder"), ("f", "fetch: download now"), ("E", "evict the local copy (stays in the cloud)"),
                           ("p", "pin / unpin: keep on this device, new versions too"),
-                          ("X", "cancel a download (it stays in the cloud; f fetches it)"),
+                          ("X", "cancel a download (it stays in the cloud; f fetches it)"), ("z", "undo the last delete (restored) or rename made here"),
                           ("D Delete", "delete from all devices (asks y/N)"), ("/", "find by name, or filter with a predicate; Esc clears"),
                           ("F", "flat list of every file"), ("c", "versions of a conflicted file"),
                           ("Space v", "mark, mark a range (f E p D act on marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
