@@ -1,0 +1,47 @@
+import Foundation
+import UbiqCore
+import UbiqEngine
+import UbiqProtocol
+
+/// One write made from the Settings view and what its keys held before it (nil: absent).
+public struct SettingsUndo: Equatable, Sendable {
+    public var previous: [String: KVValue?]
+    public var what: String
+    /// Writes remembered.
+    public static let depth = 50
+}
+
+/// The Settings view: every key, the selection, and keys recently changed elsewhere.
+public struct SettingsState: Equatable, Sendable {
+    /// Every key the store holds (the size checks use these).
+    public var all: [KVEntry] = [] { didSet { refilter() } }
+    /// The keys shown: those whose name contains the filter (any case); all without one.
+    public private(set) var entries: [KVEntry] = []
+    /// `/` in Settings: words a key's name must contain.
+    public var filter = "" { didSet { refilter() } }
+    public var cursor = ListCursor()
+    /// Keys changed by another device, highlighted until the given time.
+    public var highlighted: [String: Date] = [:]
+    public var usage: (keys: Int, bytes: Int) = (0, 0)
+    /// A key just added here: selected once the store lists it.
+    public var toSelect: String?
+    /// Device names by ID, for who changed a key ("this device" for this one).
+    public var deviceNames: [DeviceID: String] = [:]
+    /// Writes made from this screen, newest last, with what they replaced (`z` undoes one).
+    public var undo: [SettingsUndo] = []
+    public init() {}
+
+    /// Who changed a key last and when, in words ("phone, 2026-11-27 10:42").
+    public func provenance(_ e: KVEntry, precise: Bool = false) -> String {
+        let when = Date(timeIntervalSince1970: Double(e.stamp.wallMillis) / 1000)
+        let who = deviceNames[e.device] ?? "device \(e.device.description.prefix(8))"
+        return "\(who), \(precise ? TimeFormat.precise(when) : TimeFormat.short(when))"
+    }
+    public var selected: KVEntry? { entries.indices.contains(cursor.index) ? entries[cursor.index] : nil }
+    mutating func refilter() {
+        entries = filter.isEmpty ? all : all.filter { $0.key.range(of: filter, options: .caseInsensitive) != nil }
+    }
+    public static func == (a: SettingsState, b: SettingsState) -> Bool {
+        a.all == b.all && a.filter == b.filter && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect && a.deviceNames == b.deviceNames && a.undo == b.undo
+    }
+}
