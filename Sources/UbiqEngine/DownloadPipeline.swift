@@ -16,6 +16,8 @@ struct DownloadPipeline: Sendable {
     let container: ContainerID
     /// The folder of partial files (beside the container folder, on its file system).
     let partials: String
+    /// The changes to the synced folder (the renames into place).
+    let disk: any FolderAccess
 
     /// A version wanted at a place in the folder.
     struct Wanted: Sendable {
@@ -82,7 +84,7 @@ struct DownloadPipeline: Sendable {
         let stamps: [FileStamp?]
         do {
             stamps = try await Task.detached(priority: .userInitiated) {
-                try files.writeAndPlace(chunks: chunks, watcher: watcher, settle: settle)
+                try files.writeAndPlace(chunks: chunks, disk: disk, watcher: watcher, settle: settle)
             }.value
         } catch {
             watcher?.cancelMoves(into: targets)

@@ -33,7 +33,7 @@ struct Placement: Sendable {
     /// with `RENAME_EXCHANGE` and the file swapped out must still be the planned one (same inode,
     /// size and modification time), else it is swapped back and the download dropped.
     /// `beforeRename` lets tests act in that instant.
-    static func place(_ items: [Placement], watcher: DirectoryWatcher?, settle: Duration,
+    static func place(_ items: [Placement], disk: any FolderAccess = SystemFolder(), watcher: DirectoryWatcher?, settle: Duration,
                       beforeRename: ((Placement) -> Void)? = nil) throws -> [FileStamp?] {
         var out = [FileStamp?](repeating: nil, count: items.count)
         let seq = watcher?.writes(settle: settle).seq ?? 0
@@ -47,11 +47,11 @@ struct Placement: Sendable {
             // Each folder is looked at once per batch (a batch's files share a few folders).
             let parent = Self.parent(p.dest)
             if !parentsSeen.contains(parent) {
-                if LocalFiles.stamp(String(parent)) == nil { try LocalFiles.makeParents(of: URL(fileURLWithPath: p.dest)) }
+                if LocalFiles.stamp(String(parent)) == nil { try disk.makeParents(of: p.dest) }
                 parentsSeen.insert(parent)
             }
             beforeRename?(p)
-            guard try swapIn(p) else {
+            guard try swapIn(p, disk: disk) else {
                 unlink(p.partial)
                 continue
             }
@@ -81,12 +81,13 @@ extension Placement {
     /// Puts the partial file at `dest` if `dest` is still as planned at that instant; false
     /// (nothing changed at `dest`) if it is not. Falls back to a plain rename on file systems
     /// without `renameat2` flags.
-    static func swapIn(_ p: Placement) throws -> Bool {
-        func failed(_ what: String) -> EngineError {
-            EngineError(.storageFailure, "cannot place \(p.path) (\(what)): \(String(cString: strerror(errno)))")
+    static func swapIn(_ p: Placement, disk: any FolderAccess) throws -> Bool {
+        func failed(_ what: String, _ e: Int32) -> EngineError {
+            EngineError(.storageFailure, "cannot place \(p.path) (\(what)): \(errnoText(e))")
         }
         if let expected = p.expected {
-            if ubiq_rename_exchange(p.partial, p.dest) == 0 {
+            let e = disk.rename(p.partial, p.dest, .exchange)
+            if e == 0 {
                 // The partial path now holds what was at `dest`: the planned file, or a newer one.
                 if let (_, old) = LocalFiles.stamp(p.partial), old.sameFileUnwritten(as: expected) {
                     // Held, not removed: a program that opened the file before the swap may
@@ -95,17 +96,20 @@ extension Placement {
                     return true
                 }
                 // Saved or replaced meanwhile: swap back; the caller removes the download.
-                guard ubiq_rename_exchange(p.partial, p.dest) == 0 else { throw failed("restoring the local file") }
+                let back = disk.rename(p.partial, p.dest, .exchange)
+                guard back == 0 else { throw failed("restoring the local file", back) }
                 return false
             }
-            if errno == ENOENT { return false }  // removed meanwhile: the removal is synced instead
-            guard errno == EINVAL || errno == ENOSYS else { throw failed("exchange") }
+            if e == ENOENT { return false }  // removed meanwhile: the removal is synced instead
+            guard e == EINVAL || e == ENOSYS else { throw failed("exchange", e) }
         } else {
-            if ubiq_rename_noreplace(p.partial, p.dest) == 0 { return true }
-            if errno == EEXIST { return false }  // created meanwhile: the user's file stays
-            guard errno == EINVAL || errno == ENOSYS else { throw failed("rename") }
+            let e = disk.rename(p.partial, p.dest, .noReplace)
+            if e == 0 { return true }
+            if e == EEXIST { return false }  // created meanwhile: the user's file stays
+            guard e == EINVAL || e == ENOSYS else { throw failed("rename", e) }
         }
-        guard rename(p.partial, p.dest) == 0 else { throw failed("rename") }
+        let e = disk.rename(p.partial, p.dest, .replace)
+        guard e == 0 else { throw failed("rename", e) }
         return true
     }
 }
@@ -127,7 +131,7 @@ struct WrittenFiles: Sendable {
     /// fsyncs the folders it went into. Only this batch's files are flushed, never the whole
     /// file system (other programs' writes would make every batch wait). Returns the stamps to
     /// record, one per item (nil: skipped for a local edit).
-    func writeAndPlace(chunks: [ContentHash: [UInt8]], watcher: DirectoryWatcher?, settle: Duration) throws -> [FileStamp?] {
+    func writeAndPlace(chunks: [ContentHash: [UInt8]], disk: any FolderAccess, watcher: DirectoryWatcher?, settle: Duration) throws -> [FileStamp?] {
         let items = self.items
         try FileIOSync.inParallel(items.count) { i in
             let item = items[i], m = item.manifest
@@ -143,7 +147,7 @@ struct WrittenFiles: Sendable {
             }
             try PartialDownload.writeFile(bytes, to: item.partial, modified: item.modified, permissions: item.permissions, sync: true)
         }
-        let stamps = try Placement.place(items.map(\.placement), watcher: watcher, settle: settle)
+        let stamps = try Placement.place(items.map(\.placement), disk: disk, watcher: watcher, settle: settle)
         var folders = Set<String>()
         for (item, stamp) in zip(items, stamps) where stamp != nil { folders.insert(String(Placement.parent(item.placement.dest))) }
         try FileIOSync.folders(folders)

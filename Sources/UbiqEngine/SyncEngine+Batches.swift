@@ -204,7 +204,7 @@ extension SyncEngine {
                 failed(w.id, error: EngineError(.invalidPath, "a folder on the way to '\(w.target)' is a symbolic link (or not a folder) here; it is not followed"))
                 continue
             }
-            let ok = parentsOK[parent] ?? mayCreateParents(of: w.target)
+            let ok = parentsOK[parent] ?? steps.mayCreateParents(of: w.target)
             parentsOK[parent] = ok
             if ok { jobs.append((w, m)) }
         }

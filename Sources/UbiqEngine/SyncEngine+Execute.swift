@@ -95,10 +95,10 @@ extension SyncEngine {
             case .createRemoteFolder(let id): done = try await createRemoteFolder(id)
             case .moveRemote(let id, let to): done = try await moveRemote(id, to: to)
             case .deleteRemote(let id): done = try await deleteRemote(id)
-            case .createLocalFolder(let id): done = try createLocalFolder(id)
-            case .moveLocal(let id, let to): done = try moveLocal(id, to: to)
-            case .deleteLocal(let id): done = try deleteLocal(id)
-            case .markSynced(let id): done = try markSynced(id)
+            case .createLocalFolder(let id): done = try steps.createFolder(id)
+            case .moveLocal(let id, let to): done = try steps.move(id, to: to)
+            case .deleteLocal(let id): done = try steps.delete(id)
+            case .markSynced(let id): done = try steps.markSynced(id)
             case .forget(let id): try setSynced(id, nil); done = true
             }
             if done { succeeded(op.item) }
@@ -126,83 +126,7 @@ extension SyncEngine {
         if let l = trees.adopt(old, as: new) { identity.newLocalIDs[l.entry.stamp.inode] = new }
     }
 
-    /// Missing parent folders may be created for `path` unless one of them is a synced folder
-    /// that the user has just moved or deleted (recreating it would undo their change).
-    func mayCreateParents(of path: RelativePath) -> Bool {
-        var a = path.parent
-        while let ancestor = a {
-            if LocalFiles.stamp(files.path(ancestor)) == nil, trees.hasSyncedFolder(at: ancestor) {
-                return false
-            }
-            a = ancestor.parent
-        }
-        return true
-    }
-
     static func date(nanos: Int64) -> Date { Date(timeIntervalSince1970: Double(nanos) / 1e9) }
-
-    func markSynced(_ id: ItemID) throws -> Bool {
-        guard let l = local[id], let r = remote[id], l.entry.kind == r.node.kind else { return false }
-        let path = l.path == r.node.path ? l.path : (synced[id]?.node.path ?? r.node.path)
-        if r.node.kind == .folder, let old = synced[id]?.node.path, old != path {
-            // Both sides moved the folder to the same place (another device did the same, or the
-            // answer to this device's own move was lost): the merge bases of what it holds move
-            // with it. Left behind, an item the user moved out of it afterwards looked moved on
-            // both sides, and the server's older place won: the user's move was undone.
-            try trees.rebaseSynced(id, from: old, to: path)
-        }
-        try setSynced(id, SyncedEntry(node: SyncedNode(path: path, kind: r.node.kind, version: r.node.version, hash: r.node.hash),
-                                      stamp: l.entry.stamp, stampHash: localHashes[id]))
-        return true
-    }
-
-    // MARK: local steps
-
-    func createLocalFolder(_ id: ItemID) throws -> Bool {
-        guard let r = remote[id], r.node.kind == .folder else { return false }
-        try files.checkParents(r.node.path)
-        let url = files.url(r.node.path)
-        if let (kind, _) = LocalFiles.stamp(url.path) {
-            guard kind == .folder else { return false }  // a file is in the way: the scan and planner sort it out
-        } else {
-            guard mayCreateParents(of: r.node.path) else { return false }
-            try LocalFiles.makeParents(of: url)
-            if mkdir(url.path, 0o755) != 0 && errno != EEXIST { throw EngineError(.storageFailure, "cannot create \(url.path)") }
-        }
-        guard let (_, stamp) = LocalFiles.stamp(url.path) else { return false }
-        local[id] = (r.node.path, LocalEntry(kind: .folder, stamp: stamp))
-        try setSynced(id, SyncedEntry(node: SyncedNode(path: r.node.path, kind: .folder, version: nil, hash: nil), stamp: stamp, stampHash: nil))
-        return true
-    }
-
-    func moveLocal(_ id: ItemID, to: RelativePath) throws -> Bool {
-        guard let l = local[id] else { return false }
-        try files.checkParents(l.path)
-        try files.checkParents(to)
-        let src = files.url(l.path), dst = files.url(to)
-        guard LocalFiles.stamp(dst.path) == nil, LocalFiles.stamp(src.path)?.1.inode == l.entry.stamp.inode, mayCreateParents(of: to) else { return false }
-        try LocalFiles.makeParents(of: dst)
-        guard rename(src.path, dst.path) == 0 else { throw EngineError(.storageFailure, "cannot move \(l.path) to \(to): \(String(cString: strerror(errno)))") }
-        local[id] = (to, l.entry)
-        try trees.rebaseSynced(id, from: l.path, to: to)
-        return true
-    }
-
-    func deleteLocal(_ id: ItemID) throws -> Bool {
-        guard let l = local[id] else { return false }
-        try files.checkParents(l.path)
-        let url = files.url(l.path)
-        if l.entry.kind == .folder {
-            guard rmdir(url.path) == 0 || errno == ENOENT else { return false }  // not empty: wait for its contents
-        } else {
-            // Only content the server has may go: the file must be as the scan saw it, checked
-            // after moving it aside so an edit made in that instant is put back, not lost.
-            guard try LocalRemoval.remove(url.path, expected: l.entry.stamp, aside: home.partialFolder(config.container).path) else { return false }
-        }
-        local[id] = nil
-        try setSynced(id, nil)
-        return true
-    }
 
     // MARK: remote steps
 
@@ -244,32 +168,13 @@ extension SyncEngine {
             // here, which the next round sends to the server; nothing is dropped.
             sent.moveAnswered(id)
             schedule(.pullFirst)
-            return try renameAside(id, from: to)
+            return try steps.renameAside(id, from: to)
         } catch let e as ClientError where e.code == .itemChanged {
             logger.debug("move of \(id) waits: \(e.message)")
             sent.moveAnswered(id)
             schedule(.pullFirst)  // the server's folders moved: the next round pulls first
             return true
         }
-    }
-
-    /// Renames a local item at `path` to the first free `path (n)` (free here and on the server).
-    func renameAside(_ id: ItemID, from path: RelativePath) throws -> Bool {
-        guard let l = local[id], l.path == path else { return false }
-        try files.checkParents(path)
-        let taken = Set(remote.values.map(\.node.path))
-        for n in 2..<1000 {
-            let to = path.numbered(n)
-            if taken.contains(to) || LocalFiles.stamp(files.path(to)) != nil { continue }
-            guard ubiq_rename_noreplace(files.path(path), files.path(to)) == 0 else {
-                if errno == EEXIST { continue }
-                throw EngineError(.storageFailure, "cannot rename \(path) to \(to.name): \(String(cString: strerror(errno)))")
-            }
-            logger.info("\(path) is taken on the server: renamed to \(to.name)")
-            local[id] = (to, l.entry)
-            return true
-        }
-        return false
     }
 
     /// Sets the cursor the round's plan saw (tests: a pull that came while the round ran).

@@ -27,27 +27,11 @@ extension SyncEngine {
     }
 
     /// Puts a held file that was written after its swap back into the folder, beside its
-    /// document, as `name (n).ext` (a new item, uploaded by the next pass).
+    /// document (see `LocalSteps.putBack`).
     func restoreHeld(_ f: HeldFiles.Found) {
         let doc = local[f.item]?.path ?? synced[f.item]?.node.path ?? remote[f.item]?.node.path
-        let name = doc?.name ?? "recovered.txt"
-        // The nearest folder of the document's that is here (the container folder at worst).
-        var folder = doc?.parent
-        while let p = folder, LocalFiles.stamp(files.path(p))?.0 != .folder || !files.parentsAreFolders(p) { folder = p.parent }
-        guard let base = try? folder.map({ try $0.appending(name) }) ?? RelativePath(validating: name) else { return }
-        let taken = Set(remote.values.map(\.node.path))
-        for n in 2..<1000 {
-            let to = base.numbered(n)
-            if taken.contains(to) || LocalFiles.stamp(files.path(to)) != nil { continue }
-            if ubiq_rename_noreplace(f.path, files.path(to)) == 0 {
-                logger.warning("\(doc?.string ?? name) was written to after a download replaced it: that edit is kept as \(to)")
-                requestPass()
-                return
-            }
-            guard errno == EEXIST else {
-                logger.warning("cannot put back \(f.path) as \(to): \(String(cString: strerror(errno)))")
-                return
-            }
-        }
+        guard let to = steps.putBack(held: f.path, document: doc) else { return }
+        logger.warning("\(doc?.string ?? to.name) was written to after a download replaced it: that edit is kept as \(to)")
+        requestPass()
     }
 }

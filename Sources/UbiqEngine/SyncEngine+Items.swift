@@ -121,7 +121,7 @@ extension SyncEngine {
             }
             var failure: String?
             for id in ids where local[id] != nil {
-                do { try evictOne(id) } catch { failure = "\(error)" }
+                do { try steps.evict(id) { try wishes.evict([id], dropSynced: true) } } catch { failure = "\(error)" }
             }
             let cloudOnly = ids.filter { local[$0] == nil && remote[$0] != nil && !evicted.contains($0) }
             if !cloudOnly.isEmpty { try? wishes.evict(cloudOnly) }
@@ -129,25 +129,6 @@ extension SyncEngine {
         }
         requestPass()
         return results
-    }
-
-    /// Marks the item evicted and forgets its merge base (one transaction), then removes the file
-    /// if it is still exactly what the scan saw. The order keeps a crash safe: a mark without
-    /// the unlink leaves a file that is re-identified and matched, never a delete.
-    func evictOne(_ id: ItemID) throws {
-        guard let l = local[id] else { return }
-        try files.checkParents(l.path)
-        let url = files.url(l.path)
-        guard let (_, now) = LocalFiles.stamp(url.path), now == l.entry.stamp else {
-            throw EngineError(.invalidRequest, "\(l.path) changed just now; try again")
-        }
-        try wishes.evict([id], dropSynced: true)
-        synced[id] = nil
-        guard unlink(url.path) == 0 || errno == ENOENT else {
-            throw EngineError(.storageFailure, "cannot remove \(l.path): \(String(cString: strerror(errno)))")
-        }
-        local[id] = nil
-        localHashes[id] = nil
     }
 
     // MARK: delete and trash

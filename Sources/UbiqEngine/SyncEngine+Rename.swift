@@ -17,11 +17,7 @@ extension SyncEngine {
         guard let id = itemID(at: path) else { throw EngineError(.notFound, "no item at \(path)") }
         guard itemID(at: target) == nil, LocalFiles.stamp(files.path(target)) == nil else { throw EngineError(.pathExists, "'\(target)' is taken") }
         if local[id] != nil {
-            try files.checkParents(path)
-            try files.checkParents(target)
-            guard ubiq_rename_noreplace(files.path(path), files.path(target)) == 0 else {
-                throw EngineError(errno == EEXIST ? .pathExists : .storageFailure, "cannot rename \(path): \(String(cString: strerror(errno)))")
-            }
+            try steps.rename(path, to: target)
         } else {
             guard remote[id] != nil else { throw EngineError(.notFound, "no item at \(path)") }
             if let parent = target.parent, let folder = itemID(at: parent) {
@@ -39,10 +35,7 @@ extension SyncEngine {
     public func makeFolder(_ path: RelativePath) async throws {
         await scanLocal()
         guard itemID(at: path) == nil, LocalFiles.stamp(files.path(path)) == nil else { throw EngineError(.pathExists, "'\(path)' is taken") }
-        try files.checkParents(path)
-        guard mkdir(files.path(path), 0o755) == 0 else {
-            throw EngineError(errno == EEXIST ? .pathExists : .storageFailure, "cannot make \(path): \(String(cString: strerror(errno)))")
-        }
+        try steps.makeFolder(path)
         await syncNow()
     }
 }

@@ -12,7 +12,7 @@ import Glibc
 /// `DownloadPipeline`; small files travel in batches (`SyncEngine+Batches`), big files here.
 extension SyncEngine {
     var uploads: UploadPipeline { UploadPipeline(client: client, container: config.container) }
-    var downloads: DownloadPipeline { DownloadPipeline(client: client, container: config.container, partials: home.partialFolder(config.container).path) }
+    var downloads: DownloadPipeline { DownloadPipeline(client: client, container: config.container, partials: home.partialFolder(config.container).path, disk: disk) }
 
     // MARK: upload
 
@@ -94,7 +94,7 @@ extension SyncEngine {
     func revivesAside(_ id: ItemID, path: RelativePath) -> Bool {
         guard remote[id] == nil, synced[id] != nil else { return false }
         schedule(.pullFirst)
-        do { return try renameAside(id, from: path) } catch {
+        do { return try steps.renameAside(id, from: path) } catch {
             logger.warning("\(error)")
             return false
         }
@@ -211,11 +211,11 @@ extension SyncEngine {
         logger.debug("download \(target): assembled, verified and flushed in \(assembled - started)")
 
         // Never overwrite a local edit made meanwhile: it will be uploaded (and become a conflict).
-        guard remote[id]?.node.version == version, mayCreateParents(of: target) else { return false }
+        guard remote[id]?.node.version == version, steps.mayCreateParents(of: target) else { return false }
         try files.checkParents(target)
         let dest = files.url(target)
         guard let stamp = try Placement.place([Placement(partial: partial, dest: dest.path, path: target.string, expected: w.expected)],
-                                              watcher: watcher, settle: settleTime)[0] else {
+                                              disk: disk, watcher: watcher, settle: settleTime)[0] else {
             logger.info("\(target) changed locally during download; keeping the local edit")
             return false
         }

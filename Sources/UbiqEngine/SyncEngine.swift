@@ -20,6 +20,10 @@ public actor SyncEngine {
     let client: any SyncServer
     let store: EngineStore
     let files: LocalFiles
+    /// Every change this engine makes to the folder goes through it (tests: a failing disk).
+    let disk: any FolderAccess
+    /// The plan's local steps and the other changes to the folder (see `LocalSteps`).
+    let steps: LocalSteps
     let logger: Logger
     let settleTime: Duration
 
@@ -80,8 +84,9 @@ public actor SyncEngine {
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
     /// Opens the engine's state for the configured container (creating folders as needed).
-    /// `server` stands in for the configured server's client (tests: a server that loses requests).
-    public init(home: DeviceHome, config: DeviceConfig, server: (any SyncServer)? = nil,
+    /// `server` stands in for the configured server's client (tests: a server that loses
+    /// requests), `disk` for the folder's file system (tests: a disk that fails).
+    public init(home: DeviceHome, config: DeviceConfig, server: (any SyncServer)? = nil, disk: any FolderAccess = SystemFolder(),
                 logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
         self.executor = QueueExecutor(label: "ubiq.engine.\(config.container)")
         self.home = home
@@ -99,11 +104,13 @@ public actor SyncEngine {
             throw EngineError(.storageFailure, "cannot create \(folder.path): \(error.localizedDescription)")
         }
         self.files = LocalFiles(root: folder)
+        self.disk = disk
         let loadStart = ContinuousClock.now
         let store = try EngineStore(path: home.stateDatabase(config.container).path)
         self.store = store
         let trees = try ItemTrees(store: store)
         self.trees = trees
+        self.steps = LocalSteps(files: files, disk: disk, trees: trees, aside: home.partialFolder(config.container).path, logger: logger)
         self.transfers = TrackedMap(log: trees.changeLog)
         self.wishes = try DownloadWishes(store: store)
         self.outcomes = ItemOutcomes(log: trees.changeLog, abandonedText: try store.meta("abandoned"))
