@@ -121,3 +121,10 @@ public struct QueryEventLine: Codable, Sendable, Equatable {
     }
 }
 
+/// What happened to one path of a multi-path command (`download`, `evict`, `rm`).
+public struct PathResult: Codable, Sendable, Equatable {
+    public var path: String
+    /// nil when it worked; otherwise one line saying why not.
+    public var error: String?
+    public init(path: String, error: String? = nil) { self.path = path; self.error = error }
+}

@@ -39,6 +39,11 @@ struct LocalSteps {
         let path = files.path(r.node.path)
         if let (kind, _) = LocalFiles.stamp(path) {
             guard kind == .folder else { return false }  // a file is in the way: the scan and planner sort it out
+            // The folder there is another item's (one whose move away failed, or has not run
+            // yet): taking it as this one's too gave one folder two items, and once the other
+            // moved it away this item looked deleted here — deleted on the server with what
+            // other devices had put in it. This one is made once the path is free.
+            if trees.local.contains(where: { $0.key != id && $0.value.path == r.node.path }) { return false }
         } else {
             guard mayCreateParents(of: r.node.path) else { return false }
             try disk.makeParents(of: path)

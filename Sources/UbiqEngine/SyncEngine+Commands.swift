@@ -1,51 +1,94 @@
 import Foundation
+import UbiqClient
 import UbiqCore
+import UbiqProtocol
 
+/// The engine's command surface, for the CLI, the daemon and the front end. Each is carried
+/// out on the engine's queue by the type of its concern: `ContentCommands` (fetch, evict, pin,
+/// cancel, retry), `ServerCommands` (versions, conflicts, delete, trash), `FolderCommands`
+/// (rename, new folder, rescue, one look). Effects on the folder happen through the pass or
+/// `LocalSteps`.
 extension SyncEngine {
+    /// The item at a path (listed by the server or only local).
+    public func itemID(at path: RelativePath) -> ItemID? { trees.itemID(at: path) }
+
+    func requireServerItem(_ path: RelativePath) throws -> ItemID {
+        guard let id = itemID(at: path) else { throw EngineError(.notFound, "no item at \(path)") }
+        guard remote[id] != nil else { throw EngineError(.notFound, "\(path) is not on the server yet") }
+        return id
+    }
+
+    /// Items at or under a path (a folder names everything inside it).
+    func items(under path: RelativePath) -> [ItemID] { trees.items(under: path) }
+
+    /// True when the item's local content is not (yet) on the server: eviction and removal refuse.
+    func hasUnsyncedContent(_ id: ItemID) -> Bool {
+        guard let l = local[id], l.entry.kind == .file else { return false }
+        guard let s = synced[id], let h = localHashes[id] else { return true }  // new, or not hashed (still being written)
+        if transfers[id]?.direction == .up { return true }
+        if h == s.node.conflictHash { return false }
+        return h != s.node.hash || !(remote[id]?.node.uploaded ?? false) && remote[id]?.node.hash == h
+    }
+
+    // MARK: content (see `ContentCommands`)
+
+    /// Fetches the content of the items at (or under) the paths and waits for it.
+    public func download(_ paths: [RelativePath]) async -> [PathResult] { await ContentCommands.download(paths, on: self) }
+    /// Drops the local content of the items at (or under) the paths; refused for content not yet on the server.
+    public func evict(_ paths: [RelativePath]) async -> [PathResult] { await ContentCommands.evict(paths, on: self) }
+    /// Pins (or unpins) the items at the paths: kept on this device, a folder with what comes later.
+    public func pin(_ paths: [RelativePath], _ on: Bool) async -> [PathResult] { ContentCommands.pin(paths, on, on: self) }
+    /// Cancels the downloads of the items at (or under) the paths; uploads are refused.
+    public func cancelTransfers(_ paths: [RelativePath]) -> [PathResult] { ContentCommands.cancelTransfers(paths, on: self) }
+    /// Tries failing items again now (all when `paths` is empty); returns how many were waiting.
+    public func retry(_ paths: [RelativePath]) -> Int { ContentCommands.retry(paths, on: self) }
+
+    // MARK: versions, conflicts, delete, trash (see `ServerCommands`)
+
+    /// Every version of the item at `path`: current, unresolved conflicts, history.
+    public func versions(of path: RelativePath) async throws -> VersionsResponse { try await ServerCommands.versions(of: path, on: self) }
+    /// Makes one version (current, conflict or history) the current one everywhere.
+    public func resolve(_ path: RelativePath, keep: VersionID) async throws -> ItemRecord { try await ServerCommands.resolve(path, keep: keep, on: self) }
+    /// Keeps the current version and makes every conflict version a document of its own beside it.
+    public func keepBoth(_ path: RelativePath) async throws -> [RelativePath] { try await ServerCommands.keepBoth(path, on: self) }
+    /// The first `limit` bytes of one version's content (for previews), verified.
+    public func versionContent(_ path: RelativePath, version: VersionID, limit: Int = 64 << 10) async throws -> [UInt8] {
+        try await ServerCommands.versionContent(path, version: version, limit: limit, on: self)
+    }
+    /// A three-way merge of a text conflict of the document at `path` (the conflict version
+    /// `conflict`, or its only one) against the version both were edited from, to be looked at
+    /// (and edited) before it is kept with ``keepMerge(_:text:)``.
+    public func mergeDraft(_ path: RelativePath, conflict: VersionID? = nil) async throws -> MergeDraft {
+        try await ServerCommands.mergeDraft(path, conflict: conflict, on: self)
+    }
+    /// Keeps `text` as the document's current version; the conflict and the replaced version stay in history.
+    public func keepMerge(_ draft: MergeDraft, text: String) async throws -> ItemRecord { try await ServerCommands.keepMerge(draft, text: text, on: self) }
+    /// Deletes items on every device (the server keeps them in its trash).
+    public func remove(_ paths: [RelativePath]) async -> [PathResult] { await ServerCommands.remove(paths, on: self) }
+    /// Items in the server's trash (top-level deletions, newest first).
+    public func trash() async throws -> [ItemRecord] { try await client.trash(config.container).items }
+    /// Purges the server's trash now (`ubiq trash empty`): nothing in it can be restored after.
+    public func emptyTrash() async throws -> TrashEmptied { try await client.emptyTrash(config.container) }
+    /// Brings an item back from the trash (with its history) on every device.
+    public func restore(_ path: RelativePath) async throws -> ItemRecord { try await ServerCommands.restore(path, on: self) }
+
+    // MARK: the folder (see `FolderCommands`)
+
+    /// Renames an item in its folder (never over anything); returns the new path.
+    public func renameItem(_ path: RelativePath, to newName: String) async throws -> RelativePath {
+        try await FolderCommands.rename(path, to: newName, on: self)
+    }
+    /// Makes a new folder in the synced folder; the pass sends it up.
+    public func makeFolder(_ path: RelativePath) async throws { try await FolderCommands.makeFolder(path, on: self) }
     /// Status after one look at the server and the folder, without changing anything
     /// (`ubiq status` when no daemon runs).
-    public func peek() async -> EngineStatus {
-        do {
-            try await pullRemote()
-            online = true
-        } catch {
-            markOffline("\(error)")
-            lastError = "\(error)"
-        }
-        await scanLocal()
-        pendingOps = plan()
-        return status()
-    }
-
+    public func peek() async -> EngineStatus { await FolderCommands.peek(on: self) }
     /// Local files whose content the server does not have yet.
-    public func unsyncedLocalPaths() async -> [RelativePath] {
-        await scanLocal()
-        let t = trees.forPlanner()
-        return Planner.plan(t, evicted: evicted).compactMap { op -> RelativePath? in
-            if case .upload(let id, _) = op { return t.local[id]?.path }
-            return nil
-        }.sorted()
-    }
-
+    public func unsyncedLocalPaths() async -> [RelativePath] { await FolderCommands.unsyncedLocalPaths(on: self) }
     /// Excluded (`.nosync`) items that never leave the device, outermost only.
-    public func excludedPaths() async -> [RelativePath] {
-        await scanLocal()
-        return trees.excludedLocal.keys.filter { !($0.parent?.isExcluded ?? false) }.sorted()
-    }
-
+    public func excludedPaths() async -> [RelativePath] { await FolderCommands.excludedPaths(on: self) }
     /// Copies files (or folders) to a new folder beside (never inside) the container folder and returns it.
     public func rescue(_ paths: [RelativePath]) throws -> URL {
-        let stamp = Int(Date().timeIntervalSince1970)
-        let dest = home.containersRoot.appendingPathComponent("Unsynced from \(config.container) \(stamp)", isDirectory: true)
-        try FileManager.default.createDirectory(at: dest, withIntermediateDirectories: true)
-        let all = Set(paths)
-        for p in paths.sorted() where !all.contains(where: { $0 != p && p.isSelfOrDescendant(of: $0) }) {
-            let to = dest.appendingPathComponent(p.string)
-            try LocalFiles.makeParents(of: to)
-            do { try FileManager.default.copyItem(at: files.url(p), to: to) } catch {
-                throw EngineError(.storageFailure, "cannot copy \(p) to \(to.path): \(error.localizedDescription)")
-            }
-        }
-        return dest
+        try FolderCommands.rescue(paths, home: home, container: config.container, files: files)
     }
 }

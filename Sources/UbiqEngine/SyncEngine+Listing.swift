@@ -8,7 +8,7 @@ extension SyncEngine {
         var state = ListingState(remote: remote.storage, local: local.storage, synced: synced.storage, localHashes: localHashes.storage,
                                  transfers: transfers.storage, itemErrors: outcomes.errors.storage, excluded: trees.excludedLocal)
         state.pinned = wishes.pinned
-        state.pinnedFolders = pinnedFolderPaths()
+        state.pinnedFolders = wishes.pinnedFolderPaths(remote: remote)
         return state
     }
 

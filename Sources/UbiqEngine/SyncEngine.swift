@@ -315,7 +315,7 @@ public actor SyncEngine {
         do { try wishes.forgetEvictions { local[$0] != nil || remote[$0] == nil } } catch { logger.warning("\(error)") }
         let t = trees.forPlanner()
         let abandoned = abandonedVersions()
-        let ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: pinnedForPlan(), evicted: evicted,
+        let ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: wishes.pinnedForPlan(remote: remote), evicted: evicted,
                                               streaming: streamable(), abandoned: abandoned))
         for case .createLocalFolder(let id) in ops {
             guard let s = t.synced[id], t.local[id] == nil, let r = t.remote[id] else { continue }

@@ -21,8 +21,8 @@ final class Fleet: @unchecked Sendable {
     }
 
     func device(_ name: String, user: String = "alice", download: DeviceConfig.DownloadPolicy = .all,
-                wrap: ((UbiqAPIClient) -> any SyncServer)? = nil) async throws -> TestDevice {
-        let d = try await TestDevice.make(server, user: user, name: name, download: download, wrap: wrap)
+                wrap: ((UbiqAPIClient) -> any SyncServer)? = nil, disk: (any FolderAccess)? = nil) async throws -> TestDevice {
+        let d = try await TestDevice.make(server, user: user, name: name, download: download, wrap: wrap, disk: disk)
         devices.append(d)
         return d
     }

@@ -12,6 +12,8 @@ public final class TestDevice: @unchecked Sendable {
     public private(set) var engine: SyncEngine
     /// What the engine talks to in place of the server's client (see `make`'s `server`).
     public let server: (any SyncServer)?
+    /// What the engine changes the folder through in place of the kernel (see `make`'s `disk`).
+    public let disk: (any FolderAccess)?
 
     public var folder: URL { home.containerFolder(config.container) }
 
@@ -20,7 +22,7 @@ public final class TestDevice: @unchecked Sendable {
     public static func make(_ server: TestServer, user: String, name: String, password: String = "secret-pw",
                             container: ContainerID = try! ContainerID(validating: "TEAM.com.example.notes"),
                             download: DeviceConfig.DownloadPolicy = .all, via: String? = nil, start: Bool = true,
-                            wrap: ((UbiqAPIClient) -> any SyncServer)? = nil) async throws -> TestDevice {
+                            wrap: ((UbiqAPIClient) -> any SyncServer)? = nil, disk: (any FolderAccess)? = nil) async throws -> TestDevice {
         let dir = try TempDirectory("ubiq-device-\(name)")
         let home = DeviceHome.rooted(at: dir.url)
         let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL, trusting: server.trusted).login(user: user, password: password, deviceName: name)
@@ -31,14 +33,15 @@ public final class TestDevice: @unchecked Sendable {
         var logger = Logger(label: "device.\(name)")
         logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
         let stand = wrap.map { $0(config.apiClient) }
-        let engine = try SyncEngine(home: home, config: config, server: stand, logger: logger, settleTime: .milliseconds(300))
-        let d = TestDevice(home: home, dir: dir, config: config, engine: engine, server: stand)
+        let engine = try SyncEngine(home: home, config: config, server: stand, disk: disk ?? SystemFolder(), logger: logger, settleTime: .milliseconds(300))
+        let d = TestDevice(home: home, dir: dir, config: config, engine: engine, server: stand, disk: disk)
         if start { await engine.start() }
         return d
     }
 
-    init(home: DeviceHome, dir: TempDirectory, config: DeviceConfig, engine: SyncEngine, server: (any SyncServer)? = nil) {
-        self.home = home; self.dir = dir; self.config = config; self.engine = engine; self.server = server
+    init(home: DeviceHome, dir: TempDirectory, config: DeviceConfig, engine: SyncEngine, server: (any SyncServer)? = nil,
+         disk: (any FolderAccess)? = nil) {
+        self.home = home; self.dir = dir; self.config = config; self.engine = engine; self.server = server; self.disk = disk
     }
 
     /// Stops the engine and opens a fresh one on the same state (as after a restart).
@@ -46,7 +49,7 @@ public final class TestDevice: @unchecked Sendable {
         await engine.stop()
         var logger = Logger(label: "device.\(config.deviceName)")
         logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
-        engine = try SyncEngine(home: home, config: config, server: server, logger: logger, settleTime: .milliseconds(300))
+        engine = try SyncEngine(home: home, config: config, server: server, disk: disk ?? SystemFolder(), logger: logger, settleTime: .milliseconds(300))
         if start { await engine.start() }
     }
 

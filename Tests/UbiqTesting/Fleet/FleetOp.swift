@@ -22,6 +22,8 @@ public enum FleetOp: Sendable, CustomStringConvertible {
     case restartServer(downMilliseconds: Int)
     /// A quarter of the device's requests, or of the answers to them, are lost for a while.
     case lossyNetwork(device: Int, milliseconds: Int)
+    /// A third of the engine's changes to the device's folder fail (`ENOSPC`, `EIO`) for a while.
+    case failingDisk(device: Int, milliseconds: Int)
     case wait(milliseconds: Int)
 
     public var description: String {
@@ -41,6 +43,7 @@ public enum FleetOp: Sendable, CustomStringConvertible {
         case .pauseEngine(let d, let ms): "dev\(d) engine paused \(ms) ms"
         case .restartServer(let ms): "server down \(ms) ms"
         case .lossyNetwork(let d, let ms): "dev\(d) network loses requests and answers for \(ms) ms"
+        case .failingDisk(let d, let ms): "dev\(d) disk fails a third of the engine's changes for \(ms) ms"
         case .wait(let ms): "wait \(ms) ms"
         }
     }
@@ -48,7 +51,7 @@ public enum FleetOp: Sendable, CustomStringConvertible {
     /// The operation is a fault rather than a user's step.
     public var isFault: Bool {
         switch self {
-        case .restartEngine, .pauseEngine, .restartServer, .lossyNetwork: true
+        case .restartEngine, .pauseEngine, .restartServer, .lossyNetwork, .failingDisk: true
         default: false
         }
     }

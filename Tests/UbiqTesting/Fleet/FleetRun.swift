@@ -48,6 +48,8 @@ public final class FleetRun: @unchecked Sendable {
     var paused: [Int: ContinuousClock.Instant] = [:]
     /// Devices whose network loses requests and answers, and until when.
     var lossy: [Int: ContinuousClock.Instant] = [:]
+    /// Devices whose disk fails the engine's changes, and until when.
+    var failingDisk: [Int: ContinuousClock.Instant] = [:]
     var serverDownUntil: ContinuousClock.Instant?
     var outside: TempDirectory!
     var nextToken = 0, nextName = 0
@@ -71,8 +73,9 @@ public final class FleetRun: @unchecked Sendable {
         try await server.user(user, quota: 4 << 30)
         for i in 0..<options.devices {
             // Each device talks to the server through a connection that loses things when told to.
-            let lossSeed = rng.next()
-            let d = try await TestDevice.make(server, user: user, name: "dev\(i)", wrap: { LossyServer($0, seed: lossSeed, rate: 0.25) })
+            let lossSeed = rng.next(), diskSeed = rng.next()
+            let d = try await TestDevice.make(server, user: user, name: "dev\(i)", wrap: { LossyServer($0, seed: lossSeed, rate: 0.25) },
+                                              disk: FailingDisk(seed: diskSeed, rate: 0.33))
             (d.server as? LossyServer)?.setLosing(false)
             devices.append(d)
         }
@@ -228,7 +231,7 @@ public final class FleetRun: @unchecked Sendable {
 
     func fault() async -> String {
         let d = Int.random(in: 0..<devices.count, using: &rng)
-        switch Int.random(in: 0..<4, using: &rng) {
+        switch Int.random(in: 0..<5, using: &rng) {
         case 0:
             guard paused[d] == nil else { return "dev\(d) (paused, no restart)" }
             try? await devices[d].restart()
@@ -245,6 +248,12 @@ public final class FleetRun: @unchecked Sendable {
             net.setLosing(true)
             lossy[d] = .now + .milliseconds(ms)
             return FleetOp.lossyNetwork(device: d, milliseconds: ms).description
+        case 3:
+            guard failingDisk[d] == nil, let disk = devices[d].disk as? FailingDisk else { return "dev\(d) (disk already failing)" }
+            let ms = Int.random(in: 500...5000, using: &rng)
+            disk.setFailing(true)
+            failingDisk[d] = .now + .milliseconds(ms)
+            return FleetOp.failingDisk(device: d, milliseconds: ms).description
         default:
             guard serverDownUntil == nil else { return "(server already down)" }
             let ms = Int.random(in: 100...2000, using: &rng)
@@ -265,6 +274,11 @@ public final class FleetRun: @unchecked Sendable {
             (devices[d].server as? LossyServer)?.setLosing(false)
             lossy[d] = nil
             note("dev\(d) network mended")
+        }
+        for (d, until) in failingDisk where all || until <= now {
+            (devices[d].disk as? FailingDisk)?.setFailing(false)
+            failingDisk[d] = nil
+            note("dev\(d) disk mended (\((devices[d].disk as? FailingDisk)?.failedCount ?? 0) failed calls so far)")
         }
         for (d, until) in paused where all || until <= now {
             try await devices[d].restart()
