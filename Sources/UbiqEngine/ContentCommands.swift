@@ -118,7 +118,7 @@ enum ContentCommands {
                     : "\(p) is uploading: an upload cannot be cancelled alone (P pauses all syncing)"))
                 continue
             }
-            e.cancelledDownloads.formUnion(downloads)
+            e.transfer.cancelled.formUnion(downloads)
             let cloudOnly = downloads.filter { e.local[$0] == nil }
             do { if !cloudOnly.isEmpty { try e.wishes.evict(cloudOnly) } } catch {
                 results.append(PathResult(path: p.string, error: "\(error)"))

@@ -14,14 +14,14 @@ extension SyncEngine {
         let transfers = order.transfers
         var progressed = false
         for folders in order.folderBatches {
-            if await runFolderBatch(folders) { progressed = true }
+            if await RemoteSteps.createFolders(folders, on: self) { progressed = true }
             if !online { return progressed }
         }
         for op in ExecutionOrder.parentsFirst(order.quick, depth: depth) {
             if await run(op) { progressed = true }
             if !online { return progressed }
         }
-        let (upBatches, downBatches, singles) = splitBatches(transfers)
+        let (upBatches, downBatches, singles) = transfer.splitBatches(transfers, on: self)
         // Several batches at a time: one's requests wait on the network or the disk while another's are built.
         var batches = upBatches.map { ($0, true) } + downBatches.map { ($0, false) }
         var inFlight = Set(transfers.map(\.item))
@@ -80,7 +80,7 @@ extension SyncEngine {
         if watcher == nil || unstable > 0 || watcher?.foreignEvents() != foreignAtScan { return [] }
         let ops = plan().filter { !inFlight.contains($0.item) }
         guard !ops.isEmpty, ops.allSatisfy({ if case .download = $0 { return true } else { return false } }) else { return [] }
-        let (_, down, single) = splitBatches(ops)
+        let (_, down, single) = transfer.splitBatches(ops, on: self)
         return single.isEmpty ? down : []
     }
 
@@ -90,11 +90,11 @@ extension SyncEngine {
         do {
             let done: Bool
             switch op {
-            case .upload(let id, let base): done = try await upload(id, base: base)
-            case .download(let id, let v): done = try await download(id, version: v)
-            case .createRemoteFolder(let id): done = try await createRemoteFolder(id)
-            case .moveRemote(let id, let to): done = try await moveRemote(id, to: to)
-            case .deleteRemote(let id): done = try await deleteRemote(id)
+            case .upload(let id, let base): done = try await transfer.upload(id, base: base, on: self)
+            case .download(let id, let v): done = try await transfer.download(id, version: v, on: self)
+            case .createRemoteFolder(let id): done = try await RemoteSteps.createFolder(id, on: self)
+            case .moveRemote(let id, let to): done = try await RemoteSteps.move(id, to: to, on: self)
+            case .deleteRemote(let id): done = try await RemoteSteps.delete(id, on: self)
             case .createLocalFolder(let id): done = try steps.createFolder(id)
             case .moveLocal(let id, let to): done = try steps.move(id, to: to)
             case .deleteLocal(let id): done = try steps.delete(id)
@@ -128,72 +128,6 @@ extension SyncEngine {
 
     static func date(nanos: Int64) -> Date { Date(timeIntervalSince1970: Double(nanos) / 1e9) }
 
-    // MARK: remote steps
-
-    func createRemoteFolder(_ id: ItemID) async throws -> Bool {
-        guard let l = local[id], l.entry.kind == .folder else { return false }
-        claim([id])
-        let resp = try await client.commit(config.container, CommitRequest(itemID: id, versionID: VersionID(uuid: newUUID()), path: l.path, kind: .folder,
-                                                                          base: nil, modified: Self.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil,
-                                                                          parent: commitParent(id, l.path)))
-        let sid = resp.item.id
-        adopt(id, as: sid)
-        noteRemote(resp.item)
-        let path = synced[sid]?.node.path ?? resp.item.path
-        try setSynced(sid, SyncedEntry(node: SyncedNode(path: path, kind: .folder, version: nil, hash: nil), stamp: l.entry.stamp, stampHash: nil))
-        return true
-    }
-
-    func moveRemote(_ id: ItemID, to: RelativePath) async throws -> Bool {
-        guard let s = synced[id] else { return false }
-        sent.moving(id, to: to)
-        do {
-            let item: ItemRecord
-            if let parent = to.parent {
-                // The folder this device sees at the new parent path; none yet: wait for it.
-                guard let pid = localFolders(at: [parent])[parent] else { return false }
-                item = try await client.move(config.container, item: id, to: to, into: pid)
-            } else {
-                item = try await client.move(config.container, item: id, to: to)
-            }
-            sent.moveAnswered(id)
-            let old = remote[id]?.node.path ?? s.node.path
-            noteRemote(item)
-            // The server moved the folder's contents with it; so does our copy of its tree.
-            try trees.moveRemoteContents(of: id, from: old, to: to)
-            try trees.rebaseSynced(id, from: s.node.path, to: to)
-            return true
-        } catch let e as ClientError where e.code == .pathExists {
-            // Another device took the name first: this item gets a visible rename (`name (2)`)
-            // here, which the next round sends to the server; nothing is dropped.
-            sent.moveAnswered(id)
-            schedule(.pullFirst)
-            return try steps.renameAside(id, from: to)
-        } catch let e as ClientError where e.code == .itemChanged {
-            logger.debug("move of \(id) waits: \(e.message)")
-            sent.moveAnswered(id)
-            schedule(.pullFirst)  // the server's folders moved: the next round pulls first
-            return true
-        }
-    }
-
     /// Sets the cursor the round's plan saw (tests: a pull that came while the round ran).
     func setPlanCursor(_ c: Int64) { trees.planCursor = c }
-
-    /// Deletes an item on the server only if nothing in it changed after what the plan saw (`item_changed`: another device edited it, renamed it or moved something into the
-    /// folder; the change is pulled and the item planned again, never deleted unseen).
-    func deleteRemote(_ id: ItemID) async throws -> Bool {
-        do {
-            let item = try await client.delete(config.container, item: id, unchangedSince: min(trees.planCursor, cursor))
-            noteRemote(item)
-        } catch let e as ClientError where e.code == .notFound {
-            remote[id] = nil
-        } catch let e as ClientError where e.code == .itemChanged {
-            logger.debug("delete of \(id) waits: \(e.message)")
-            schedule(.pullFirst)  // the next round pulls first
-            return true
-        }
-        try setSynced(id, nil)
-        return true
-    }
 }

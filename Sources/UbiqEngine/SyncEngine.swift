@@ -59,14 +59,13 @@ public actor SyncEngine {
     /// Passes started so far (each begins with a server round trip).
     var passesStarted: Int { scheduler.passesStarted }
     var stopped: Bool { scheduler.stopped }
-    /// Transfer batches that failed as a whole (their files then went one at a time).
-    var batchesFailed = 0
 
     // Connection, passes, transfers.
     var online = false
     var pendingOps: [SyncOp] = []
     var unstable = 0
-    var transfers: TrackedMap<Transfer>
+    /// Uploads and downloads, and what only they need (see `TransferRunner`).
+    let transfer: TransferRunner
     var lastError: String?
     /// Failed items (messages, retry delays) and abandoned versions: see `ItemOutcomes`.
     var outcomes: ItemOutcomes
@@ -75,11 +74,6 @@ public actor SyncEngine {
     var backgroundTasks: [Task<Void, Never>] = []
     /// The watcher's count of events not made by this engine, read just before the last scan.
     var foreignAtScan: UInt64?
-    /// Versions still being uploaded elsewhere whose streaming download gave up waiting for
-    /// chunks (the uploader stopped): they are downloaded once complete instead.
-    var streamGaveUp: Set<VersionID> = []
-    /// Downloads cancelled while they run (`cancelTransfers`): they stop at their next window.
-    var cancelledDownloads: Set<ItemID> = []
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -94,7 +88,8 @@ public actor SyncEngine {
         self.logger = logger
         self.settleTime = settleTime
         self.scheduler = PassScheduler(settleTime: settleTime)
-        self.client = server ?? config.apiClient
+        let client = server ?? config.apiClient
+        self.client = client
         let folder = home.containerFolder(config.container)
         do {
             try PrivateDirectory.make(home.stateDirectory)
@@ -111,7 +106,10 @@ public actor SyncEngine {
         let trees = try ItemTrees(store: store)
         self.trees = trees
         self.steps = LocalSteps(files: files, disk: disk, trees: trees, aside: home.partialFolder(config.container).path, logger: logger)
-        self.transfers = TrackedMap(log: trees.changeLog)
+        let partials = home.partialFolder(config.container).path
+        self.transfer = TransferRunner(uploads: UploadPipeline(client: client, container: config.container),
+                                       downloads: DownloadPipeline(client: client, container: config.container, partials: partials, disk: disk),
+                                       log: trees.changeLog)
         self.wishes = try DownloadWishes(store: store)
         self.outcomes = ItemOutcomes(log: trees.changeLog, abandonedText: try store.meta("abandoned"))
         self.identity = try ItemIdentity(store: store)
@@ -284,7 +282,7 @@ public actor SyncEngine {
             if !progressed { break }
         }
         pendingOps = []
-        cancelledDownloads.removeAll()
+        transfer.cancelled.removeAll()
         contents.dropKept()  // what the pass did not upload is not kept
         if unstable > 0 { requestPass(after: .milliseconds(200)) }
     }
@@ -331,7 +329,7 @@ public actor SyncEngine {
     func streamable() -> Set<ItemID> {
         var out = Set<ItemID>()
         for (id, r) in remote where !r.node.uploaded && r.node.kind == .file && Int64(r.node.size) > TransferBatches.fileLimit {
-            if let v = r.node.version, !streamGaveUp.contains(v) { out.insert(id) }
+            if let v = r.node.version, !transfer.gaveUp.contains(v) { out.insert(id) }
         }
         return out
     }

@@ -145,7 +145,7 @@ struct MultiDeviceRegressionTests {
                 Issue.record("no item for the folder")
                 return
             }
-            _ = try await a.engine.deleteRemote(box)
+            _ = await a.engine.run(.deleteRemote(box))
             await a.engine.start()
             #expect(await converge(a, b), "\(describeDiff(a, b))")
             #expect(a.read("Documents/box/new.txt") == "t1 nobody deleted me", "\(a.snapshot().keys.sorted())")
