@@ -50,7 +50,7 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     /// The account's devices (names for the settings' "changed by").
     case devices
     /// The first `limit` bytes of one version's content (previews).
-    case versionContent(path: String, version: String, limit: Int)
+    case versionContent(path: String, version: String, limit: Int, offset: Int? = nil)
 }
 
 /// A metadata query as the command line states it.

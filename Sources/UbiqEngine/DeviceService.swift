@@ -111,10 +111,10 @@ public struct DeviceService: Sendable {
                 r.savedLocally = !synced
                 r.message = synced ? nil : await kv.lastError
                 return r
-            case .versionContent(let path, let version, let limit):
+            case .versionContent(let path, let version, let limit, let offset):
                 guard let v = VersionID(string: version) else { return DeviceResponse(ok: false, message: "'\(version)' is not a version ID") }
                 var r = DeviceResponse(ok: true)
-                r.content = Data(try await engine.versionContent(try RelativePath(validating: path), version: v, limit: max(0, min(limit, 1 << 20))))
+                r.content = Data(try await engine.versionContent(try RelativePath(validating: path), version: v, limit: max(0, min(limit, 1 << 20)), offset: max(0, offset ?? 0)))
                 return r
             case .kvWatch(let local):
                 let stream = local == nil ? await kv.changes() : await kv.changes(includingLocalWritesExcept: local)

@@ -14,7 +14,8 @@ enum KeepBoth {
     /// The copy's name for a conflict version: `plan (conflict from phone 2026-11-18 13.06).txt`;
     /// a second attempt (the name is taken) adds ` 2`, and so on. Device names are cleaned of
     /// `/` and control characters; the whole name stays within the 255-byte limit.
-    static func name(for path: RelativePath, device: String, modified: Date, attempt: Int = 1, timeZone: TimeZone = .current) -> String {
+    static func name(for path: RelativePath, device: String, modified: Date, attempt: Int = 1, timeZone: TimeZone = .current,
+                     kind: String = "conflict") -> String {
         let name = path.name
         let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
         let (stem, ext) = dot.map { (String(name[..<$0]), String(name[$0...])) } ?? (name, "")
@@ -23,7 +24,7 @@ enum KeepBoth {
         f.timeZone = timeZone
         f.dateFormat = "yyyy-MM-dd HH.mm"
         let cleanDevice = String(device.map { $0 == "/" || $0.unicodeScalars.contains { $0.value < 32 || $0.value == 127 } ? "-" : $0 }.prefix(40))
-        let tag = " (conflict from \(cleanDevice) \(f.string(from: modified))\(attempt > 1 ? " \(attempt)" : ""))"
+        let tag = " (\(kind) from \(cleanDevice) \(f.string(from: modified))\(attempt > 1 ? " \(attempt)" : ""))"
         var keptStem = stem
         while (keptStem + tag + ext).utf8.count > 255, !keptStem.isEmpty { keptStem.removeLast() }
         return keptStem + tag + ext
@@ -68,4 +69,11 @@ enum KeepBoth {
         }
         throw EngineError(.pathExists, "no free name beside \(path) for the version from \(v.deviceName)")
     }
+}
+
+/// A file name for one version of a document opened outside the folder (`o` in Versions):
+/// `plan (version from phone 2026-11-18 13.06).txt` — the extension kept, so the program that
+/// opens it knows the type.
+public func versionFileName(_ path: RelativePath, device: String, modified: Date) -> String {
+    KeepBoth.name(for: path, device: device, modified: modified, kind: "version")
 }

@@ -32,16 +32,20 @@ enum ServerCommands {
         return made
     }
 
-    /// The first `limit` bytes of one version's content (for previews), fetched chunk by chunk
-    /// and verified; nothing is written to the folder.
-    static func versionContent(_ path: RelativePath, version: VersionID, limit: Int, on e: isolated SyncEngine) async throws -> [UInt8] {
+    /// Up to `limit` bytes of one version's content from `offset` (previews; a version opened
+    /// outside, piece by piece), fetched chunk by chunk and verified; nothing is written to the
+    /// folder.
+    static func versionContent(_ path: RelativePath, version: VersionID, limit: Int, offset: Int, on e: isolated SyncEngine) async throws -> [UInt8] {
         _ = try e.requireServerItem(path)
         let m = try await e.client.manifest(e.config.container, version: version)
         var out: [UInt8] = []
+        var at = 0  // where the chunk starts in the content
         for c in m.chunks where out.count < limit {
+            defer { at += c.size }
+            guard at + c.size > offset else { continue }
             let bytes = try await e.client.downloadChunk(c.hash)
             guard ContentHash.of(bytes) == c.hash else { throw EngineError(.hashMismatch, "a chunk of \(path) did not match its hash") }
-            out += bytes.prefix(limit - out.count)
+            out += bytes.dropFirst(max(0, offset - at)).prefix(limit - out.count)
         }
         return out
     }

@@ -51,9 +51,9 @@ extension SyncEngine {
     public func resolve(_ path: RelativePath, keep: VersionID) async throws -> ItemRecord { try await ServerCommands.resolve(path, keep: keep, on: self) }
     /// Keeps the current version and makes every conflict version a document of its own beside it.
     public func keepBoth(_ path: RelativePath) async throws -> [RelativePath] { try await ServerCommands.keepBoth(path, on: self) }
-    /// The first `limit` bytes of one version's content (for previews), verified.
-    public func versionContent(_ path: RelativePath, version: VersionID, limit: Int = 64 << 10) async throws -> [UInt8] {
-        try await ServerCommands.versionContent(path, version: version, limit: limit, on: self)
+    /// Up to `limit` bytes of one version's content from `offset` (previews), verified.
+    public func versionContent(_ path: RelativePath, version: VersionID, limit: Int = 64 << 10, offset: Int = 0) async throws -> [UInt8] {
+        try await ServerCommands.versionContent(path, version: version, limit: limit, offset: offset, on: self)
     }
     /// A three-way merge of a text conflict of the document at `path` (the conflict version
     /// `conflict`, or its only one) against the version both were edited from, to be looked at

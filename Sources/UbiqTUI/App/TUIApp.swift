@@ -325,6 +325,8 @@ public final class TUIApp {
                 }
                 await MainActor.run { self.editInTerminal(absolute, name: p.name) }
             }
+        case .openVersion(let p, let record):
+            openVersion(p, record)
         case .open(let absolute):
             let status = ExternalProgram.spawn(["xdg-open", absolute], quiet: true)
             send(status == nil ? .done("opening \(absolute.split(separator: "/").last ?? "")") : .failed("xdg-open: \(status!)"))

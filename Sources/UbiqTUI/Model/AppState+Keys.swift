@@ -123,11 +123,18 @@ extension AppState {
             return []
         case .char("i"):
             files.details.toggle()
-            if files.details { files.transfers = false }
+            if files.details { files.transfers = false } else { files.paneMaximized = false }
             return []
         case .char("t"):
             files.transfers.toggle()
-            if files.transfers { files.details = false }
+            if files.transfers { files.details = false } else { files.paneMaximized = false }
+            return []
+        case .char("+"):
+            guard files.details || files.transfers else {
+                flash = Flash(text: "+ gives the whole view to the details (i) or transfers (t) pane", level: .info)
+                return []
+            }
+            files.paneMaximized.toggle()
             return []
         case .char("e"), .char("o"):
             guard let row = files.selected, row.item.kind == .file else { return [] }
@@ -341,6 +348,16 @@ extension AppState {
         case .enter, .char("l"), .right:
             guard let here else { return [] }
             return openVersions(here)
+        case .char("i"), .char("x"):
+            // Details of the document's versions: its Versions view with the details shown.
+            guard let here else { return [] }
+            let effects = openVersions(here)
+            versions?.details = true
+            return effects
+        case .char("m"), .char("e"):
+            // Merge the selected document's text conflict (its only conflict version) and edit the result.
+            guard let here else { return [] }
+            return [.merge(here, conflict: nil)]
         case .char("<"), .char(","), .char(">"), .char("."), .char("b"), .char("]"), .char("["):
             guard !targets.isEmpty else { return [] }
             let choice: ConflictChoice = switch key {
@@ -404,7 +421,14 @@ extension AppState {
             return []
         case .char("d"):
             v.showDiff.toggle()
+            v.details = false
             return []
+        case .char("i"), .char("x"):
+            v.details.toggle()
+            return []
+        case .char("o"):
+            guard let row = v.selected else { return [] }
+            return [.openVersion(v.path, row.record)]
         case .enter:
             guard let row = v.selected else { return [] }
             if row.kind == .current && v.rows.allSatisfy({ $0.kind != .conflict }) {
@@ -415,7 +439,7 @@ extension AppState {
             confirm = Confirmation(message: "Keep the version from \(label)? It becomes the current version of \(v.path) on every device; the others stay in its history.",
                                    effect: .resolve(v.path, row.record.id, label: label))
             return []
-        case .char("m"):
+        case .char("m"), .char("e"):
             let conflicts = v.rows.filter { $0.kind == .conflict }
             guard !conflicts.isEmpty else { flash = Flash(text: "no conflict to merge", level: .info); return [] }
             if let row = v.selected, row.kind == .conflict { return [.merge(v.path, conflict: row.record.id)] }

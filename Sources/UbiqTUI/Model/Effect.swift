@@ -42,6 +42,8 @@ public enum Effect: Equatable, Sendable {
     /// cloud); open it with `xdg-open`.
     case edit(RelativePath, absolute: String, fetch: Bool)
     case open(absolute: String)
+    /// Fetch one version whole into a private file and open it with `xdg-open` (`o` in Versions).
+    case openVersion(RelativePath, VersionRecord)
     /// Put text on the clipboard (OSC 52: the terminal, or tmux, keeps it).
     case copy(String)
     /// Stop like any program on Ctrl-Z; `fg` brings it back.

@@ -42,6 +42,8 @@ public struct FilesState: Sendable {
     public var details = false
     /// The transfers pane (`t`) is open (in the details pane's place).
     public var transfers = false
+    /// `+`: the open pane takes the whole view (the list hidden).
+    public var paneMaximized = false
     var childCounts: [RelativePath: Int] = [:]
     var rowIndex: [ItemID: Int] = [:]
     /// Folder rows with a summary, by their path.

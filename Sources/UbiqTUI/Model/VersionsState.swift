@@ -28,6 +28,9 @@ public struct VersionsState: Equatable, Sendable {
     public var contentFocused = false
     /// `+`: the content takes the whole view (the list of versions hidden).
     public var maximized = false
+    /// `i` / `x`: the selected version's details (device, times, size, hash, what it was
+    /// based on) in the content's place.
+    public var details = false
     /// The first content line shown (the panes scroll together).
     public var scroll = 0
     /// `/` in the content: the text `n` / `N` look for (any case), and the line of the match

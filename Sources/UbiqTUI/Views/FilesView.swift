@@ -6,13 +6,19 @@ import UbiqCore
 enum FilesView {
     /// Rows the details or transfers pane takes below the list (when open and the screen is
     /// tall enough).
-    static func paneHeight(_ f: FilesState, main height: Int) -> Int { (f.details || f.transfers) && height >= 14 ? 8 : 0 }
+    /// Maximized (`+`), the pane takes the whole view.
+    static func paneHeight(_ f: FilesState, main height: Int) -> Int {
+        guard f.details || f.transfers else { return 0 }
+        if f.paneMaximized && height >= 3 { return height }
+        return height >= 14 ? 8 : 0
+    }
 
     static func render(_ f: FilesState, _ status: StatusInfo, _ s: inout ScreenBuffer, _ area: Rect, _ c: RenderContext) {
         let dh = paneHeight(f, main: area.height)
         let r = Rect(x: area.x, y: area.y, width: area.width, height: area.height - dh)
         let pane = Rect(x: area.x, y: r.maxY, width: area.width, height: dh)
         if dh > 0 { if f.transfers { TransfersPane.render(f, status, &s, pane, c) } else { details(f.selected?.item, summary: f.selected?.summary, &s, pane, c) } }
+        guard r.height >= 3 else { return }
         var title = f.filter != nil ? "Files \(c.dot) find: \(f.filterText)" : f.flat ? "Files \(c.dot) all files" : "Files \(c.dot) \(f.folder.map { $0.string + "/" } ?? "/")"
         title += " (\(f.rows.count)"
         if f.hiddenCount > 0 { title += ", \(f.hiddenCount) hidden" }

@@ -52,7 +52,9 @@ enum Overlays {
         var lines: [(String, String)] = []
         if state.versions != nil {
             lines += [("j k ↑ ↓", "choose a version"), ("Enter", "keep the selected version (asks y/N)"), ("b", "keep both: conflict versions become documents beside it"),
-                      ("m", "merge a text conflict line by line; the result opens in $VISUAL / $EDITOR, kept when no markers remain"), ("d", "toggle preview / diff against current"),
+                      ("m e", "merge a text conflict line by line; the result opens in $VISUAL / $EDITOR, kept when no markers remain"), ("d", "toggle preview / diff against current"),
+                      ("i x", "details of the selected version: device, times, size, hash, what it was based on"),
+                      ("o", "open the selected version with xdg-open (a private copy; the document is not changed)"),
                       ("Tab", "focus the content (j k PgUp PgDn g G scroll it; the versions sit side by side, stacked below 84 columns)"),
                       ("/ n N", "find text in the content; next, previous match"), ("+", "the content on the whole view, and back"), ("q Esc", "back")]
         } else {
@@ -66,12 +68,14 @@ enum Overlays {
                           ("F", "flat list of every file"), ("c", "versions of a conflicted file"),
                           ("Space v", "mark, mark a range (f E p D act on marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
                           (".", "show or hide dotfiles"), ("i", "details of the selected item"), ("t", "transfers: what moves and what waits, with ETA"),
+                          ("+", "the details or transfers pane on the whole view, and back"),
                           ("r", "rename"), ("n", "new folder here"), ("e", "edit in $VISUAL / $EDITOR (fetched first if needed)"),
                           ("o", "open with xdg-open"), ("u", "retry now: failing items are tried again at once")]
                 lines += [("", ""), ("status", "")]
                 lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
             case .conflicts:
-                lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one (m merges a text conflict there)"),
+                lines += [("j k ↑ ↓", "move"), ("Enter", "see every version and keep one"), ("i x", "the versions with their details"),
+                          ("m e", "merge a text conflict; the result opens in $VISUAL / $EDITOR"),
                           ("< ,", "stage: keep the current version"), ("> .", "stage: keep the conflict version (when there is one)"),
                           ("b", "stage: keep both (the conflict becomes a document beside it)"), ("] [", "stage: keep the newer / the older version"),
                           ("-", "skip: decide later (unstage)"),

@@ -53,6 +53,10 @@ enum VersionsView {
     /// panes scroll together (`Tab` focuses them); `/` matches are marked.
     static func content(_ v: VersionsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
         let selected = label(v.selected, c), focused = v.contentFocused
+        if v.details {
+            details(v, &s, r, c)
+            return
+        }
         guard let preview = v.preview else {
             Box.draw(r, title: "Preview: \(selected)", &s, c, focused: focused)
             if v.selected != nil { s.put("loading…", x: r.x + 2, y: r.y + 1, role: "ui.hint.text") }
@@ -89,6 +93,46 @@ enum VersionsView {
                 line(l, search: v.search, &s, x: pin.x + 1, y: pin.y + n, width: pin.width - 1, role: "ui.text")
             }
         }
+    }
+
+    /// The selected version's details (`i` / `x`): what tells two versions apart when their
+    /// content alone does not — who wrote it and when, its size and hash, whether its content
+    /// is complete, and the version it was based on.
+    static func details(_ v: VersionsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+        Box.draw(r, title: "Details: \(label(v.selected, c, size: false))", &s, c, focused: v.contentFocused)
+        let inner = r.inset(1)
+        for (n, (k, value, role)) in detailLines(v, c).prefix(inner.height).enumerated() {
+            s.putPadded(k, x: inner.x + 1, y: inner.y + n, width: 10, role: "ui.hint.key")
+            s.put(value, x: inner.x + 12, y: inner.y + n, maxWidth: inner.width - 13, role: role)
+        }
+    }
+
+    /// The details as (label, value, role) lines.
+    static func detailLines(_ v: VersionsState, _ c: RenderContext) -> [(String, String, String)] {
+        guard let row = v.selected else { return [("", "nothing selected", "ui.hint.text")] }
+        let r = row.record
+        let kind = switch row.kind {
+        case .current: "current: the document's content on every device"
+        case .conflict: "conflict: made at the same time as the current one, waiting for a choice"
+        case .history: "history: an earlier version (Enter makes it current again)"
+        }
+        var lines: [(String, String, String)] = [("kind", kind, row.kind == .conflict ? "status.conflict" : "ui.text"),
+                                                  ("device", "\(r.deviceName) (\(r.device))", "ui.text"),
+                                                  ("modified", TimeFormat.precise(r.modified), "ui.text"),
+                                                  ("committed", TimeFormat.precise(r.committed), "ui.text"),
+                                                  ("size", "\(ByteSize.format(Int64(r.size))) (\(r.size) bytes)", "ui.text"),
+                                                  ("sha-256", r.hash.hex, "ui.text"),
+                                                  ("content", r.uploaded ? "complete on the server" : "still being uploaded by \(r.deviceName)",
+                                                   r.uploaded ? "ui.text" : "status.uploading")]
+        if let p = r.permissions { lines.append(("mode", String(p, radix: 8), "ui.text")) }
+        if let base = r.base {
+            let named = v.rows.first { $0.record.id == base }.map { label($0, c, size: false) }
+            lines.append(("based on", named ?? "\(base) (no longer kept)", "ui.text"))
+        } else {
+            lines.append(("based on", "nothing: the first version of the document", "ui.text"))
+        }
+        lines.append(("version", r.id.description, "ui.hint.text"))
+        return lines
     }
 
     /// One content line; the first match of `search` on it (any case) marked.
