@@ -235,16 +235,33 @@ extension ProcessBoundTests {
             let editor = s.dir.url.appendingPathComponent("editor.sh")
             try "#!/bin/sh\necho 'checked in the editor' >> \"$1\"\n".write(to: editor, atomically: true, encoding: .utf8)
             chmod(editor.path, 0o755)
-            let t = try TmuxSession(width: 80, height: 24, environment: ["EDITOR": editor.path, "VISUAL": editor.path])
+            // xdg-open: a script that keeps what it was given to open (and its name).
+            let bin = s.dir.url.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            let opened = s.dir.url.appendingPathComponent("opened")
+            try "#!/bin/sh\ncp \"$1\" '\(opened.path).tmp' && basename \"$1\" > '\(opened.path).name' && mv '\(opened.path).tmp' '\(opened.path)'\n"
+                .write(to: bin.appendingPathComponent("xdg-open"), atomically: true, encoding: .utf8)
+            chmod(bin.appendingPathComponent("xdg-open").path, 0o755)
+            let path = "\(bin.path):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            let t = try TmuxSession(width: 80, height: 24, environment: ["EDITOR": editor.path, "VISUAL": editor.path, "PATH": path])
             defer { t.kill() }
             try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("2")
             #expect(t.waitFor { $0.contains("keep.txt") && $0.contains("merge.txt") }, "\(t.capture())")
-            // keep.txt: its versions, b, y — B's version becomes a document beside it.
+            // keep.txt: its versions; the conflict version's details (i), then opened outside (o).
             try t.send("g", "Enter")
             #expect(t.waitFor("Versions of Documents/keep.txt"), "\(t.capture())")
-            try t.send("b")
+            try t.send("g", "j", "i")
+            #expect(t.waitFor { $0.contains("Details: conflict") && $0.contains("hash  ") && $0.contains("based on") }, "\(t.capture())")
+            try t.send("o")
+            #expect(t.waitFor("opening keep (version from B"), "\(t.capture())")
+            #expect(await eventually { (try? String(contentsOf: opened, encoding: .utf8)) == "kept by B\n" }, "xdg-open got B's version: \(t.capture())")
+            let openedName = (try? String(contentsOf: URL(fileURLWithPath: opened.path + ".name"), encoding: .utf8)) ?? ""
+            #expect(openedName.hasPrefix("keep (version from B ") && openedName.hasSuffix(").txt\n"), "\(openedName)")
+            #expect(s.read("A", "Documents/keep.txt") == "kept by A\n", "opening a version changes nothing")
+            // b, y — B's version becomes a document beside it.
+            try t.send("i", "b")
             #expect(t.waitFor("Keep both?"), "\(t.capture())")
             try t.send("y")
             #expect(t.waitFor("kept both"), "\(t.capture())")
@@ -261,6 +278,80 @@ extension ProcessBoundTests {
             #expect(s.read("B", "Documents/keep.txt") == "kept by A\n" && names.contains { $0.hasPrefix("keep (conflict from B ") }, "\(names)")
             let status = try JSONSerialization.jsonObject(with: Data(try s.ubiq("B", ["status", "--json"]).1.utf8)) as? [String: Any]
             #expect(status?["conflicts"] as? Int == 0)
+            try t.send("q")
+            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+        }
+
+        /// #24's later keys at 80×24, as a person uses them: a prompt edited like readline, `p`
+        /// pins a cloud-only file (fetched, marked, and so on the next version), `D` then `z`
+        /// (the delete taken back from the trash), `r` then `z` (renamed back), and a new
+        /// setting whose type and value are picked with the arrow keys.
+        @Test func laterKeysAt80x24() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A", extra: ["--download", "on-demand"]); try s.login("B")
+            try s.write("B", "Documents/alpha.txt", "a")
+            try s.write("B", "Documents/beta.txt", "b")
+            try s.write("B", "Documents/gamma.md", "g")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            let t = try TmuxSession(width: 80, height: 24)
+            defer { t.kill() }
+            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor { $0.contains("alpha.txt") && $0.contains("gamma.md") }, "\(t.capture())")
+            // A prompt edits like readline: "ph", Home, "al" before it → "alph".
+            try t.send("/")
+            try t.type("ph")
+            try t.send("Home")
+            try t.type("al")
+            try t.send("Enter")
+            #expect(t.waitFor { $0.contains("find: alph (1)") && !$0.contains("beta.txt") }, "\(t.capture())")
+            // p pins it: fetched on this on-demand device, marked, listed as pinned.
+            try t.send("p")
+            #expect(await eventually { s.read("A", "Documents/alpha.txt") == "a" }, "\(t.capture())")
+            #expect(t.waitFor { $0.contains("pinned") }, "\(t.capture())")
+            #expect(try s.ubiq("A", ["ls"]).1.contains("Documents/alpha.txt  [pinned]"))
+            // A new version from B comes down by itself (pinned: kept on this device).
+            try s.write("B", "Documents/alpha.txt", "a2")
+            #expect(try s.ubiq("B", ["sync"]).0 == 0)
+            #expect(await eventually { s.read("A", "Documents/alpha.txt") == "a2" })
+            try t.send("Escape")
+            #expect(t.waitFor("beta.txt"), "\(t.capture())")
+            // D deletes gamma everywhere; z takes it back (restored from the trash).
+            try t.send("G", "D")
+            #expect(t.waitFor("Delete"), "\(t.capture())")
+            try t.send("y")
+            #expect(await eventually { _ = try? s.ubiq("B", ["sync"]); return s.read("B", "Documents/gamma.md") == nil }, "\(t.capture())")
+            try t.send("z")
+            #expect(await eventually { _ = try? s.ubiq("B", ["sync"]); return s.read("B", "Documents/gamma.md") == "g" }, "\(t.capture())")
+            // r renames beta; z renames it back.
+            #expect(t.waitFor("gamma.md"), "\(t.capture())")
+            try t.send("/")
+            try t.type("beta")
+            try t.send("Enter")
+            #expect(t.waitFor("find: beta (1)"), "\(t.capture())")
+            try t.send("r", "C-u")
+            try t.type("bravo.txt")
+            try t.send("Enter")
+            #expect(await eventually { _ = try? s.ubiq("B", ["sync"]); return s.read("B", "Documents/bravo.txt") == "b" }, "\(t.capture())")
+            try t.send("Escape")
+            #expect(t.waitFor("bravo.txt"), "\(t.capture())")
+            try t.send("z")
+            #expect(await eventually { _ = try? s.ubiq("B", ["sync"]); return s.read("B", "Documents/beta.txt") == "b" && s.read("B", "Documents/bravo.txt") == nil },
+                    "\(t.capture())")
+            // Settings: a new key whose type (bool) and value (false) are picked with the arrows.
+            try t.send("3", "a")
+            try t.type("sound")
+            try t.send("Enter")
+            #expect(t.waitFor("↑↓ picks"), "\(t.capture())")
+            try t.send("Down", "Down", "Down")
+            #expect(t.waitFor { $0.contains("bool") }, "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("true"), "\(t.capture())")
+            try t.send("Down", "Enter")
+            #expect(await eventually { (try? s.ubiq("B", ["kv", "get", "sound"]).1.contains("false")) == true })
             try t.send("q")
             #expect(t.waitFor("EXIT=0"), "\(t.capture())")
         }

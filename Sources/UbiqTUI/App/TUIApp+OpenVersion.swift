@@ -27,7 +27,7 @@ extension TUIApp {
                 }
                 bytes += piece
             }
-            guard ContentHash.of(bytes) == record.hash else {
+            guard Manifest.of(bytes).hash == record.hash else {  // the content hash: over the chunk list, as the engine makes it
                 await MainActor.run { self.send(.failed("\(path.name): the fetched version did not match its hash; nothing opened")) }
                 return
             }

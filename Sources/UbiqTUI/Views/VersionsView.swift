@@ -121,7 +121,7 @@ enum VersionsView {
                                                   ("modified", TimeFormat.precise(r.modified), "ui.text"),
                                                   ("committed", TimeFormat.precise(r.committed), "ui.text"),
                                                   ("size", "\(ByteSize.format(Int64(r.size))) (\(r.size) bytes)", "ui.text"),
-                                                  ("sha-256", r.hash.hex, "ui.text"),
+                                                  ("hash", r.hash.hex, "ui.text"),
                                                   ("content", r.uploaded ? "complete on the server" : "still being uploaded by \(r.deviceName)",
                                                    r.uploaded ? "ui.text" : "status.uploading")]
         if let p = r.permissions { lines.append(("mode", String(p, radix: 8), "ui.text")) }
