@@ -21,7 +21,7 @@ struct KVLine: Encodable {
 /// `ubiq kv ls|get|set|rm|watch`
 struct KVCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "kv", abstract: "The synced key-value store (shared settings).",
-                                                    subcommands: [List.self, Get.self, Set.self, Remove.self, Watch.self])
+                                                    subcommands: [List.self, Get.self, History.self, Set.self, Remove.self, Watch.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "ls", abstract: "Every key with its type and value.")
@@ -45,6 +45,36 @@ struct KVCommand: AsyncParsableCommand {
             }
             if json { try printJSON(line); return }
             print(e.value?.displayText ?? "")
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "history", abstract: "A key's last writes: when, which device, what value.",
+                                                        discussion: "The server keeps each key's last \(KVLimits.historyPerKey) writes, newest first; a delete shows as (deleted).")
+        @Argument(help: "The key.") var key: String
+        @Flag(name: .long, help: "Print one JSON document (a delete has no value).") var json = false
+        @OptionGroup var home: HomeOption
+        struct Line: Encodable {
+            var modified: Date
+            var device: String
+            var deviceName: String?
+            var type: String?
+            var value: PlainKVValue?
+        }
+        func run() async throws {
+            let r = try await DeviceSession.require(home, .kvHistory(key: key))
+            let entries = r.kv ?? []
+            let names = Dictionary((r.devices ?? []).map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+            let lines = entries.map { e in
+                Line(modified: Date(timeIntervalSince1970: Double(e.stamp.wallMillis) / 1000), device: e.device.description, deviceName: names[e.device],
+                     type: e.value?.typeName, value: e.value.map(PlainKVValue.init))
+            }
+            if json { try printJSON(lines); return }
+            guard !entries.isEmpty else { throw CLIError(.notFound, "no history for '\(key)'") }
+            let f = ISO8601DateFormatter()
+            for (l, e) in zip(lines, entries) {
+                print("\(f.string(from: l.modified))  \(l.deviceName ?? l.device)  \(e.value.map { "(\($0.typeName)) \($0.displayText)" } ?? "(deleted)")")
+            }
         }
     }
 

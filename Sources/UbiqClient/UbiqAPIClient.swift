@@ -311,6 +311,11 @@ public struct UbiqAPIClient: Sendable {
         try await get("/v1/kv/\(Self.escape(store.string))/changes?cursor=\(cursor)&limit=\(limit)", as: KVEntriesResponse.self)
     }
 
+    /// A key's last writes, newest first (a delete has no value).
+    public func kvHistory(_ store: ContainerID, key: String) async throws -> [KVEntry] {
+        try await get("/v1/kv/\(Self.escape(store.string))/history?key=\(Self.escape(key))", as: KVEntriesResponse.self).entries
+    }
+
     public func kvSet(_ store: ContainerID, _ entries: [KVEntry]) async throws -> KVSetResponse {
         try await call(.POST, "/v1/kv/\(Self.escape(store.string))", KVSetRequest(entries: entries), as: KVSetResponse.self)
     }

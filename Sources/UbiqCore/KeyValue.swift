@@ -187,6 +187,11 @@ public enum KVLimits {
     /// Without a limit, deleted keys piled up uncounted (20,000 against a limit of 1,024 keys,
     /// every write then reading them all).
     public static let maxTombstones = 1024
+    /// Writes of one key the server keeps for its history (`ubiq kv history`, `i` in Settings).
+    public static let historyPerKey = 10
+    /// Bytes of values a store's history keeps besides each key's newest write (the oldest
+    /// writes go first).
+    public static let maxHistoryBytes = 4 << 20
 
     /// Refuses a stamp further ahead of `nowMillis` (the server's clock) than
     /// `maxStampAheadMillis`: a stamp at the end of the clock's range would win over every

@@ -42,6 +42,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     /// The key-value store: every key, one key, an atomic set (nil removes), external changes.
     case kvList
     case kvGet(key: String)
+    /// A key's last writes (answer: `kv`, newest first, and `devices` to name the writers).
+    case kvHistory(key: String)
     /// `origin`: the writing program's tag (see `kvWatch`).
     case kvSet(values: [String: KVValue?], origin: String? = nil)
     /// Changes from elsewhere; with `local`, this device's own writes by other programs too

@@ -104,6 +104,11 @@ public struct DeviceService: Sendable {
                 var r = DeviceResponse(ok: true)
                 r.kv = [e]
                 return r
+            case .kvHistory(let key):
+                var r = DeviceResponse(ok: true)
+                r.kv = try await kv.history(forKey: key)
+                r.devices = try? await engine.config.apiClient.devices()
+                return r
             case .kvSet(let values, let origin):
                 try await kv.setValues(values, origin: origin)
                 let synced = await kv.synchronize()

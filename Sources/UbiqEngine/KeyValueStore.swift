@@ -90,6 +90,12 @@ public actor KeyValueStore {
     public func entry(forKey key: String) -> KVEntry? { entries[key].flatMap { $0.value == nil ? nil : $0 } }
 
     /// Every key with a value, sorted by key.
+    /// A key's last writes as the server keeps them, newest first (who, when, what; a delete
+    /// has no value). Asks the server: an offline device has no history to show.
+    public func history(forKey key: String) async throws -> [KVEntry] {
+        try await client.kvHistory(storeID, key: key)
+    }
+
     public func allEntries() -> [KVEntry] { entries.values.filter { $0.value != nil }.sorted { $0.key < $1.key } }
 
     /// Keys used and bytes used, against the limits of product §4.

@@ -19,6 +19,14 @@ extension ServerServices {
             return try json(KVEntriesResponse(entries: page.entries, cursor: page.cursor, hasMore: page.hasMore))
         }
 
+        // A key's last writes, newest first (who, when, what; a delete has no value).
+        router.get("/v1/kv/:store/history") { request, context -> Response in
+            let ctx = try await self.authenticate(request)
+            guard let key = request.uri.queryParameters.get("key") else { throw APIFailure(.invalidRequest, "history of which key? (?key=…)") }
+            let entries = try await self.keyValues.kvHistory(ctx, store: try context.store(), key: key)
+            return try json(KVEntriesResponse(entries: entries, cursor: 0, hasMore: false))
+        }
+
         router.post("/v1/kv/:store") { request, context -> Response in
             let ctx = try await self.authenticate(request)
             let store = try context.store()

@@ -195,6 +195,9 @@ public protocol KeyValueStore: Sendable {
     /// Applies an atomic multi-key set by last-writer-wins; limits are checked on the result
     /// and a violation stores nothing. Returns the winning keys and the new cursor.
     func kvSet(_ ctx: AuthContext, store: ContainerID, entries: [KVEntry], now: Date) async throws -> (applied: [String], cursor: Int64)
+    /// A key's last writes, newest first (a delete has no value): at most
+    /// `KVLimits.historyPerKey`, fewer when the store's history outgrew `KVLimits.maxHistoryBytes`.
+    func kvHistory(_ ctx: AuthContext, store: ContainerID, key: String) async throws -> [KVEntry]
 }
 
 /// Everything the server needs from its metadata database. A PostgreSQL implementation

@@ -98,6 +98,7 @@ extension SQLiteKeyValueStore {
                         counter = excluded.counter, device = excluded.device, seq = excluded.seq
                     """, arguments: [ctx.accountID, store.string, w.key, blob, w.stamp.wallMillis, Int64(w.stamp.counter), w.device.description, seq])
                 current[w.key] = w
+                try Self.remember(db, account: ctx.accountID, store: store, w, blob: blob, seq: seq)
             }
             // Deletes past the limit are forgotten, the oldest first; the horizon keeps them winning.
             var tombstoneSeq: [String: Int64] = [:]  // the change each delete was made in
@@ -108,6 +109,7 @@ extension SQLiteKeyValueStore {
                 let forgottenSeq = forget.compactMap { tombstoneSeq[$0] }.max() ?? seq
                 for k in forget {
                     try db.execute(sql: "DELETE FROM kv_entries WHERE account_id = ? AND store = ? AND key = ?", arguments: [ctx.accountID, store.string, k])
+                    try db.execute(sql: "DELETE FROM kv_history WHERE account_id = ? AND store = ? AND key = ?", arguments: [ctx.accountID, store.string, k])
                 }
                 let stamp = max(newest, horizon?.stamp ?? .zero)
                 try db.execute(sql: """
@@ -115,7 +117,49 @@ extension SQLiteKeyValueStore {
                     ON CONFLICT (account_id, store) DO UPDATE SET wall = excluded.wall, counter = excluded.counter, seq = MAX(seq, excluded.seq)
                     """, arguments: [ctx.accountID, store.string, stamp.wallMillis, Int64(stamp.counter), forgottenSeq])
             }
+            try Self.trimHistory(db, account: ctx.accountID, store: store)
             return (winners.map(\.key), seq)
+        }
+    }
+
+    public func kvHistory(_ ctx: AuthContext, store: ContainerID, key: String) async throws -> [KVEntry] {
+        try Self.mapCore { try KVLimits.check(key: key, value: nil) }
+        return try await read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM kv_history WHERE account_id = ? AND store = ? AND key = ? ORDER BY seq DESC",
+                             arguments: [ctx.accountID, store.string, key]).map(Self.entry)
+        }
+    }
+
+    /// Keeps a winning write in its key's history, which holds its last `KVLimits.historyPerKey`.
+    static func remember(_ db: Database, account: Int64, store: ContainerID, _ w: KVEntry, blob: Data?, seq: Int64) throws {
+        try db.execute(sql: "INSERT INTO kv_history (account_id, store, key, seq, value, wall, counter, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       arguments: [account, store.string, w.key, seq, blob, w.stamp.wallMillis, Int64(w.stamp.counter), w.device.description])
+        try db.execute(sql: """
+            DELETE FROM kv_history WHERE account_id = ? AND store = ? AND key = ? AND seq NOT IN
+                (SELECT seq FROM kv_history WHERE account_id = ? AND store = ? AND key = ? ORDER BY seq DESC LIMIT ?)
+            """, arguments: [account, store.string, w.key, account, store.string, w.key, KVLimits.historyPerKey])
+    }
+
+    /// Drops a store's oldest history until its values fit `KVLimits.maxHistoryBytes`, never a
+    /// key's newest write (that is its current value, or its delete: what a live store holds
+    /// anyway, at most `KVLimits.maxStoreBytes` of values in all).
+    static func trimHistory(_ db: Database, account: Int64, store: ContainerID) throws {
+        let total = try Int64.fetchOne(db, sql: "SELECT coalesce(sum(length(value)), 0) FROM kv_history WHERE account_id = ? AND store = ?",
+                                       arguments: [account, store.string]) ?? 0
+        guard total > KVLimits.maxHistoryBytes else { return }
+        var over = total - Int64(KVLimits.maxHistoryBytes)
+        let oldest = try Row.fetchCursor(db, sql: """
+            SELECT key, seq, coalesce(length(value), 0) AS n FROM kv_history h WHERE account_id = ? AND store = ?
+                AND seq < (SELECT max(seq) FROM kv_history WHERE account_id = h.account_id AND store = h.store AND key = h.key)
+            ORDER BY seq
+            """, arguments: [account, store.string])
+        var drop: [(String, Int64)] = []
+        while over > 0, let r = try oldest.next() {
+            drop.append((r["key"], r["seq"]))
+            over -= r["n"] as Int64
+        }
+        for (k, s) in drop {
+            try db.execute(sql: "DELETE FROM kv_history WHERE account_id = ? AND store = ? AND key = ? AND seq = ?", arguments: [account, store.string, k, s])
         }
     }
 

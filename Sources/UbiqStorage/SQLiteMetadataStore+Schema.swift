@@ -174,6 +174,24 @@ extension SQLiteMetadataStore {
         m.registerMigration("v8-version-base") { db in
             try db.execute(sql: "ALTER TABLE versions ADD COLUMN base TEXT")
         }
+        // Each key's last writes (who, when, what), for "who changed this and to what"
+        // (`KVLimits.historyPerKey` a key, `KVLimits.maxHistoryBytes` a store).
+        m.registerMigration("v9-kv-history") { db in
+            try db.execute(sql: """
+                CREATE TABLE kv_history (
+                    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    store TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    value BLOB,
+                    wall INTEGER NOT NULL,
+                    counter INTEGER NOT NULL,
+                    device TEXT NOT NULL,
+                    PRIMARY KEY (account_id, store, key, seq)
+                ) WITHOUT ROWID;
+                CREATE INDEX kv_history_seq ON kv_history(account_id, store, seq);
+                """)
+        }
         return m
     }
 }

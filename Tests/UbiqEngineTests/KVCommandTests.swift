@@ -40,6 +40,16 @@ extension ProcessBoundTests {
             }
             let (_, ls, _) = try s.ubiq("B", ["kv", "ls"])
             #expect(ls.contains("count (int) = 42") && ls.contains("name (string) = Ada"))
+            // `kv history`: B changes a key A made, then deletes it; newest first, with the device.
+            #expect(try s.ubiq("B", ["kv", "set", "name", "Grace"]).0 == 0 && s.ubiq("B", ["kv", "rm", "name"]).0 == 0)
+            let (hs, hist, herr) = try s.ubiq("A", ["kv", "history", "name"])
+            let rows = hist.split(separator: "\n")
+            #expect(hs == 0 && rows.count == 3, "\(hist) \(herr)")
+            #expect(rows.count == 3 && rows[0].hasSuffix("B  (deleted)") && rows[1].hasSuffix("B  (string) Grace") && rows[2].hasSuffix("A  (string) Ada"), "\(hist)")
+            let hjson = try JSONSerialization.jsonObject(with: Data(try s.ubiq("A", ["kv", "history", "name", "--json"]).1.utf8)) as? [[String: Any]]
+            #expect(hjson?.count == 3 && hjson?[0]["value"] == nil && hjson?[2]["deviceName"] as? String == "A" && hjson?[2]["value"] as? String == "Ada")
+            let (ns, _, nerr) = try s.ubiq("A", ["kv", "history", "never"])
+            #expect(ns == 1 && nerr.contains("no history for 'never'"), "\(nerr)")
             // Bad input: clear errors, nothing stored.
             let (bs, _, berr) = try s.ubiq("A", ["kv", "set", "count", "forty", "--type", "int"])
             #expect(bs == 1 && berr.contains("not an integer"), "\(berr)")

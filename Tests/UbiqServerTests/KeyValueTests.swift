@@ -159,3 +159,54 @@ struct KeyValueTests {
         }
     }
 }
+
+extension KeyValueTests {
+    /// A key's history (`i` in Settings, `ubiq kv history`): its last `KVLimits.historyPerKey`
+    /// writes, newest first, with the writing device; a delete is kept as a write without a
+    /// value. Bounded twice: per key, and by the bytes a store's history holds in all (the
+    /// oldest writes go first). Another account's history is not reachable.
+    @Test func aKeysHistoryKeepsItsLastWritesNewestFirstAndStaysBounded() async throws {
+        try await withServer { server in
+            let (laptop, lid) = try await server.device("alice", name: "laptop")
+            let (phone, pid) = try await server.device("alice", name: "phone")
+            for n in 1...12 {
+                let (client, dev) = n % 2 == 0 ? (phone, pid) : (laptop, lid)
+                _ = try await client.kvSet(notes, [entry("theme", .string("t\(n)"), wall: Int64(100 + n), device: dev)])
+            }
+            _ = try await phone.kvSet(notes, [entry("theme", nil, wall: 200, device: pid)])
+            let h = try await laptop.kvHistory(notes, key: "theme")
+            #expect(h.count == KVLimits.historyPerKey)
+            #expect(h.first?.value == nil && h.first?.device == pid, "the delete is the newest write")
+            #expect(h.dropFirst().map(\.value) == (4...12).reversed().map { .string("t\($0)") }, "\(h.map(\.value))")
+            #expect(h[1].device == pid && h[2].device == lid, "each write with its device")
+            // A write that loses (older stamp) is not history.
+            _ = try await laptop.kvSet(notes, [entry("theme", .string("stale"), wall: 50, device: lid)])
+            #expect(try await laptop.kvHistory(notes, key: "theme").count == KVLimits.historyPerKey)
+            #expect(try await laptop.kvHistory(notes, key: "theme").contains { $0.value == .string("stale") } == false)
+            #expect(try await laptop.kvHistory(notes, key: "never").isEmpty)
+            // Bounded in bytes: 12 keys each written with ~700 KB (one at a time, the store's
+            // own limit allows no more), then made small: the history keeps at most 4 MiB.
+            let big = String(repeating: "x", count: 700_000)
+            for k in 0..<12 {
+                _ = try await laptop.kvSet(notes, [entry("big\(k)", .string(big), wall: Int64(300 + 2 * k), device: lid)])
+                _ = try await laptop.kvSet(notes, [entry("big\(k)", .string("small"), wall: Int64(301 + 2 * k), device: lid)])
+            }
+            var bytes = 0
+            var kept = 0
+            for k in 0..<12 {
+                let hk = try await laptop.kvHistory(notes, key: "big\(k)")
+                bytes += hk.compactMap { $0.value?.byteCount }.reduce(0, +)
+                kept += hk.count
+                #expect(hk.first?.value == .string("small"), "the newest write is always kept")
+            }
+            #expect(bytes <= KVLimits.maxHistoryBytes + 12 * 5 && bytes > KVLimits.maxHistoryBytes / 2, "\(bytes) bytes of history")
+            #expect(kept < 24, "the oldest big writes went")
+            // Another account sees nothing of it; a request without a key is refused.
+            try await server.user("mallory")
+            let (mallory, _) = try await server.device("mallory", name: "m")
+            #expect(try await mallory.kvHistory(notes, key: "theme").isEmpty)
+            let raw = try await laptop.raw(.GET, "/v1/kv/\(notes.string)/history", body: nil)
+            #expect(raw.status == 400)
+        }
+    }
+}

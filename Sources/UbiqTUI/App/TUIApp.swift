@@ -390,6 +390,13 @@ public final class TUIApp {
             state.versions = nil
         case .editStore:
             editStoreInEditor()
+        case .loadKeyHistory(let key):
+            Task {
+                let r = await connection.ask(.kvHistory(key: key))
+                await MainActor.run {
+                    self.send(.keyHistory(key: key, entries: r.ok ? (r.kv ?? []) : nil, devices: r.devices, error: r.ok ? nil : (r.message ?? "no history")))
+                }
+            }
         case .renameKey(let from, let to, let value):
             writeSettings([to: value, from: nil], what: "renamed \(from) to \(to)")
         case .undoSettings(let previous, let what):

@@ -16,6 +16,8 @@ public enum AppEvent: Sendable {
     case settingsWritten(previous: [String: KVValue?], what: String)
     /// The account's devices: names for who changed a setting (`current`: this device).
     case devices([DeviceInfo])
+    /// A key's history arrived (or why it did not).
+    case keyHistory(key: String, entries: [KVEntry]?, devices: [DeviceInfo]?, error: String?)
     case versions(RelativePath, VersionsResponse)
     case preview(VersionID, lines: [String], isText: Bool, currentText: [String]?)
     case failed(String)
@@ -61,6 +63,8 @@ extension AppState {
             settings.usage = (keys, bytes)
             if let keep, let at = settings.entries.firstIndex(where: { $0.key == keep }) { settings.cursor.index = at }
             settings.cursor.clamp(count: settings.entries.count)
+            // A change may be to the key whose history is shown: read it again.
+            return settings.historyToLoad(force: true)
         case .filesDone(let message, let undo):
             flash = Flash(text: message, level: .info)
             filesUndo.append(undo)
@@ -70,6 +74,11 @@ extension AppState {
             if settings.undo.count > SettingsUndo.depth { settings.undo.removeFirst() }
         case .devices(let list):
             settings.deviceNames = Dictionary(list.map { ($0.id, $0.current ? "this device" : $0.name) }, uniquingKeysWith: { a, _ in a })
+        case .keyHistory(let key, let entries, let devices, let error):
+            guard settings.history?.key == key else { return [] }
+            settings.history?.entries = entries
+            settings.history?.error = error
+            if let devices { return apply(.devices(devices)) }
         case .settingsChanged(let keys, let reason, let at):
             for k in keys { settings.highlighted[k] = at.addingTimeInterval(Self.highlightTime) }
             if reason == .quotaViolationChange { flash = Flash(text: "the server refused settings over the 1 MB limit: \(keys.joined(separator: ", "))", level: .error) }

@@ -501,7 +501,7 @@ extension AppState {
     // MARK: Settings
 
     mutating func handleSettings(_ key: Key) -> [Effect] {
-        if Self.move(key, &settings.cursor, count: settings.entries.count, page: pageStep) { return [] }
+        if Self.move(key, &settings.cursor, count: settings.entries.count, page: pageStep) { return settings.historyToLoad() }
         switch key {
         case .char("q"): return quitOrClose()
         case .char("a"), .char("n"):
@@ -544,7 +544,10 @@ extension AppState {
             // Who changed the key last, and when (the store keeps the last writer of each key).
             guard let e = settings.selected else { return [] }
             flash = Flash(text: "\(e.key): \(e.value?.typeName ?? "deleted"), changed by \(settings.provenance(e, precise: true))", level: .info)
-            return []
+            // The pane below the list: its last writes, who made them and when (i closes it).
+            settings.historyOpen.toggle()
+            if !settings.historyOpen { settings.history = nil }
+            return settings.historyToLoad()
         case .char(" "):
             // A bool flips at once (saved on every device, like any edit); other types open the editor.
             guard let e = settings.selected, let v = e.value else { return [] }

@@ -57,6 +57,8 @@ public enum Effect: Equatable, Sendable {
     case undoSettings([String: KVValue?], what: String)
     /// The whole store as TOML in the editor (`E` in Settings).
     case editStore
+    /// A settings key's last writes (`i` in Settings).
+    case loadKeyHistory(String)
     case loadTrash
     /// Switch to a theme (`:theme NAME`), or read the theme and config.toml again (`Ctrl-R`).
     case setTheme(String)

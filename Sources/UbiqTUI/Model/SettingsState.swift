@@ -11,6 +11,15 @@ public struct SettingsUndo: Equatable, Sendable {
     public static let depth = 50
 }
 
+/// A key's last writes as the server keeps them (`i` in Settings), newest first.
+public struct KeyHistory: Equatable, Sendable {
+    public var key: String
+    /// nil while loading.
+    public var entries: [KVEntry]?
+    public var error: String?
+    public init(key: String) { self.key = key }
+}
+
 /// The Settings view: every key, the selection, and keys recently changed elsewhere.
 public struct SettingsState: Equatable, Sendable {
     /// Every key the store holds (the size checks use these).
@@ -29,6 +38,9 @@ public struct SettingsState: Equatable, Sendable {
     public var deviceNames: [DeviceID: String] = [:]
     /// Writes made from this screen, newest last, with what they replaced (`z` undoes one).
     public var undo: [SettingsUndo] = []
+    /// `i`: the history pane is open, and the selected key's history in it.
+    public var historyOpen = false
+    public var history: KeyHistory?
     public init() {}
 
     /// Who changed a key last and when, in words ("phone, 2026-11-27 10:42").
@@ -38,10 +50,19 @@ public struct SettingsState: Equatable, Sendable {
         return "\(who), \(precise ? TimeFormat.precise(when) : TimeFormat.short(when))"
     }
     public var selected: KVEntry? { entries.indices.contains(cursor.index) ? entries[cursor.index] : nil }
+
+    /// With the history pane open, the selected key's history when it is not the one shown
+    /// (the selection moved, or the store changed): what to load.
+    mutating func historyToLoad(force: Bool = false) -> [Effect] {
+        guard historyOpen, let key = selected?.key, force || history?.key != key else { return [] }
+        history = KeyHistory(key: key)
+        return [.loadKeyHistory(key)]
+    }
     mutating func refilter() {
         entries = filter.isEmpty ? all : all.filter { $0.key.range(of: filter, options: .caseInsensitive) != nil }
     }
     public static func == (a: SettingsState, b: SettingsState) -> Bool {
         a.all == b.all && a.filter == b.filter && a.cursor == b.cursor && a.highlighted == b.highlighted && a.usage == b.usage && a.toSelect == b.toSelect && a.deviceNames == b.deviceNames && a.undo == b.undo
+            && a.historyOpen == b.historyOpen && a.history == b.history
     }
 }

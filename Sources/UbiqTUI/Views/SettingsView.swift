@@ -4,7 +4,10 @@ import UbiqCore
 /// The Settings view: every key with its type and value; keys changed by another device are
 /// highlighted for a moment; the limits are shown.
 enum SettingsView {
-    static func render(_ st: SettingsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+    static func render(_ st: SettingsState, _ s: inout ScreenBuffer, _ area: Rect, _ c: RenderContext) {
+        let paneH = st.historyOpen && area.height >= 14 ? 8 : 0
+        let r = Rect(x: area.x, y: area.y, width: area.width, height: area.height - paneH)
+        if paneH > 0 { history(st, &s, Rect(x: area.x, y: r.maxY, width: area.width, height: paneH), c) }
         let limits = "keys \(st.usage.keys)/\(KVLimits.maxKeys) \(c.dot) \(ByteSize.format(Int64(st.usage.bytes)))/\(ByteSize.format(Int64(KVLimits.maxStoreBytes)))"
         let found = st.filter.isEmpty ? "" : " \(c.dot) /\(st.filter) (\(st.entries.count) of \(st.all.count))"
         Box.draw(r, title: "Settings (\(limits))\(found)", &s, c)
@@ -35,6 +38,35 @@ enum SettingsView {
             s.putPadded(e.value?.displayText ?? "", x: inner.x + 3 + keyW + typeW, y: y, width: valueW,
                         role: selected || remote ? base : "kv.value")
             if byW > 0 { s.putPadded(st.provenance(e), x: inner.x + 4 + keyW + typeW + valueW, y: y, width: byW, role: selected || remote ? base : "ui.hint.text") }
+        }
+    }
+}
+
+extension SettingsView {
+    /// The history pane (`i`): the selected key's last writes, newest first — when, which
+    /// device, what value (a delete says so).
+    static func history(_ st: SettingsState, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
+        let h = st.history
+        Box.draw(r, title: "History of \(h?.key ?? "-") \(c.dot) newest first (i closes)", &s, c, focused: false)
+        let inner = r.inset(1)
+        guard let h else { return }
+        if let e = h.error {
+            s.put(e, x: inner.x + 1, y: inner.y, maxWidth: inner.width - 1, role: "ui.flash.error")
+            return
+        }
+        guard let entries = h.entries else {
+            s.put("loading…", x: inner.x + 1, y: inner.y, role: "ui.hint.text")
+            return
+        }
+        if entries.isEmpty { s.put("the server keeps no history for this key yet", x: inner.x + 1, y: inner.y, role: "ui.hint.text") }
+        let whoW = min(20, max(8, inner.width / 5))
+        for (n, e) in entries.prefix(inner.height).enumerated() {
+            let y = inner.y + n
+            let when = Date(timeIntervalSince1970: Double(e.stamp.wallMillis) / 1000)
+            s.putPadded(TimeFormat.precise(when), x: inner.x + 1, y: y, width: 19, role: "ui.hint.text")
+            s.putPadded(st.deviceNames[e.device] ?? "device \(e.device.description.prefix(8))", x: inner.x + 22, y: y, width: whoW, role: "ui.text")
+            let what = e.value.map { "(\($0.typeName)) \($0.displayText)" } ?? "(deleted)"
+            s.put(what, x: inner.x + 23 + whoW, y: y, maxWidth: inner.width - 24 - whoW, role: e.value == nil ? "status.error" : "kv.value")
         }
     }
 }
@@ -87,7 +119,7 @@ enum Overlays {
             case .settings:
                 lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"), ("Space", "flip a bool (others: edit)"), ("/", "find keys by name (Esc shows all)"),
                           ("r", "rename a key (one atomic write on every device)"), ("E", "every key as TOML in $VISUAL / $EDITOR; what you change is saved in one write"),
-                          ("y Y", "copy the value / key=value"), ("z", "undo the last change made here (one more write)"), ("i", "who changed the key last, and when"),
+                          ("y Y", "copy the value / key=value"), ("z", "undo the last change made here (one more write)"), ("i", "history: the key's last writes, who made them and when"),
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
