@@ -196,7 +196,8 @@ public protocol KeyValueStore: Sendable {
     /// and a violation stores nothing. Returns the winning keys and the new cursor.
     func kvSet(_ ctx: AuthContext, store: ContainerID, entries: [KVEntry], now: Date) async throws -> (applied: [String], cursor: Int64)
     /// A key's last writes, newest first (a delete has no value): at most
-    /// `KVLimits.historyPerKey`, fewer when the store's history outgrew `KVLimits.maxHistoryBytes`.
+    /// `KVLimits.historyPerKey`, fewer when the store's history outgrew `KVLimits.maxHistoryBytes`
+    /// or the values pass 2 MiB (the newest always comes).
     func kvHistory(_ ctx: AuthContext, store: ContainerID, key: String) async throws -> [KVEntry]
 }
 

@@ -125,8 +125,18 @@ extension SQLiteKeyValueStore {
     public func kvHistory(_ ctx: AuthContext, store: ContainerID, key: String) async throws -> [KVEntry] {
         try Self.mapCore { try KVLimits.check(key: key, value: nil) }
         return try await read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM kv_history WHERE account_id = ? AND store = ? AND key = ? ORDER BY seq DESC",
-                             arguments: [ctx.accountID, store.string, key]).map(Self.entry)
+            // One answer carries at most `KVLimits.maxEntryBytes` × 2 of values (a key of big
+            // values would otherwise send ten of them each time its history is looked at).
+            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM kv_history WHERE account_id = ? AND store = ? AND key = ? ORDER BY seq DESC",
+                                           arguments: [ctx.accountID, store.string, key])
+            var out: [KVEntry] = []
+            var bytes = 0
+            while let r = try rows.next() {
+                bytes += (r["value"] as Data?)?.count ?? 0
+                if !out.isEmpty && bytes > 2 * KVLimits.maxEntryBytes { break }
+                out.append(try Self.entry(r))
+            }
+            return out
         }
     }
 
