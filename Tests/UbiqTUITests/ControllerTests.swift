@@ -287,6 +287,11 @@ struct ControllerTests {
         s.pageRows = Renderer.listRows(height: 15)
         _ = press(&s, [.pageDown, .pageUp, .pageUp])
         #expect(s.settings.cursor.index == 33 + 8 - 16)
+        // Ctrl-D / Ctrl-U move half as far (tig, lf).
+        _ = press(&s, [.ctrlD])
+        #expect(s.settings.cursor.index == 25 + 4)
+        _ = press(&s, [.ctrlU, .ctrlU])
+        #expect(s.settings.cursor.index == 25 + 4 - 8)
     }
 
     /// #24 §2: `/` in Settings finds keys by part of their name (any case); Esc shows all again;

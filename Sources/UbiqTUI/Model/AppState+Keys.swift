@@ -82,8 +82,10 @@ extension AppState {
         switch key {
         case .char("j"), .down: c.move(1, count: count)
         case .char("k"), .up: c.move(-1, count: count)
-        case .pageDown, .ctrlD: c.move(page, count: count)
-        case .pageUp, .ctrlU: c.move(-page, count: count)
+        case .pageDown: c.move(page, count: count)
+        case .pageUp: c.move(-page, count: count)
+        case .ctrlD: c.move(max(1, page / 2), count: count)  // half a page, as in tig and lf
+        case .ctrlU: c.move(-max(1, page / 2), count: count)
         case .char("g"), .home: c.index = 0; c.clamp(count: count)
         case .char("G"), .end: c.index = count - 1; c.clamp(count: count)
         default: return false
@@ -466,8 +468,10 @@ extension AppState {
         switch key {
         case .char("j"), .down: v.scroll = min(last, v.scroll + 1)
         case .char("k"), .up: v.scroll = max(0, v.scroll - 1)
-        case .pageDown, .ctrlD: v.scroll = min(last, v.scroll + pageStep)
-        case .pageUp, .ctrlU: v.scroll = max(0, v.scroll - pageStep)
+        case .pageDown: v.scroll = min(last, v.scroll + pageStep)
+        case .pageUp: v.scroll = max(0, v.scroll - pageStep)
+        case .ctrlD: v.scroll = min(last, v.scroll + max(1, pageStep / 2))
+        case .ctrlU: v.scroll = max(0, v.scroll - max(1, pageStep / 2))
         case .char("g"), .home: v.scroll = 0; v.found = nil
         case .char("G"), .end: v.scroll = last; v.found = nil
         case .char("/"): prompt = Prompt(purpose: .contentSearch, label: "find in the content (n next, N previous)", text: v.search)
