@@ -55,7 +55,8 @@ extension ProcessBoundTests {
             // empty list when the machine was busy).
             #expect(t.waitFor("⚠ Documents/plan.txt"), "\(t.capture())")
             try t.send("Enter")
-            #expect(t.waitFor("Versions of Documents/plan.txt") && t.waitFor("Preview:"), "\(t.capture())")
+            // The selected version's content: "Preview: …" while it loads, then beside the current one.
+            #expect(t.waitFor("Versions of Documents/plan.txt") && t.waitFor { $0.contains("Preview:") || $0.contains("conflict · B") }, "\(t.capture())")
             #expect(t.waitFor("edited on"), "the preview shows the selected version's text: \(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor("Keep the version from"), "\(t.capture())")

@@ -28,6 +28,8 @@ public final class FleetRun: @unchecked Sendable {
         public var seed: UInt64
         public var operations = 0
         public var faults = 0
+        /// Changes to the folders the failing disks refused (`FailingDisk`).
+        public var diskFailures = 0
         public var skipped = 0
         public var quietAfter: Duration = .zero
         public var files = 0
@@ -91,6 +93,7 @@ public final class FleetRun: @unchecked Sendable {
         report.quietAfter = ContinuousClock.now - quietStart
         if !quiet { report.failures.append("the devices did not agree within \(options.quietTimeout)") }
         await check()
+        report.diskFailures = devices.compactMap { ($0.disk as? FailingDisk)?.failedCount }.reduce(0, +)
         for d in devices { await d.stop() }
         await server.stop()
         return report
