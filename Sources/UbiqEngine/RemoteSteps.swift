@@ -60,10 +60,7 @@ enum RemoteSteps {
                 try e.store.recordBatch(remote: remoteRows, synced: syncedRows, index: [])
             }
             return done > 0
-        } catch where Task.isCancelled {
-            return false  // paused or stopping
-        } catch let lost as ClientError where lost.code == .serverUnreachable || lost.code == .badResponse {
-            e.markOffline(lost.message)
+        } catch where e.endsWithoutFailure(error) {
             return false
         } catch {
             e.logger.warning("creating \(ids.count) folders: \(error); creating them one at a time")

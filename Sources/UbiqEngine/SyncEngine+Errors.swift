@@ -23,6 +23,16 @@ extension SyncEngine {
         if let due = outcomes.backoff.entries[id]?.retryAt, due > now { requestPass(after: due - now) }
     }
 
+    /// A step's error that is nobody's failure: the step was cancelled (paused or stopping), or
+    /// the server is out of reach (the engine is marked offline). True for those: no item is
+    /// marked failed and no retry delay starts.
+    func endsWithoutFailure(_ error: Error) -> Bool {
+        if Task.isCancelled { return true }
+        guard let e = error as? ClientError, e.code == .serverUnreachable || e.code == .badResponse else { return false }
+        markOffline(e.message)
+        return true
+    }
+
     /// An item's step succeeded: its error and backoff are gone.
     func succeeded(_ id: ItemID) { outcomes.succeeded(id) }
 

@@ -104,10 +104,7 @@ extension SyncEngine {
             if done { succeeded(op.item) }
             logger.debug("\(op) \((local[op.item]?.path ?? remote[op.item]?.node.path ?? synced[op.item]?.node.path).map { "'\($0)' " } ?? "")→ \(done ? "done" : "skipped")")
             return done
-        } catch where Task.isCancelled {
-            return false  // paused or stopping: not the item's failure, not the server's absence
-        } catch let e as ClientError where e.code == .serverUnreachable || e.code == .badResponse {
-            markOffline(e.message)
+        } catch where endsWithoutFailure(error) {
             return false
         } catch {
             failed(op.item, error: error)

@@ -37,10 +37,7 @@ extension TransferRunner {
             let done = upload ? try await uploadBatch(ops, on: e) : try await downloadBatch(ops, on: e)
             e.logger.debug("batch of \(ops.count) \(upload ? "upload" : "download")(s) → \(done) done")
             return done > 0
-        } catch where Task.isCancelled {
-            return false  // paused or stopping
-        } catch let lost as ClientError where lost.code == .serverUnreachable || lost.code == .badResponse {
-            e.markOffline(lost.message)
+        } catch where e.endsWithoutFailure(error) {
             return false
         } catch {
             guard ops.count > 1 else {
