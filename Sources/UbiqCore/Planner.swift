@@ -77,15 +77,29 @@ public enum Planner {
         // this device's own move was lost): its base moves with that folder, so only the side that
         // moved the item itself counts as a move. Otherwise the server's place won and a user's
         // move out of the folder was undone.
+        // Likewise when the folder moved on the server only and the item rode along there, while
+        // here the item was moved out of the folder by itself (the folder staying where it was, or
+        // deleted): the item's own move is this device's, and it wins. Taking the server's place
+        // put the file back into the folder the user had emptied and deleted — and the folder's
+        // delete then took it to the trash (the randomized runs: a file lost from every device).
         var syncedAtMap: [RelativePath: ItemID]?
-        func baseMovedWithFolders(_ s: SyncedNode) -> SyncedNode {
+        func baseMovedWithFolders(_ s: SyncedNode, local l: LocalNode, remote r: RemoteNode) -> SyncedNode {
             if syncedAtMap == nil { syncedAtMap = byPath(t.synced, \.path) }
             var a = s.path.parent
             while let ancestor = a {
-                if let f = syncedAtMap![ancestor], let fl = t.local[f], let fr = t.remote[f], fl.path == fr.path, fl.path != ancestor {
-                    var moved = s
-                    moved.path = s.path.rebased(from: ancestor, to: fl.path)
-                    return moved
+                if let f = syncedAtMap![ancestor], let fr = t.remote[f] {
+                    let fl = t.local[f]
+                    if let fl, fl.path == fr.path, fl.path != ancestor {
+                        var moved = s
+                        moved.path = s.path.rebased(from: ancestor, to: fl.path)
+                        return moved
+                    }
+                    if fr.path != ancestor, fl == nil || fl?.path == ancestor, !l.path.isSelfOrDescendant(of: ancestor),
+                       r.path == s.path.rebased(from: ancestor, to: fr.path) {
+                        var moved = s
+                        moved.path = r.path
+                        return moved
+                    }
                 }
                 a = ancestor.parent
             }
@@ -190,7 +204,7 @@ public enum Planner {
                     ops.append(.download(id, version: v))  // remote edit against local delete: the edit wins
                 }
             case (var s?, let l?, let r?):
-                if l.path != s.path && r.path != s.path && l.path != r.path { s = baseMovedWithFolders(s) }
+                if l.path != s.path && r.path != s.path && l.path != r.path { s = baseMovedWithFolders(s, local: l, remote: r) }
                 var both = planBoth(id, s, l, r, blocked: l.path != r.path && newLocalAt(r.path), fetchable: fetchable(id, r))
                 if let i = both.firstIndex(where: \.isRemoteMove), case .moveRemote(_, let to) = both[i], let parent = to.parent {
                     // The server applies a move to its own paths: the local parent must be the

@@ -513,3 +513,34 @@ struct MultiDeviceRegressionTests {
         #expect(b.waiting(id, now: t0 + .seconds(1)) && !b.waiting(id, now: t0 + ItemBackoff.longestForNews), "news waits at most 2 s")
     }
 }
+
+extension MultiDeviceRegressionTests {
+    /// Found by the randomized runs (seed 8954984906536739340): while A's engine was stopped,
+    /// A's user moved a file out of a folder and deleted the folder; meanwhile B moved that
+    /// folder elsewhere. A saw the file moved on both sides and took the server's place: it
+    /// put the file back into the folder — and its delete of the folder then took the file to
+    /// the trash on every device. The server had only moved the folder, not the file: the
+    /// user's own move of the file wins.
+    @Test func aFileMovedOutOfAFolderThatIsThenDeletedSurvivesTheFoldersMoveElsewhere() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try mkdirs(a, "Documents/p/f", "Documents/q")
+            try a.write("Documents/p/f/x.txt", "keep me")
+            try a.write("Documents/p/f/y.txt", "goes with the folder")
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            await a.stop()
+            // A, offline from its engine: x out of the folder, then the folder deleted.
+            try mv(a, "Documents/p/f/x.txt", "Documents/p/x.txt")
+            try FileManager.default.removeItem(at: a.url("Documents/p/f"))
+            // B moves the folder (with x, as B sees it) elsewhere.
+            try mv(b, "Documents/p/f", "Documents/q/g")
+            #expect(await eventually { await b.engine.syncNow(); return await b.engine.isIdle() })
+            try await a.restart()
+            #expect(await eventually { await a.engine.syncNow(); await b.engine.syncNow(); return a.snapshot() == b.snapshot() },
+                    "\(describeDiff(a, b))")
+            #expect(a.read("Documents/p/x.txt") == "keep me" && b.read("Documents/p/x.txt") == "keep me", "\(describeDiff(a, b))")
+            let trash = try await b.engine.trash()
+            #expect(!trash.contains { $0.path.string.hasSuffix("x.txt") }, "x.txt is not in the trash: \(trash.map(\.path.string))")
+        }
+    }
+}
