@@ -99,3 +99,29 @@ struct VersionDetailsTests {
         #expect(!s.files.paneMaximized && Renderer.render(s, width: 80, height: 24, context: ctx).lines.joined().contains("Files ·"))
     }
 }
+
+extension VersionDetailsTests {
+    /// `Tab` gives the keys to the open pane (tui.md §3.1): the transfers pane scrolls with
+    /// j/k/PgDn/g/G while the list keeps its place; `Tab` or `Esc` gives them back.
+    @Test func tabFocusesTheTransfersPaneWhichScrolls() {
+        var s = Fixtures.state()
+        let waiting = (0..<30).map { n in Fixtures.item(100 + n, String(format: "Documents/w%02d.txt", n)) { $0.uploaded = false } }
+        _ = s.apply(.update(QueryDiff(added: waiting)))
+        let listAt = s.files.cursor.index
+        _ = press(&s, [.tab])
+        #expect(!s.files.paneFocused, "no pane open: Tab does nothing here")
+        _ = press(&s, [.char("t"), .tab, .char("j"), .char("j"), .char("j")])
+        #expect(s.files.paneFocused && s.files.paneTop == 3 && s.files.cursor.index == listAt, "the pane scrolled, the list did not move")
+        let lines = Renderer.render(s, width: 100, height: 30, context: ctx).lines
+        let pane = lines.drop { !$0.contains("Transfers") }.joined(separator: "\n")
+        let (active, queued) = TransfersPane.rows(s.files)
+        let all = (active + queued).map(\.path.string)
+        #expect(pane.contains("from 4") && pane.contains(all[3]) && !pane.contains(all[2] + " "), "the fourth row first: \(pane)")
+        _ = press(&s, [.char("G")])
+        #expect(s.files.paneTop == TransfersPane.rowCount(s.files) - 1)
+        _ = press(&s, [.escape, .char("j")])
+        #expect(!s.files.paneFocused && s.files.cursor.index == listAt + 1, "Esc gives the keys back to the list")
+        _ = press(&s, [.char("i")])
+        #expect(s.files.details && !s.files.transfers && s.files.paneTop == 0, "another pane starts unscrolled")
+    }
+}

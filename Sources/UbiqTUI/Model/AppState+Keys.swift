@@ -102,6 +102,21 @@ extension AppState {
 
     mutating func handleFiles(_ key: Key) -> [Effect] {
         if files.choosingSort { return chooseSort(key) }
+        if (key == .tab || key == .backTab) && (files.details || files.transfers) {
+            files.paneFocused.toggle()
+            return []
+        }
+        if files.paneFocused {
+            // The focused pane: the transfers pane scrolls; Esc (or Tab) gives the keys back to the list.
+            let rows = files.transfers ? TransfersPane.rowCount(files) : 0
+            var c = ListCursor()
+            c.index = files.paneTop
+            if key == .escape { files.paneFocused = false; return [] }
+            if Self.move(key, &c, count: rows, page: pageStep) {
+                files.paneTop = max(0, c.index)
+                return []
+            }
+        }
         if Self.move(key, &files.cursor, count: files.rows.count, page: pageStep) { return [] }
         switch key {
         case .char("q"): return quitOrClose()
@@ -124,12 +139,14 @@ extension AppState {
             flash = Flash(text: files.showHidden ? "dotfiles shown" : "dotfiles hidden (. shows them)", level: .info)
             return []
         case .char("i"):
-            files.details.toggle()
-            if files.details { files.transfers = false } else { files.paneMaximized = false }
+            let open = !files.details
+            files.closePanes()
+            files.details = open
             return []
         case .char("t"):
-            files.transfers.toggle()
-            if files.transfers { files.details = false } else { files.paneMaximized = false }
+            let open = !files.transfers
+            files.closePanes()
+            files.transfers = open
             return []
         case .char("+"):
             guard files.details || files.transfers else {

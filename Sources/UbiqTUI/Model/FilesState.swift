@@ -44,6 +44,19 @@ public struct FilesState: Sendable {
     public var transfers = false
     /// `+`: the open pane takes the whole view (the list hidden).
     public var paneMaximized = false
+    /// `Tab`: keys go to the open pane (the transfers pane scrolls), not the list.
+    public var paneFocused = false
+    /// The first row the transfers pane shows (it scrolls when focused).
+    public var paneTop = 0
+
+    /// Closes the details and transfers panes and what went with them.
+    mutating func closePanes() {
+        details = false
+        transfers = false
+        paneMaximized = false
+        paneFocused = false
+        paneTop = 0
+    }
     var childCounts: [RelativePath: Int] = [:]
     var rowIndex: [ItemID: Int] = [:]
     /// Folder rows with a summary, by their path.

@@ -17,7 +17,7 @@ enum FilesView {
         let dh = paneHeight(f, main: area.height)
         let r = Rect(x: area.x, y: area.y, width: area.width, height: area.height - dh)
         let pane = Rect(x: area.x, y: r.maxY, width: area.width, height: dh)
-        if dh > 0 { if f.transfers { TransfersPane.render(f, status, &s, pane, c) } else { details(f.selected?.item, summary: f.selected?.summary, &s, pane, c) } }
+        if dh > 0 { if f.transfers { TransfersPane.render(f, status, &s, pane, c) } else { details(f.selected?.item, summary: f.selected?.summary, &s, pane, c, focused: f.paneFocused) } }
         guard r.height >= 3 else { return }
         var title = f.filter != nil ? "Files \(c.dot) find: \(f.filterText)" : f.flat ? "Files \(c.dot) all files" : "Files \(c.dot) \(f.folder.map { $0.string + "/" } ?? "/")"
         title += " (\(f.rows.count)"
@@ -25,7 +25,7 @@ enum FilesView {
         if !f.marked.isEmpty { title += ", \(f.marked.count) marked" }
         title += ")"
         if f.sortKey != .name || f.sortDescending { title += " \(c.dot) by \(f.sortKey.rawValue)\(f.sortDescending ? (c.ascii ? " v" : " ↓") : "")" }
-        Box.draw(r, title: title, &s, c)
+        Box.draw(r, title: title, &s, c, focused: !f.paneFocused)
         let inner = r.inset(1)
         if !f.gathered {
             s.put("gathering…", x: inner.x + 1, y: inner.y, role: "ui.hint.text")
@@ -97,8 +97,8 @@ enum FilesView {
 
 extension FilesView {
     /// The details pane (`i`): everything the list knows of the selected item.
-    static func details(_ item: MetadataItem?, summary: FolderSummary? = nil, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
-        Box.draw(r, title: "Details", &s, c, focused: false)
+    static func details(_ item: MetadataItem?, summary: FolderSummary? = nil, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext, focused: Bool = false) {
+        Box.draw(r, title: "Details", &s, c, focused: focused)
         let inner = r.inset(1)
         guard let i = item else {
             s.put("nothing selected", x: inner.x + 1, y: inner.y, role: "ui.hint.text")

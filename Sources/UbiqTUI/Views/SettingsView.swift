@@ -100,7 +100,7 @@ enum Overlays {
                           ("F", "flat list of every file"), ("c", "versions of a conflicted file"),
                           ("Space v", "mark, mark a range (f E p D act on marks; Esc clears)"), ("s", "sort: name, size, modified, status (again reverses)"),
                           (".", "show or hide dotfiles"), ("i", "details of the selected item"), ("t", "transfers: what moves and what waits, with ETA"),
-                          ("+", "the details or transfers pane on the whole view, and back"),
+                          ("+", "the details or transfers pane on the whole view, and back"), ("Tab", "keys to the open pane (the transfers pane scrolls), and back; Esc too"),
                           ("r", "rename"), ("n", "new folder here"), ("e", "edit in $VISUAL / $EDITOR (fetched first if needed)"),
                           ("o", "open with xdg-open"), ("u", "retry now: failing items are tried again at once")]
                 lines += [("", ""), ("status", "")]

@@ -14,15 +14,25 @@ enum TransfersPane {
         return (active.sorted { $0.path < $1.path }, waiting.sorted { $0.path < $1.path })
     }
 
+    /// How many rows the pane lists (its scroll range when focused).
+    static func rowCount(_ f: FilesState) -> Int {
+        let (active, waiting) = rows(f)
+        return active.count + waiting.count
+    }
+
     static func render(_ f: FilesState, _ st: StatusInfo, _ s: inout ScreenBuffer, _ r: Rect, _ c: RenderContext) {
         let up = st.uploads, down = st.downloads
         var title = "Transfers \(c.dot) \(c.glyph("status.uploading")) \(up.running + up.queued) \(c.glyph("status.downloading")) \(down.running + down.queued)"
         if st.throughput > 0 { title += " \(c.dot) \(ByteSize.format(Int64(st.throughput)))/s" }
         if let eta = st.eta { title += " \(c.dot) ETA \(eta)" }
-        Box.draw(r, title: title, &s, c, focused: false)
+        let (allActive, allWaiting) = rows(f)
+        // Scrolled (Tab focuses the pane): the rows above `paneTop` are left out.
+        let top = min(f.paneTop, max(0, allActive.count + allWaiting.count - 1))
+        let active = Array(allActive.dropFirst(top)), waiting = Array(allWaiting.dropFirst(max(0, top - allActive.count)))
+        if top > 0 { title += " \(c.dot) from \(top + 1)" }
+        Box.draw(r, title: title, &s, c, focused: f.paneFocused)
         let inner = r.inset(1)
-        let (active, waiting) = rows(f)
-        if active.isEmpty && waiting.isEmpty {
+        if allActive.isEmpty && allWaiting.isEmpty {
             s.put(st.paused ? "syncing is paused (P resumes it)" : "nothing to transfer", x: inner.x + 1, y: inner.y, role: "ui.hint.text")
             return
         }
