@@ -113,7 +113,7 @@ enum VersionsView {
         let r = row.record
         let kind = switch row.kind {
         case .current: "current: the document's content on every device"
-        case .conflict: "conflict: made at the same time as the current one, waiting for a choice"
+        case .conflict: "conflict: made beside the current one, waiting for a choice"
         case .history: "history: an earlier version (Enter makes it current again)"
         }
         var lines: [(String, String, String)] = [("kind", kind, row.kind == .conflict ? "status.conflict" : "ui.text"),
