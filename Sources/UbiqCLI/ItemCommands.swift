@@ -130,18 +130,24 @@ struct RetryCommand: AsyncParsableCommand {
     }
 }
 
-/// `ubiq pause` / `ubiq resume`: for the daemon (or front end) running on the home.
+/// `ubiq pause [PATH…]` / `ubiq resume [PATH…]`: for the daemon (or front end) running on the home.
 struct PauseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "pause",
-                                                    abstract: "Pause syncing in the running daemon or front end until `ubiq resume` (or it restarts).")
+                                                    abstract: "Pause syncing in the running daemon or front end until `ubiq resume` (or it restarts).",
+                                                    discussion: "With paths, only the uploads and downloads of the files at or under them wait; everything else syncs.")
+    @Argument(help: "Files or folders whose transfers wait (none: all syncing pauses).") var paths: [String] = []
     @OptionGroup var home: HomeOption
-    func run() async throws { try await Self.ask(home, pause: true) }
+    func run() async throws { try await Self.ask(home, pause: true, paths: paths) }
 
-    static func ask(_ home: HomeOption, pause: Bool) async throws {
+    static func ask(_ home: HomeOption, pause: Bool, paths: [String]) async throws {
         let (h, _) = try home.config()
         if let lock = try HomeLock.acquire(h) {
             withExtendedLifetime(lock) {}
             throw CLIError(.invalidRequest, "no daemon or front end runs on this home: nothing is syncing to \(pause ? "pause" : "resume")")
+        }
+        if !paths.isEmpty {
+            try report(try await DaemonAnswer.ask(h, .hold(paths: paths, on: pause), onEvent: { _ in true }), done: pause ? "paused" : "resumed")
+            return
         }
         let r = try await DaemonAnswer.ask(h, .pause(on: pause), onEvent: { _ in true })
         guard r.ok else { throw CLIError(.invalidRequest, r.message ?? "failed") }
@@ -149,11 +155,12 @@ struct PauseCommand: AsyncParsableCommand {
     }
 }
 
-/// `ubiq resume`
+/// `ubiq resume [PATH…]`
 struct ResumeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume syncing paused with `ubiq pause`.")
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume syncing paused with `ubiq pause` (with paths: those files' transfers).")
+    @Argument(help: "Files or folders whose transfers go on (none: all syncing resumes).") var paths: [String] = []
     @OptionGroup var home: HomeOption
-    func run() async throws { try await PauseCommand.ask(home, pause: false) }
+    func run() async throws { try await PauseCommand.ask(home, pause: false, paths: paths) }
 }
 
 /// `ubiq rm PATH… [--yes]`

@@ -61,6 +61,7 @@ struct ListCommand: AsyncParsableCommand {
         var marks: [String] = []
         if i.conflict { marks.append("conflict") }
         if i.pinned { marks.append("pinned") }
+        if i.paused { marks.append("paused") }
         if i.downloading { marks.append("\(Int(i.percentDownloaded))% down") }
         if i.uploading { marks.append("\(Int(i.percentUploaded))% up") }
         if let e = i.uploadError ?? i.downloadError { marks.append("error: \(e)") }

@@ -32,22 +32,26 @@ public struct MetadataItem: Sendable, Equatable, Hashable, Codable {
     public var uploadError: String?
     /// Kept on this device ("keep downloaded"): itself, or a folder it is in, is pinned.
     public var pinned: Bool
+    /// Its transfers wait until resumed (`P` on marked items, `ubiq pause PATH`).
+    public var paused: Bool
 
     public init(itemID: ItemID, path: RelativePath, kind: ItemKind, size: Int, created: Date? = nil, modified: Date?, status: Status,
                 downloading: Bool = false, percentDownloaded: Double = 0, uploading: Bool = false, uploaded: Bool = true,
-                percentUploaded: Double = 100, conflict: Bool = false, excluded: Bool = false, downloadError: String? = nil, uploadError: String? = nil, pinned: Bool = false) {
+                percentUploaded: Double = 100, conflict: Bool = false, excluded: Bool = false, downloadError: String? = nil, uploadError: String? = nil, pinned: Bool = false,
+                paused: Bool = false) {
         self.itemID = itemID; self.path = path; self.name = path.name; self.kind = kind; self.size = size; self.created = created
         self.modified = modified; self.status = status; self.downloading = downloading; self.percentDownloaded = percentDownloaded
         self.uploading = uploading; self.uploaded = uploaded; self.percentUploaded = percentUploaded; self.conflict = conflict
         self.excluded = excluded; self.downloadError = downloadError; self.uploadError = uploadError; self.pinned = pinned
+        self.paused = paused
     }
 
     enum CodingKeys: String, CodingKey {
         case itemID, path, name, kind, size, created, modified, status, downloading, percentDownloaded, uploading, uploaded, percentUploaded,
-             conflict, excluded, downloadError, uploadError, pinned
+             conflict, excluded, downloadError, uploadError, pinned, paused
     }
 
-    /// Reads what `encode(to:)` writes; `pinned` may be missing (written by an older daemon).
+    /// Reads what `encode(to:)` writes; `pinned` and `paused` may be missing (written by an older daemon).
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(itemID: try c.decode(ItemID.self, forKey: .itemID), path: try c.decode(RelativePath.self, forKey: .path),
@@ -58,7 +62,7 @@ public struct MetadataItem: Sendable, Equatable, Hashable, Codable {
                   uploaded: try c.decode(Bool.self, forKey: .uploaded), percentUploaded: try c.decode(Double.self, forKey: .percentUploaded),
                   conflict: try c.decode(Bool.self, forKey: .conflict), excluded: try c.decode(Bool.self, forKey: .excluded),
                   downloadError: try c.decodeIfPresent(String.self, forKey: .downloadError), uploadError: try c.decodeIfPresent(String.self, forKey: .uploadError),
-                  pinned: try c.decodeIfPresent(Bool.self, forKey: .pinned) ?? false)
+                  pinned: try c.decodeIfPresent(Bool.self, forKey: .pinned) ?? false, paused: try c.decodeIfPresent(Bool.self, forKey: .paused) ?? false)
         self.name = try c.decodeIfPresent(String.self, forKey: .name) ?? path.name
     }
 
@@ -73,5 +77,6 @@ public struct MetadataItem: Sendable, Equatable, Hashable, Codable {
         try c.encode(conflict, forKey: .conflict); try c.encode(excluded, forKey: .excluded)
         try c.encode(downloadError, forKey: .downloadError); try c.encode(uploadError, forKey: .uploadError)
         try c.encode(pinned, forKey: .pinned)
+        try c.encode(paused, forKey: .paused)
     }
 }

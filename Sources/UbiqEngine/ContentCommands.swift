@@ -131,4 +131,28 @@ enum ContentCommands {
         }
         return results
     }
+
+    /// Holds (or lets go) the transfers of the files at or under the paths: their uploads and
+    /// downloads wait until resumed, everything else syncs; a download under way stops at its
+    /// next window (what arrived is kept). In memory, like `setPaused`: a restart syncs them.
+    static func hold(_ paths: [RelativePath], _ on: Bool, on e: isolated SyncEngine) -> [PathResult] {
+        var results: [PathResult] = []
+        for p in paths {
+            let ids = e.items(under: p).filter { (e.local[$0]?.entry.kind ?? e.remote[$0]?.node.kind) == .file }
+            guard !ids.isEmpty else {
+                results.append(PathResult(path: p.string, error: e.itemID(at: p) == nil ? "no item at \(p)" : "no file at or under \(p)"))
+                continue
+            }
+            if on {
+                e.transfer.held.formUnion(ids)
+                e.transfer.cancelled.formUnion(ids.filter { e.transfers[$0]?.direction == .down })
+            } else {
+                e.transfer.held.subtract(ids)
+            }
+            for id in ids { e.changeLog.note(id) }
+            results.append(PathResult(path: p.string))
+        }
+        if !on { e.requestPass() }
+        return results
+    }
 }

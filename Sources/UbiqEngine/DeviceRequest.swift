@@ -34,6 +34,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case retry(paths: [String])
     /// Pauses syncing (`true`) or resumes it, until the engine restarts.
     case pause(on: Bool)
+    /// Holds (or lets go) the transfers of the files at or under the paths.
+    case hold(paths: [String], on: Bool)
     case remove(paths: [String])
     case trash
     case restore(path: String)

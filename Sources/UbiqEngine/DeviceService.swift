@@ -75,6 +75,8 @@ public struct DeviceService: Sendable {
                 return r
             case .pin(let paths, let on):
                 return Self.results(await engine.pin(try paths.map(RelativePath.init(validating:)), on))
+            case .hold(let paths, let on):
+                return Self.results(await engine.hold(try paths.map(RelativePath.init(validating:)), on))
             case .pause(let on):
                 await engine.setPaused(on)
                 return DeviceResponse(ok: true, message: on ? "syncing paused (ubiq resume, or P, resumes it)" : "syncing resumed")

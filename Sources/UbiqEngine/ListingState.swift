@@ -15,6 +15,8 @@ public struct ListingState: Sendable {
     /// Items kept on this device, and the paths of pinned folders (what is in them is kept too).
     var pinned: Set<ItemID> = []
     var pinnedFolders: [RelativePath] = []
+    /// Items whose transfers wait until resumed (`SyncEngine.hold`).
+    var held: Set<ItemID> = []
 
     /// Pinned itself, or inside a pinned folder.
     func isPinned(_ id: ItemID, _ path: RelativePath) -> Bool {
@@ -70,13 +72,13 @@ public struct ListingState: Sendable {
                             percentDownloaded: down ? percent(t) : (status == .notDownloaded ? 0 : 100), uploading: up, uploaded: uploaded,
                             percentUploaded: up ? percent(t) : (uploaded ? 100 : 0), conflict: r.conflictCount > 0, excluded: false,
                             downloadError: down || status == .notDownloaded ? err : nil, uploadError: up || localChanged ? err : nil,
-                            pinned: isPinned(id, l?.path ?? r.node.path))
+                            pinned: isPinned(id, l?.path ?? r.node.path), paused: held.contains(id))
     }
 
     func localOnly(_ id: ItemID, _ path: RelativePath, _ e: LocalEntry) -> MetadataItem {
         let t = transfers[id]
         return MetadataItem(itemID: id, path: path, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
                             modified: SyncEngine.date(nanos: e.stamp.mtimeNanos), status: .current, uploading: t != nil, uploaded: false,
-                            percentUploaded: percent(t), uploadError: itemErrors[id], pinned: isPinned(id, path))
+                            percentUploaded: percent(t), uploadError: itemErrors[id], pinned: isPinned(id, path), paused: held.contains(id))
     }
 }

@@ -40,6 +40,8 @@ extension SyncEngine {
     public func pin(_ paths: [RelativePath], _ on: Bool) async -> [PathResult] { ContentCommands.pin(paths, on, on: self) }
     /// Cancels the downloads of the items at (or under) the paths; uploads are refused.
     public func cancelTransfers(_ paths: [RelativePath]) -> [PathResult] { ContentCommands.cancelTransfers(paths, on: self) }
+    /// Holds (or lets go) the transfers of the files at or under the paths until resumed.
+    public func hold(_ paths: [RelativePath], _ on: Bool) -> [PathResult] { ContentCommands.hold(paths, on, on: self) }
     /// Tries failing items again now (all when `paths` is empty); returns how many were waiting.
     public func retry(_ paths: [RelativePath]) -> Int { ContentCommands.retry(paths, on: self) }
 

@@ -9,6 +9,7 @@ extension SyncEngine {
                                  transfers: transfers.storage, itemErrors: outcomes.errors.storage, excluded: trees.excludedLocal)
         state.pinned = wishes.pinned
         state.pinnedFolders = wishes.pinnedFolderPaths(remote: remote)
+        state.held = transfer.held
         return state
     }
 

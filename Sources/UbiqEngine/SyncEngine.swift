@@ -313,8 +313,9 @@ public actor SyncEngine {
         do { try wishes.forgetEvictions { local[$0] != nil || remote[$0] == nil } } catch { logger.warning("\(error)") }
         let t = trees.forPlanner()
         let abandoned = abandonedVersions()
-        let ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: wishes.pinnedForPlan(remote: remote), evicted: evicted,
+        var ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: wishes.pinnedForPlan(remote: remote), evicted: evicted,
                                               streaming: streamable(), abandoned: abandoned))
+        if !transfer.held.isEmpty { ops.removeAll { $0.isTransfer && transfer.held.contains($0.item) } }
         for case .createLocalFolder(let id) in ops {
             guard let s = t.synced[id], t.local[id] == nil, let r = t.remote[id] else { continue }
             let news = Planner.news(in: t, under: r.path, deletedAt: s.path, wanted: { _ in true }, abandoned: abandoned)

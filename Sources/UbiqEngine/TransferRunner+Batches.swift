@@ -192,6 +192,14 @@ extension TransferRunner {
 }
 
 extension SyncOp {
+    /// `upload` or `download`.
+    var isTransfer: Bool {
+        switch self {
+        case .upload, .download: return true
+        default: return false
+        }
+    }
+
     /// True for `createRemoteFolder`.
     var isRemoteFolderCreation: Bool {
         if case .createRemoteFolder = self { return true }

@@ -25,6 +25,8 @@ final class TransferRunner {
     var cancelled: Set<ItemID> = []
     /// Transfer batches that failed as a whole (their files then went one at a time).
     var failedBatches = 0
+    /// Items whose transfers wait until resumed (`SyncEngine.hold`; until the engine stops).
+    var held: Set<ItemID> = []
 
     init(uploads: UploadPipeline, downloads: DownloadPipeline, log: ChangeLog) {
         self.uploads = uploads

@@ -227,6 +227,12 @@ extension ProcessBoundTests {
             let unpinned = (try JSONSerialization.jsonObject(with: Data(try s.ubiq("A", ["ls", "--json"]).1.utf8)) as? [[String: Any]] ?? [])
                 .first { $0["path"] as? String == "Documents/old.txt" }
             #expect(unpinned?["pinned"] as? Bool == false)
+            // `pause PATH` / `resume PATH` through the daemon: only that file's transfers wait (`ls` says so).
+            let (hs, hout, herr) = try s.ubiq("A", ["pause", "Documents/old.txt"])
+            #expect(hs == 0 && hout.contains("paused Documents/old.txt"), "\(hout) \(herr)")
+            #expect(try s.ubiq("A", ["ls"]).1.contains("Documents/old.txt  [paused]"))
+            #expect(try s.ubiq("A", ["resume", "Documents/old.txt"]).0 == 0)
+            #expect(try s.ubiq("A", ["ls"]).1.contains("[paused]") == false)
             // `retry` through the daemon: nothing is failing, so nothing waits to be tried.
             let (ts, tout, terr) = try s.ubiq("A", ["retry", "Documents"])
             #expect(ts == 0 && tout.contains("nothing was waiting"), "\(tout) \(terr)")

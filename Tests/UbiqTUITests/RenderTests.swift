@@ -116,7 +116,7 @@ struct RenderTests {
             (s.screenWidth, s.screenHeight, s.pageRows) = (w, h, Renderer.listRows(height: h))
             _ = s.handle(.char("?"))
             var seen = ""
-            for _ in 0..<120 {
+            for _ in 0..<200 {
                 seen += Renderer.render(s, width: w, height: h, context: ctx).lines.joined(separator: "\n")
                 _ = s.handle(.char("j"))
             }

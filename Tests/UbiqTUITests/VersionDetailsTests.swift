@@ -125,3 +125,21 @@ extension VersionDetailsTests {
         #expect(s.files.details && !s.files.transfers && s.files.paneTop == 0, "another pane starts unscrolled")
     }
 }
+
+extension VersionDetailsTests {
+    /// `P` with marks in Files holds only their transfers (the first marked item decides: a
+    /// paused one resumes them); without marks it pauses all syncing as before.
+    @Test func pWithMarksHoldsOnlyTheirTransfers() {
+        var s = Fixtures.state()
+        _ = press(&s, [.char("g"), .char(" "), .char(" ")])
+        let marked = s.files.markedItems.map(\.path)
+        #expect(marked.count == 2)
+        #expect(press(&s, [.char("P")]) == [.hold(marked, true)] && s.files.marked.isEmpty)
+        var paused = s.files.items[s.files.rows[0].item.itemID]!
+        paused.paused = true
+        _ = s.apply(.update(QueryDiff(changed: [paused])))
+        _ = press(&s, [.char("g"), .char(" ")])
+        #expect(press(&s, [.char("P")]) == [.hold([paused.path], false)], "a paused first item resumes")
+        #expect(press(&s, [.char("P")]) == [.pause(true)], "no marks: all syncing")
+    }
+}

@@ -251,6 +251,9 @@ public final class TUIApp {
         case .cancelTransfers(let paths):
             let what = paths.count == 1 ? paths[0].name : "\(paths.count) items"
             request(.cancel(paths: paths.map(\.string))) { _ in .done("cancelled: \(what) stays in the cloud (f fetches it)") }
+        case .hold(let paths, let on):
+            let what = paths.count == 1 ? paths[0].name : "\(paths.count) items"
+            request(.hold(paths: paths.map(\.string), on: on)) { _ in .done(on ? "paused the transfers of \(what) (P on them resumes)" : "resumed the transfers of \(what)") }
         case .pin(let paths, let on):
             let what = paths.count == 1 ? paths[0].name : "\(paths.count) items"
             request(.pin(paths: paths.map(\.string), on: on)) { _ in .done(on ? "pinned \(what): kept on this device" : "unpinned \(what)") }

@@ -27,8 +27,9 @@ extension AppState {
             prompt = Prompt(purpose: .command, label: "command (q, files, conflicts, kv, trash, theme NAME, sort FIELD, help)", text: "")
             return []
         case .ctrlZ: return [.suspend]
-        case .char("P"):
-            // Pause or resume syncing (every view; the header says `paused` until resumed).
+        case .char("P") where !(view == .files && versions == nil && !files.marked.isEmpty):
+            // Pause or resume syncing (every view; the header says `paused` until resumed). With
+            // marks in Files, only their transfers (see `handleFiles`).
             let on = !status.paused
             flash = Flash(text: on ? "pausing…" : "resuming…", level: .info)
             return [.pause(on)]
@@ -198,6 +199,14 @@ extension AppState {
             files.clearMarks()
             if !busy.isEmpty { flash = Flash(text: "\(busy.count) item(s) have changes not uploaded yet and stay; evicting \(ready.count)", level: .warn) }
             return ready.map { .evict($0.path) }
+        case .char("P"):
+            // Marked items only: their transfers wait (or go on); the first one decides which.
+            let items = files.markedItems
+            guard let first = items.first else { return [] }
+            let on = !first.paused
+            flash = Flash(text: "\(on ? "pausing" : "resuming") the transfers of \(items.count == 1 ? first.name : "\(items.count) items")…", level: .info)
+            files.clearMarks()
+            return [.hold(items.map(\.path), on)]
         case .char("p"):
             // Pin / unpin (marked items, else the selected one): the first one decides which.
             let targets = files.marked.isEmpty ? [files.selected?.item].compactMap { $0 } : files.markedItems

@@ -26,6 +26,8 @@ public enum Effect: Equatable, Sendable {
     case retry([RelativePath])
     /// Pause syncing (`true`) or resume it.
     case pause(Bool)
+    /// Hold (or let go) the transfers of these items only.
+    case hold([RelativePath], Bool)
     case delete(RelativePath)
     case loadVersions(RelativePath)
     case loadPreview(RelativePath, VersionRecord, current: VersionRecord?)

@@ -45,7 +45,7 @@ enum FilesView {
     /// The status glyph and its role for an item (tui.md §3.5).
     static func status(_ i: MetadataItem) -> String {
         if i.uploadError != nil || i.downloadError != nil { return "status.error" }
-        if i.excluded { return "status.paused" }
+        if i.excluded || (i.paused && (!i.uploaded || i.status != .current)) { return "status.paused" }
         if i.downloading { return "status.downloading" }
         if i.uploading { return "status.uploading" }
         if !i.uploaded { return "status.queued" }
@@ -131,6 +131,7 @@ extension FilesView {
         }
         if i.conflict { parts.append("conflict: Enter shows the versions") }
         if i.pinned { parts.append("pinned: kept on this device (p unpins)") }
+        if i.paused { parts.append("paused: its transfers wait (mark it, P resumes)") }
         return parts.joined(separator: "; ")
     }
 }

@@ -102,7 +102,8 @@ enum Overlays {
                           (".", "show or hide dotfiles"), ("i", "details of the selected item"), ("t", "transfers: what moves and what waits, with ETA"),
                           ("+", "the details or transfers pane on the whole view, and back"), ("Tab", "keys to the open pane (the transfers pane scrolls), and back; Esc too"),
                           ("r", "rename"), ("n", "new folder here"), ("e", "edit in $VISUAL / $EDITOR (fetched first if needed)"),
-                          ("o", "open with xdg-open"), ("u", "retry now: failing items are tried again at once")]
+                          ("o", "open with xdg-open"), ("u", "retry now: failing items are tried again at once"),
+                          ("P", "with marks: pause / resume only their transfers (no marks: all syncing)")]
                 lines += [("", ""), ("status", "")]
                 lines += Self.legend.map { (glyph($0.glyph), $0.meaning) }
             case .conflicts:
