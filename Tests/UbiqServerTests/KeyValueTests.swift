@@ -184,6 +184,9 @@ extension KeyValueTests {
             #expect(try await laptop.kvHistory(notes, key: "theme").count == KVLimits.historyPerKey)
             #expect(try await laptop.kvHistory(notes, key: "theme").contains { $0.value == .string("stale") } == false)
             #expect(try await laptop.kvHistory(notes, key: "never").isEmpty)
+            // A key with spaces, `&`, `=` and non-ASCII letters travels in the query intact.
+            _ = try await laptop.kvSet(notes, [entry("dark mode & é=1", .bool(true), wall: 250, device: lid)])
+            #expect(try await phone.kvHistory(notes, key: "dark mode & é=1").map(\.value) == [.bool(true)])
             // Bounded in bytes: 12 keys each written with ~700 KB (one at a time, the store's
             // own limit allows no more), then made small: the history keeps at most 4 MiB.
             let big = String(repeating: "x", count: 700_000)
