@@ -13,7 +13,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "Run the sync server, or manage its accounts.",
-        subcommands: [ServerRun.self, UserCommand.self, DeviceAdminCommand.self],
+        subcommands: [ServerRun.self, UserCommand.self, DeviceAdminCommand.self, ServerGC.self],
         defaultSubcommand: ServerRun.self
     )
 }
@@ -68,7 +68,10 @@ struct ServerRun: AsyncParsableCommand {
             do { tls = try ServerTLS.load(certFile: tlsCert, keyFile: tlsKey) } catch let e as CoreError { throw CLIError(e.code, e.message) }
         }
         let dir = data.directory()
-        let services = try ServerServices.embedded(at: dir)
+        var opened = try ServerServices.embedded(at: dir)
+        let adminToken = ServerServices.newAdminToken()
+        opened.adminToken = adminToken
+        let services = opened
         // One server per data folder: a second one would not see the first one's pushes.
         let lock: HomeLock?
         do { lock = try HomeLock.acquire(file: dir.appendingPathComponent("server.lock")) } catch let e as EngineError { throw CLIError(.storageFailure, e.message) }
@@ -77,6 +80,7 @@ struct ServerRun: AsyncParsableCommand {
         var logger = Logger(label: "ubiq.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         removeLeftovers(services, logger)
+        let announced = logger
         Self.raiseOpenFileLimit(to: maxConnections + 256, logger)
         let scheme = tls == nil ? "http" : "https"
         let app = try CLIError.map({ "cannot use the TLS certificate and key: \($0)" }) {
@@ -84,6 +88,8 @@ struct ServerRun: AsyncParsableCommand {
                 let shownHost = host.contains(":") ? "[\(host)]" : host
                 print("ubiq server listening on \(scheme)://\(shownHost):\(bound) (data: \(dir.path))")
                 fflush(nil)
+                AdminAccess(url: AdminAccess.url(scheme: scheme, host: host, port: bound), token: adminToken, certificate: tlsCert)
+                    .write(in: dir, announced)
             }
         }
         do {

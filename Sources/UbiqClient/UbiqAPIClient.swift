@@ -297,6 +297,12 @@ public struct UbiqAPIClient: Sendable {
     }
 
     /// Purges the container's trash now (nothing in it can be restored afterwards).
+    /// Asks the server to collect garbage now (`ubiq server gc`; needs the server's administrator
+    /// token as `token`).
+    public func collectGarbage(dryRun: Bool) async throws -> GarbageReport {
+        try await call(.POST, "/v1/admin/gc", GarbageRequest(dryRun: dryRun), as: GarbageReport.self)
+    }
+
     public func emptyTrash(_ container: ContainerID) async throws -> TrashEmptied {
         try await call(.POST, containerPath(container) + "/trash/empty", Optional<Int>.none, as: TrashEmptied.self)
     }

@@ -179,6 +179,7 @@ extension ServerServices {
         router.post("\(base)/trash/empty") { request, context -> Response in
             let ctx = try await self.authenticate(request)
             let r = try await self.metadata.emptyTrash(ctx, container: try context.container())
+            if r.items > 0 { await self.collectSoon() }  // the disk back soon, not in hours
             return try json(TrashEmptied(items: r.items, bytes: r.bytes))
         }
     }

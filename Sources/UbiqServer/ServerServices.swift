@@ -22,6 +22,16 @@ public struct ServerServices: Sendable {
     let passwordChecks = PasswordChecks()
     let reservations = QuotaReservations()
     let arrivals = ChunkArrivals()
+    /// Uploads (shared) against garbage collection's decisions (exclusive): `storing`.
+    let chunkGate = AsyncGate()
+    /// One garbage collection at a time.
+    let collectionTurn = AsyncGate()
+    let collectionWake = Wakeup()
+    /// The secret `ubiq server gc` presents to this running server (`POST /v1/admin/gc`); nil
+    /// when the server takes no administrator requests.
+    public var adminToken: String?
+    /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
+    public var collectionDelay = ChunkCollection.afterEmptying
 
     public init(metadata: any MetadataStore, keyValues: any KeyValueStore, admin: any AccountAdminStore, chunks: any ChunkStore, push: PushHub = PushHub(),
                 clock: @escaping @Sendable () -> Date = { Date() }) {

@@ -31,6 +31,7 @@ public enum UbiqServerApp {
         services.addChunkRoutes(to: router)
         services.addItemRoutes(to: router)
         services.addKeyValueRoutes(to: router)
+        services.addAdminRoutes(to: router)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         wsRouter.middlewares.add(ErrorMiddleware())
         services.addPushRoutes(to: wsRouter)
@@ -47,7 +48,7 @@ public enum UbiqServerApp {
             router: router,
             server: try tls.map { try .tls(plain, tlsConfiguration: $0) } ?? plain,
             configuration: .init(address: .hostname(host, port: port), serverName: "ubiq"),
-            services: [TrashPurger(services: services, logger: logger)],
+            services: [TrashPurger(services: services, logger: logger), GarbageCollectorService(services: services, logger: logger)],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger
         )

@@ -25,6 +25,39 @@ public protocol ChunkStore: Sendable {
     /// checks every byte end to end may skip it); throws `payload_too_large` before reading on
     /// once they add up to more than `limit` bytes. The bytes are only valid during the call.
     func visitMany(_ hashes: [ContentHash], limit: Int, verify: Bool, _ visit: (Int, UnsafeRawBufferPointer) throws -> Void) async throws
+
+    // Garbage collection (`GarbageCollector` in UbiqServer decides what is garbage).
+
+    /// Every stored chunk, in pages of at most `pageSize` in hash order, handed to `visit` one
+    /// page at a time (a chunk stored meanwhile may or may not be seen).
+    func storedChunks(pageSize: Int, _ visit: ([StoredChunk]) async throws -> Void) async throws
+    /// Forgets `hashes`: reads no longer find them and a later `put` stores them afresh. Returns
+    /// the bytes they took; the space itself is given back by `compact`.
+    func forget(_ hashes: [ContentHash]) async throws -> Int64
+    /// Gives back the space of forgotten chunks: containers (packs) with nothing left in them
+    /// are deleted, those mostly forgotten are rewritten with only what is left. Chunks being
+    /// read meanwhile are still found.
+    func compact() async throws -> Compaction
+    /// The bytes of chunk data the store holds now (packs, loose chunks, objects; not indexes).
+    func footprint() async throws -> Int64
+}
+
+/// A stored chunk as garbage collection sees it.
+public struct StoredChunk: Sendable, Equatable {
+    public let hash: ContentHash
+    public let size: Int
+    public init(hash: ContentHash, size: Int) { self.hash = hash; self.size = size }
+}
+
+/// What `compact` did.
+public struct Compaction: Sendable, Equatable, Codable {
+    /// Packs (or objects) deleted because nothing in them was wanted.
+    public var deleted = 0
+    /// Packs rewritten with only the chunks still wanted.
+    public var rewritten = 0
+    /// Bytes given back.
+    public var bytesFreed: Int64 = 0
+    public init() {}
 }
 
 extension ChunkStore {
@@ -109,6 +142,13 @@ public struct FolderChunkStore: ChunkStore {
             var m = DatabaseMigrator()
             m.registerMigration("v1-packs") { db in
                 try db.execute(sql: "CREATE TABLE chunk_packs (hash TEXT PRIMARY KEY, pack TEXT NOT NULL, offset INTEGER NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID")
+            }
+            // Garbage collection: a pack's chunks by pack, and the bytes forgotten in each pack.
+            m.registerMigration("v2-pack-garbage") { db in
+                try db.execute(sql: """
+                    CREATE INDEX chunk_packs_pack ON chunk_packs(pack);
+                    CREATE TABLE pack_garbage (pack TEXT PRIMARY KEY, bytes INTEGER NOT NULL) WITHOUT ROWID;
+                    """)
             }
             try m.migrate(packs)
         } catch {
@@ -278,17 +318,20 @@ public struct FolderChunkStore: ChunkStore {
     }
 
     public func get(_ hash: ContentHash) async throws -> [UInt8]? {
-        let bytes: [UInt8]
-        if let p = try packed(hash) {
-            guard let got = try FileIO.readRange(packURL(p.pack).path, offset: p.offset, size: p.size) else {
+        var bytes: [UInt8]?
+        // A second look if the pack went meanwhile (compaction moved the chunk to a new one).
+        for _ in 0..<2 {
+            guard let p = try packed(hash) else { break }
+            if let got = try FileIO.readRange(packURL(p.pack).path, offset: p.offset, size: p.size) { bytes = got; break }
+            guard try packed(hash).map({ $0.pack != p.pack }) == true else {
                 throw StorageError(.storageFailure, "stored chunk \(hash) is missing from its pack")
             }
-            bytes = got
-        } else {
+        }
+        if bytes == nil {
             guard let got = try FileIO.readAll(url(hash).path) else { return nil }
             bytes = got
         }
-        guard ContentHash.of(bytes) == hash else {
+        guard let bytes, ContentHash.of(bytes) == hash else {
             throw StorageError(.storageFailure, "stored chunk \(hash) is corrupt")
         }
         return bytes
@@ -299,7 +342,8 @@ public struct FolderChunkStore: ChunkStore {
     /// one span, straight from disk (`ubiq_read_aligned` into an aligned buffer).
     public func visitMany(_ hashes: [ContentHash], limit: Int, verify: Bool, _ visit: (Int, UnsafeRawBufferPointer) throws -> Void) async throws {
         let remembered = recent.lookup(hashes)
-        let where_ = try packedMany(remembered.isEmpty ? hashes : hashes.indices.filter { remembered[$0] == nil }.map { hashes[$0] })
+        var where_ = try packedMany(remembered.isEmpty ? hashes : hashes.indices.filter { remembered[$0] == nil }.map { hashes[$0] })
+        var lookedAgain = 0
         var open: [String: Int32] = [:]
         defer { for fd in open.values { close(fd) } }
         var buffer: UnsafeMutableRawPointer?
@@ -340,7 +384,16 @@ public struct FolderChunkStore: ChunkStore {
             let fd: Int32
             if let f = open[p.pack] { fd = f } else {
                 fd = ubiq_open_direct(packURL(p.pack).path)
-                guard fd >= 0 else { throw StorageError(.storageFailure, "stored chunk \(hashes[i]) is missing its pack") }
+                guard fd >= 0 else {
+                    // Compaction may have moved what is left of this pack: look the rest up again.
+                    guard lookedAgain < 3 else { throw StorageError(.storageFailure, "stored chunk \(hashes[i]) is missing its pack") }
+                    lookedAgain += 1
+                    total -= (i..<j).reduce(0) { $0 + (where_[hashes[$1]]?.size ?? 0) }
+                    let rest = hashes[i...].indices.filter { remembered[$0] == nil }.map { hashes[$0] }
+                    let found = try packedMany(rest)
+                    for h in rest { where_[h] = found[h] }
+                    continue
+                }
                 open[p.pack] = fd
             }
             // The whole blocks around the span, read straight into an aligned buffer (no bounce copy).

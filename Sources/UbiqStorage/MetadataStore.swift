@@ -143,14 +143,26 @@ public protocol ChunkOwnershipStore: Sendable {
     /// The hashes among `hashes` the account has not uploaded.
     func missingChunks(accountID: Int64, hashes: [ContentHash]) async throws -> [ContentHash]
     /// Records that the account holds a chunk; `storage_full` when it would pass the quota.
-    func recordChunk(accountID: Int64, hash: ContentHash, size: Int) async throws
+    func recordChunk(accountID: Int64, hash: ContentHash, size: Int, now: Date) async throws
     /// Records several chunks in one transaction; `storage_full` (nothing recorded) when together
     /// they would pass the quota.
-    func recordChunks(accountID: Int64, _ chunks: [(hash: ContentHash, size: Int)]) async throws
+    func recordChunks(accountID: Int64, _ chunks: [(hash: ContentHash, size: Int)], now: Date) async throws
     /// True if the account has uploaded this chunk.
     func ownsChunk(accountID: Int64, hash: ContentHash) async throws -> Bool
     /// Quota and usage.
     func usage(accountID: Int64) async throws -> (quota: Int64, used: Int64)
+}
+
+/// What garbage collection asks of the metadata: which stored chunks are still wanted, and
+/// giving back uploads that were never committed.
+public protocol ChunkLivenessStore: Sendable {
+    /// Those of `hashes` that some account holds or some version lists (a chunk either way is
+    /// kept).
+    func liveChunks(among hashes: [ContentHash]) async throws -> Set<ContentHash>
+    /// Releases every chunk an account uploaded before `cutoff` that no version of the account
+    /// lists (an upload whose commit never came), giving its size back to the account's usage;
+    /// with `dryRun` only counts them. Returns how many chunks and bytes.
+    func releaseUncommitted(uploadedBefore cutoff: Date, dryRun: Bool) async throws -> (chunks: Int, bytes: Int64)
 }
 
 /// Containers, items, versions, trash and the change journal.
@@ -203,4 +215,4 @@ public protocol KeyValueStore: Sendable {
 
 /// Everything the server needs from its metadata database. A PostgreSQL implementation
 /// (not built yet) would conform to the same protocol, so routes would not change.
-public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore
+public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ChunkLivenessStore & ItemStore

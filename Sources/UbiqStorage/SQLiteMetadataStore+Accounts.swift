@@ -69,7 +69,7 @@ extension SQLiteMetadataStore: ChunkOwnershipStore {
         try await read { db in try db.missingHashes(accountID: accountID, hashes) }
     }
 
-    public func recordChunk(accountID: Int64, hash: ContentHash, size: Int) async throws {
+    public func recordChunk(accountID: Int64, hash: ContentHash, size: Int, now: Date) async throws {
         try await write { db in
             if try db.ownsChunk(accountID: accountID, hash: hash) { return }
             guard let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used FROM accounts WHERE id = ?"), arguments: [accountID]) else {
@@ -79,12 +79,13 @@ extension SQLiteMetadataStore: ChunkOwnershipStore {
             if used + Int64(size) > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used")
             }
-            try db.cachedStatement(sql: "INSERT INTO account_chunks (account_id, hash, size) VALUES (?, ?, ?)").execute(arguments: [accountID, hash.hex, size])
+            try db.cachedStatement(sql: "INSERT INTO account_chunks (account_id, hash, size, added) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [accountID, hash.hex, size, now.timeIntervalSince1970])
             try db.cachedStatement(sql: "UPDATE accounts SET used = used + ? WHERE id = ?").execute(arguments: [size, accountID])
         }
     }
 
-    public func recordChunks(accountID: Int64, _ chunks: [(hash: ContentHash, size: Int)]) async throws {
+    public func recordChunks(accountID: Int64, _ chunks: [(hash: ContentHash, size: Int)], now: Date) async throws {
         try await write { db in
             var fresh: [(String, Int)] = []
             var seen = Set<ContentHash>()
@@ -101,8 +102,8 @@ extension SQLiteMetadataStore: ChunkOwnershipStore {
             if used + adding > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used")
             }
-            let insert = try db.cachedStatement(sql: "INSERT INTO account_chunks (account_id, hash, size) VALUES (?, ?, ?)")
-            for (hash, size) in fresh { try insert.execute(arguments: [accountID, hash, size]) }
+            let insert = try db.cachedStatement(sql: "INSERT INTO account_chunks (account_id, hash, size, added) VALUES (?, ?, ?, ?)")
+            for (hash, size) in fresh { try insert.execute(arguments: [accountID, hash, size, now.timeIntervalSince1970]) }
             try db.cachedStatement(sql: "UPDATE accounts SET used = used + ? WHERE id = ?").execute(arguments: [adding, accountID])
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import UbiqCore
 
@@ -191,6 +192,14 @@ extension SQLiteMetadataStore {
                 ) WITHOUT ROWID;
                 CREATE INDEX kv_history_seq ON kv_history(account_id, store, seq);
                 """)
+        }
+        // Garbage collection (`ubiq server gc`): when each upload was recorded (so an upload
+        // never committed is released after `ChunkCollection.uncommittedGrace`) and a look-up
+        // by hash alone ("does any account hold this chunk?").
+        m.registerMigration("v10-chunk-collection") { db in
+            try db.execute(sql: "ALTER TABLE account_chunks ADD COLUMN added REAL NOT NULL DEFAULT 0")
+            try db.execute(sql: "UPDATE account_chunks SET added = ?", arguments: [Date().timeIntervalSince1970])
+            try db.execute(sql: "CREATE INDEX account_chunks_hash ON account_chunks(hash)")
         }
         return m
     }

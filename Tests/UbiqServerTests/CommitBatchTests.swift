@@ -71,7 +71,7 @@ struct CommitBatchTests {
                 #expect(answers[0] == answers[1], "round \(round): \(answers)")
             }
             let upload = chunks.filter { _ in Int.random(in: 0..<4, using: &rng) == 0 }.map { ($0.hash, $0.size) }
-            for s in stores { try await s.recordChunks(accountID: ctx.accountID, upload) }
+            for s in stores { try await s.recordChunks(accountID: ctx.accountID, upload, now: Date()) }
 
             // A batch of commits.
             var inputs: [CommitInput] = []
@@ -195,7 +195,7 @@ struct CommitBatchTests {
             let bytes = Array("version \(i)".utf8)
             let ref = ChunkRef(hash: ContentHash.of(bytes), size: bytes.count)
             refs.append(ref)
-            try await store.recordChunks(accountID: ctx.accountID, [(ref.hash, ref.size)])
+            try await store.recordChunks(accountID: ctx.accountID, [(ref.hash, ref.size)], now: Date())
             let v = VersionID(uuid: UUID())
             let r = try await store.commit(ctx, container: Self.container, CommitInput(itemID: item, versionID: v, path: path, kind: .file, base: base,
                                                                                         modified: now, manifest: Manifest(chunks: [ref])), now: now)
@@ -205,7 +205,7 @@ struct CommitBatchTests {
         }
         now += HistoryPolicy.keepAge + 86_400
         let fresh = ChunkRef(hash: ContentHash.of(Array("newest".utf8)), size: 6)
-        try await store.recordChunks(accountID: ctx.accountID, [(fresh.hash, fresh.size)])
+        try await store.recordChunks(accountID: ctx.accountID, [(fresh.hash, fresh.size)], now: Date())
         let results = try await store.commitMany(ctx, container: Self.container, [
             CommitInput(itemID: item, versionID: VersionID(uuid: UUID()), path: path, kind: .file, base: base, modified: now, manifest: Manifest(chunks: [fresh])),
             CommitInput(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: try RelativePath(validating: "copy.txt"), kind: .file,

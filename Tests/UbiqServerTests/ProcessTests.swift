@@ -213,4 +213,42 @@ struct ProcessTests {
         (status, _, err) = try ChildProcess.runUbiq(["server", "--data", file + "/sub", "--listen", "127.0.0.1:0"])
         #expect(status == 1 && err.hasPrefix("ubiq: ") && err.split(separator: "\n").count == 1)
     }
+
+    /// `ubiq server gc`: a running server is asked (with the token it left in its private data
+    /// folder, nobody else's token passes); on a stopped one the command collects itself.
+    @Test func gcAsksARunningServerAndCollectsAStoppedOnesItself() async throws {
+        let dir = try TempDirectory("ubiq-gc")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("data").path
+        var (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data], stdin: "pw-alice\n")
+        #expect(status == 0, "\(err)")
+        let (server, url) = try startServer(data)
+        let (c, _) = try await UbiqAPIClient(baseURL: url).login(user: "alice", password: "pw-alice", deviceName: "laptop")
+        var rng = SeededRandom.forTest("process.gc")
+        var ids: [ItemID] = []
+        for i in 0..<3 { ids.append(try await commitPacked(c, "Documents/f\(i).bin", rng.bytes(250_000)).item.id) }
+        for id in ids.dropFirst() { _ = try await c.delete(notes, item: id) }
+        _ = try await c.emptyTrash(notes)
+
+        var out: String
+        (status, out, err) = try ChildProcess.runUbiq(["server", "gc", "--json", "--data", data])
+        #expect(status == 0, "\(err)")
+        let report = try JSONDecoder().decode(GarbageReport.self, from: Data(out.utf8))
+        #expect(report.garbageBytes == 500_000 && !report.dryRun && report.storeBytesBefore - report.storeBytesAfter >= 500_000, "\(out)")
+        let access = dir.url.appendingPathComponent("data/admin.json").path
+        let mode = try FileManager.default.attributesOfItem(atPath: access)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // Only the administrator's token is taken: not a device's, not a guess.
+        for token in [c.token ?? "", "adm_guess"] {
+            let e = await #expect(throws: ClientError.self) { _ = try await UbiqAPIClient(baseURL: url, token: token).collectGarbage(dryRun: true) }
+            #expect(e?.code == .unauthorized)
+        }
+        server.signal(SIGTERM)
+        #expect(server.wait() == 0)
+
+        (status, out, err) = try ChildProcess.runUbiq(["server", "gc", "--dry-run", "--data", data])
+        #expect(status == 0 && out.contains("0 of ") && out.contains("would be removed"), "\(out) \(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["server", "gc", "--data", data])
+        #expect(status == 0 && out.contains("given back"), "\(out) \(err)")
+    }
 }

@@ -26,14 +26,15 @@ public final class TestServer: Sendable {
     /// wanted one after a short wait (a connection of the stopped server may still hold it).
     public static func start(directory: TempDirectory? = nil, port wanted: Int = 0,
                              headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), maxConnections: Int = 1000,
-                             tls: TestCertificates? = nil, clock: @escaping @Sendable () -> Date = { Date() }) async throws -> TestServer {
+                             tls: TestCertificates? = nil, clock: @escaping @Sendable () -> Date = { Date() },
+                             configure: @escaping @Sendable (inout ServerServices) -> Void = { _ in }) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
         var lastError: Error = CoreError(.internalError, "test server did not start")
         for attempt in 0..<40 {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
             do {
                 return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
-                                           tls: tls, clock: clock)
+                                           tls: tls, clock: clock, configure: configure)
             } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
@@ -43,8 +44,10 @@ public final class TestServer: Sendable {
     }
 
     static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration, maxConnections: Int,
-                          tls: TestCertificates?, clock: @escaping @Sendable () -> Date) async throws -> TestServer {
-        let services = try ServerServices.embedded(at: dir.url, clock: clock)
+                          tls: TestCertificates?, clock: @escaping @Sendable () -> Date,
+                          configure: (inout ServerServices) -> Void) async throws -> TestServer {
+        var services = try ServerServices.embedded(at: dir.url, clock: clock)
+        configure(&services)
         var logger = Logger(label: "test.server")
         logger.logLevel = .warning
         let (portStream, portCont) = AsyncStream<Int>.makeStream()

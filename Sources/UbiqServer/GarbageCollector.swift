@@ -1,0 +1,137 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import UbiqCore
+import UbiqProtocol
+import UbiqStorage
+
+/// How long garbage collection waits before it takes a chunk from an account that uploaded it
+/// but never committed a version listing it (a device that uploads and goes offline before its
+/// commit uploads again when it comes back: the commit answers which chunks are missing).
+public enum ChunkCollection {
+    public static let uncommittedGrace: TimeInterval = 24 * 3600
+    /// Chunks looked at per page; uploads wait for at most one page's decision.
+    static let pageSize = 1_000
+    /// How often the server collects by itself.
+    public static let interval: Duration = .seconds(6 * 3600)
+    /// After the trash is emptied, how long the server waits (for more) before it collects.
+    public static let afterEmptying: Duration = .seconds(30)
+}
+
+extension ServerServices {
+    /// Garbage collection: gives back the space of chunks no account holds and no version lists
+    /// (history pruned, trash purged or emptied, accounts deleted, uploads never committed).
+    ///
+    /// A chunk is forgotten only while no upload is between "is it stored?" and "the account
+    /// holds it" (`storing`, shared, around every upload; a page's decision, exclusive), so an
+    /// upload that found a chunk stored and skipped writing it can never see it go. Runs one at
+    /// a time. With `dryRun` nothing changes and the report says what would go.
+    public func collectGarbage(dryRun: Bool = false) async throws -> GarbageReport {
+        try await collectionTurn.exclusive {
+            let started = ContinuousClock.now
+            var report = GarbageReport(dryRun: dryRun)
+            report.storeBytesBefore = try await chunks.footprint()
+            let released = try await metadata.releaseUncommitted(uploadedBefore: clock().addingTimeInterval(-ChunkCollection.uncommittedGrace), dryRun: dryRun)
+            report.releasedUploads = released.chunks
+            report.releasedBytes = released.bytes
+            let found = FoundGarbage()
+            try await chunks.storedChunks(pageSize: ChunkCollection.pageSize) { page in
+                let (dead, bytes) = try await chunkGate.exclusive {
+                    let live = try await metadata.liveChunks(among: page.map(\.hash))
+                    let dead = page.filter { !live.contains($0.hash) }
+                    if !dryRun { _ = try await chunks.forget(dead.map(\.hash)) }
+                    return (dead.count, dead.reduce(Int64(0)) { $0 + Int64($1.size) })
+                }
+                await found.add(scanned: page.count, dead: dead, bytes: bytes)
+            }
+            (report.scannedChunks, report.garbageChunks, report.garbageBytes) = await found.totals
+            if !dryRun {
+                let c = try await chunks.compact()
+                (report.packsDeleted, report.packsRewritten, report.bytesFreed) = (c.deleted, c.rewritten, c.bytesFreed)
+            }
+            report.storeBytesAfter = try await chunks.footprint()
+            let took = ContinuousClock.now - started
+            report.seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+            return report
+        }
+    }
+
+    /// Runs `body` (an upload: storing chunks and recording that the account holds them) so that
+    /// garbage collection decides nothing about chunks meanwhile.
+    func storing<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await chunkGate.shared(body)
+    }
+
+    /// Asks the server's collector to run soon (after the trash is emptied).
+    func collectSoon() async { await collectionWake.signal() }
+}
+
+/// Counts of one collection (added to from the pages' decisions).
+private actor FoundGarbage {
+    var totals: (Int, Int, Int64) = (0, 0, 0)
+    func add(scanned: Int, dead: Int, bytes: Int64) { totals = (totals.0 + scanned, totals.1 + dead, totals.2 + bytes) }
+}
+
+/// A signal a waiting loop wakes on, or a timeout.
+actor Wakeup {
+    private var pending = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func signal() {
+        pending = true
+        waiter?.resume()
+        waiter = nil
+    }
+
+    /// Returns true when signalled (now or before), false when `timeout` passed first.
+    func wait(timeout: Duration) async -> Bool {
+        if pending { pending = false; return true }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.expire()
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                if Task.isCancelled { c.resume() } else { waiter = c }
+            }
+        } onCancel: {
+            Task { await self.expire() }
+        }
+        timer.cancel()
+        let signalled = pending
+        pending = false
+        return signalled
+    }
+
+    private func expire() {
+        waiter?.resume()
+        waiter = nil
+    }
+}
+
+/// Collects garbage every `ChunkCollection.interval`, and `ChunkCollection.afterEmptying`
+/// after someone empties a trash, until the server stops.
+struct GarbageCollectorService: Service {
+    let services: ServerServices
+    let logger: Logger
+    var interval = ChunkCollection.interval
+
+    func run() async {
+        while !Task.isCancelled {
+            let woken = await services.collectionWake.wait(timeout: interval)
+            if Task.isCancelled || Task.isShuttingDownGracefully { return }
+            if woken {
+                // More may be emptied meanwhile: one collection for them all.
+                do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: services.collectionDelay) } } catch { return }
+            }
+            do {
+                let r = try await services.collectGarbage()
+                if r.garbageChunks + r.releasedUploads > 0 {
+                    logger.info("garbage collection: \(r.garbageChunks) chunk(s) no longer used, \(ByteSize.format(r.bytesFreed)) given back in \(String(format: "%.1f", r.seconds)) s")
+                }
+            } catch {
+                logger.error("garbage collection failed (tried again later): \(error)")
+            }
+        }
+    }
+}

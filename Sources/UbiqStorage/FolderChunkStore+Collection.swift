@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import UbiqCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Garbage collection in a chunk folder. `forget` deletes index rows (and loose files) and
+/// notes, per pack, how many of its bytes went (`pack_garbage`, in the same transaction, so a
+/// crash loses no note); `compact` then deletes the packs nothing is left in and rewrites those
+/// less than half still wanted. A rewrite writes and flushes the new pack before the index moves
+/// to it, and removes the old one only after: a crash in between leaves a pack no row names,
+/// which the next start removes (`leftovers`). A read that looked a chunk up just before its
+/// pack went looks again (`get`, `visitMany`).
+extension FolderChunkStore {
+    public func storedChunks(pageSize: Int, _ visit: ([StoredChunk]) async throws -> Void) async throws {
+        var after = ""
+        while true {
+            let from = after
+            let page: [StoredChunk] = try await indexRead { db in
+                try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, size FROM chunk_packs WHERE hash > ? ORDER BY hash LIMIT ?"),
+                                 arguments: [from, max(1, pageSize)])
+                    .compactMap { r in (try? ContentHash(validating: r[0])).map { StoredChunk(hash: $0, size: r[1]) } }
+            }
+            guard let last = page.last else { break }
+            after = last.hash.hex
+            try await visit(page)
+        }
+        // Loose chunks (single uploads), a fan-out folder at a time.
+        for page in try looseChunks().chunked(max(1, pageSize)) { try await visit(Array(page)) }
+    }
+
+    /// Every loose chunk file (`ab/cd/<hash>`), with its size.
+    func looseChunks() throws -> [StoredChunk] {
+        let fm = FileManager.default
+        var out: [StoredChunk] = []
+        for a in (try? fm.contentsOfDirectory(atPath: root.path)) ?? [] where a.utf8.count == 2 {
+            let first = root.appendingPathComponent(a).path
+            for b in (try? fm.contentsOfDirectory(atPath: first)) ?? [] where b.utf8.count == 2 {
+                let second = first + "/" + b
+                for name in (try? fm.contentsOfDirectory(atPath: second)) ?? [] {
+                    guard let h = try? ContentHash(validating: name) else { continue }
+                    var st = stat()
+                    guard lstat(second + "/" + name, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                    out.append(StoredChunk(hash: h, size: Int(st.st_size)))
+                }
+            }
+        }
+        return out.sorted { $0.hash < $1.hash }
+    }
+
+    public func forget(_ hashes: [ContentHash]) async throws -> Int64 {
+        guard !hashes.isEmpty else { return 0 }
+        let texts = hashes.map(\.hex)
+        var bytes: Int64 = try await indexWrite { db in
+            let drop = try db.cachedStatement(sql: "DELETE FROM chunk_packs WHERE hash = ? RETURNING pack, size")
+            let note = try db.cachedStatement(sql: """
+                INSERT INTO pack_garbage (pack, bytes) VALUES (?, ?) ON CONFLICT(pack) DO UPDATE SET bytes = bytes + excluded.bytes
+                """)
+            var byPack: [String: Int64] = [:]
+            for t in texts {
+                if let r = try Row.fetchOne(drop, arguments: [t]) { byPack[r[0], default: 0] += r[1] }
+            }
+            for (pack, size) in byPack { try note.execute(arguments: [pack, size]) }
+            return byPack.values.reduce(0, +)
+        }
+        for h in hashes {
+            var st = stat()
+            let path = url(h).path
+            if lstat(path, &st) == 0, unlink(path) == 0 { bytes += Int64(st.st_size) }
+        }
+        return bytes
+    }
+
+    public func compact() async throws -> Compaction {
+        var result = Compaction()
+        let noted: [(pack: String, live: Int64, count: Int)] = try await indexRead { db in
+            try Row.fetchAll(db, sql: """
+                SELECT g.pack, coalesce(sum(c.size), 0) AS live, count(c.hash) AS n FROM pack_garbage g LEFT JOIN chunk_packs c ON c.pack = g.pack GROUP BY g.pack
+                """).map { ($0[0], $0[1], $0[2]) }
+        }
+        for (pack, live, count) in noted {
+            let path = packURL(pack).path
+            var st = stat()
+            let size: Int64 = lstat(path, &st) == 0 ? Int64(st.st_size) : 0
+            if count == 0 {
+                if size > 0, unlink(path) == 0 { result.deleted += 1; result.bytesFreed += size }
+                try await indexWrite { db in try db.execute(sql: "DELETE FROM pack_garbage WHERE pack = ?", arguments: [pack]) }
+            } else if live * 2 < size {
+                let newSize = try await rewrite(pack)
+                result.rewritten += 1
+                result.bytesFreed += max(0, size - newSize)
+            }
+        }
+        if result.deleted + result.rewritten > 0 { FileIO.syncDirectory(root.appendingPathComponent("packs").path) }
+        return result
+    }
+
+    /// Copies the chunks still in `pack` into a new pack (flushed), moves their index rows to it
+    /// in one transaction, then removes the old pack. Returns the new pack's size.
+    func rewrite(_ pack: String) async throws -> Int64 {
+        let rows: [(hash: String, offset: Int, size: Int)] = try await indexRead { db in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, offset, size FROM chunk_packs WHERE pack = ? ORDER BY offset"), arguments: [pack])
+                .map { ($0[0], $0[1], $0[2]) }
+        }
+        let oldPath = packURL(pack).path
+        let total = rows.reduce(0) { $0 + $1.size }
+        guard let fresh = PackBytes(capacity: total) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
+        var moved: [(hash: String, offset: Int)] = []
+        let fd = open(oldPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError(.storageFailure, "cannot open pack \(pack): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        for r in rows {
+            // Copied as they are (a corrupt chunk stays one, and is reported as such when read).
+            guard let bytes = try FileIO.readRange(fd: fd, offset: r.offset, size: r.size, path: oldPath) else {
+                throw StorageError(.storageFailure, "pack \(pack) is shorter than its index says")
+            }
+            let start = fresh.count
+            _ = bytes.withUnsafeBytes { fresh.append($0) }
+            moved.append((r.hash, start))
+        }
+        let name = UUID().uuidString.lowercased()
+        let newPath = packURL(name).path
+        do {
+            try await BlockingIO.run { try FileIO.writeDurably(fresh, to: newPath) }
+            FileIO.syncDirectory(root.appendingPathComponent("packs").path)
+        } catch {
+            unlink(newPath)
+            throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
+        }
+        writes.count.add(1, ordering: .relaxed)
+        let movedRows = moved
+        try await indexWrite { db in
+            let move = try db.cachedStatement(sql: "UPDATE chunk_packs SET pack = ?, offset = ? WHERE hash = ? AND pack = ?")
+            for m in movedRows { try move.execute(arguments: [name, m.offset, m.hash, pack]) }
+            try db.execute(sql: "DELETE FROM pack_garbage WHERE pack = ?", arguments: [pack])
+        }
+        unlink(oldPath)
+        return Int64(fresh.count)
+    }
+
+    public func footprint() async throws -> Int64 {
+        let root = self.root
+        return try await BlockingIO.run {
+            var total: Int64 = 0
+            guard let walk = FileManager.default.enumerator(atPath: root.path) else { return 0 }
+            while let rel = walk.nextObject() as? String {
+                // Chunk data only: the index (a few percent, and its journal grows and shrinks) is not counted.
+                guard !rel.hasPrefix("packs.sqlite") else { continue }
+                var st = stat()
+                if lstat(root.path + "/" + rel, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { total += Int64(st.st_size) }
+            }
+            return total
+        }
+    }
+
+    func indexRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do { return try await packs.read(body) } catch let e as StorageError { throw e } catch {
+            throw StorageError(.storageFailure, "cannot read the chunk index: \(error)")
+        }
+    }
+
+    func indexWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do { return try await packs.write(body) } catch let e as StorageError { throw e } catch {
+            throw StorageError(.storageFailure, "cannot write the chunk index: \(error)")
+        }
+    }
+}
+
+extension Array {
+    /// Consecutive slices of at most `size` elements.
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqStorage
+import UbiqTesting
+
+/// Commits `bytes` with its missing chunks uploaded as one batch (so the server stores them as
+/// one pack), and completes the version.
+@discardableResult
+func commitPacked(_ c: UbiqAPIClient, _ p: String, _ bytes: [UInt8], container: ContainerID = notes) async throws -> CommitResponse {
+    let m = Manifest.of(bytes)
+    let missing = Set(try await c.missingChunks(m.chunks.map(\.hash)))
+    var named: [(ContentHash, [UInt8])] = []
+    var offset = 0
+    for ch in m.chunks {
+        if missing.contains(ch.hash) { named.append((ch.hash, Array(bytes[offset..<offset + ch.size]))) }
+        offset += ch.size
+    }
+    try await c.uploadChunks(named: named)
+    let r = try await c.commit(container, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(p), kind: .file,
+                                                        base: nil, modified: Date(), manifest: m))
+    if let v = r.version, !v.uploaded { _ = try await c.complete(container, version: v.id) }
+    return r
+}
+
+/// A version's content, chunk by chunk, checked against its manifest.
+func downloadBytes(_ c: UbiqAPIClient, version: VersionID, container: ContainerID = notes) async throws -> [UInt8] {
+    let m = try await c.manifest(container, version: version)
+    var out: [UInt8] = []
+    for ch in m.chunks { out += try await c.downloadChunk(ch.hash) }
+    return out
+}
+
+/// Garbage collection gives back the disk that pruned history, emptied trash and uploads never
+/// committed held, and never takes a chunk anyone still holds — not even one an upload is
+/// storing while it runs.
+@Suite("Garbage collection")
+struct GarbageCollectionTests {
+    @Test func anEmptiedTrashIsGivenBackToTheDiskAndWhatOthersHoldStays() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        try await server.user("alice")
+        try await server.user("bob")
+        let (alice, _) = try await server.device("alice")
+        let (bob, _) = try await server.device("bob", name: "desktop")
+        var rng = SeededRandom.forTest("gc.trash")
+        let files = (0..<6).map { _ in rng.bytes(600_000) }
+        var ids: [ItemID] = []
+        for (i, f) in files.enumerated() { ids.append(try await commitPacked(alice, "Documents/f\(i).bin", f).item.id) }
+        // Bob holds the same content as alice's f5 (his own upload of it).
+        let bobs = try await commitPacked(bob, "Documents/same.bin", files[5])
+        let before = try await server.services.chunks.footprint()
+
+        // Alice deletes f1…f5 and empties her trash: her usage falls at once, the disk at the collection.
+        for id in ids[1...] { _ = try await alice.delete(notes, item: id) }
+        let emptied = try await alice.emptyTrash(notes)
+        #expect(emptied.items == 5)
+        #expect(try await alice.account().used == 600_000)
+
+        let dry = try await server.services.collectGarbage(dryRun: true)
+        #expect(dry.garbageBytes == 4 * 600_000, "f1…f4 are garbage; f5 is bob's too")
+        #expect(try await server.services.chunks.footprint() == before, "a dry run changes nothing")
+
+        let report = try await server.services.collectGarbage()
+        #expect(report.garbageBytes == 4 * 600_000 && report.packsDeleted == 4, "\(report)")
+        let after = try await server.services.chunks.footprint()
+        #expect(before - after >= 4 * 600_000, "the store shrank by what went: \(before) → \(after)")
+        #expect(report.storeBytesBefore == before && report.storeBytesAfter == after)
+
+        // What is still held reads back whole, for both accounts.
+        #expect(try await downloadBytes(alice, version: try #require(try await alice.changes(notes, after: 0).items.first { $0.id == ids[0] }?.current?.id)) == files[0])
+        #expect(try await downloadBytes(bob, version: try #require(bobs.version?.id)) == files[5])
+        // A second collection finds nothing more.
+        let again = try await server.services.collectGarbage()
+        #expect(again.garbageChunks == 0 && again.bytesFreed == 0)
+        // Alice can store f1 again: it is uploaded afresh and reads back.
+        let back = try await commitPacked(alice, "Documents/back.bin", files[1])
+        #expect(try await downloadBytes(alice, version: try #require(back.version?.id)) == files[1])
+    }
+
+    @Test func theServerCollectsSoonAfterATrashIsEmptied() async throws {
+        let server = try await TestServer.start(configure: { $0.collectionDelay = .milliseconds(200) })
+        defer { Task { await server.stop() } }
+        try await server.user("alice")
+        let (alice, _) = try await server.device("alice")
+        var rng = SeededRandom.forTest("gc.scheduled")
+        let r = try await commitPacked(alice, "Documents/big.bin", rng.bytes(800_000))
+        let before = try await server.services.chunks.footprint()
+        _ = try await alice.delete(notes, item: r.item.id)
+        #expect(try await alice.emptyTrash(notes).items == 1)
+        let given = try await eventually(timeout: .seconds(20)) { try await server.services.chunks.footprint() <= before - 800_000 }
+        #expect(given, "the server collected by itself")
+    }
+
+    @Test func uploadsNeverCommittedAreReleasedAfterADay() async throws {
+        let clock = HandClock()
+        let server = try await TestServer.start(clock: { clock.now })
+        defer { Task { await server.stop() } }
+        try await server.user("alice")
+        let (alice, _) = try await server.device("alice")
+        var rng = SeededRandom.forTest("gc.uncommitted")
+        let orphan = rng.bytes(300_000), kept = rng.bytes(200_000)
+        let m = Manifest.of(orphan)
+        var offset = 0
+        var named: [(ContentHash, [UInt8])] = []
+        for ch in m.chunks { named.append((ch.hash, Array(orphan[offset..<offset + ch.size]))); offset += ch.size }
+        try await alice.uploadChunks(named: named)  // and then the device goes away: no commit
+        try await commitPacked(alice, "Documents/kept.bin", kept)
+        #expect(try await alice.account().used == 500_000)
+
+        // Within the day the upload is kept: its commit may still come.
+        clock.advance(days: 0.9)
+        let early = try await server.services.collectGarbage()
+        #expect(early.releasedUploads == 0 && early.garbageChunks == 0)
+        #expect(try await alice.missingChunks(m.chunks.map(\.hash)).isEmpty)
+
+        clock.advance(days: 0.2)
+        let dry = try await server.services.collectGarbage(dryRun: true)
+        #expect(dry.releasedUploads == m.chunks.count && dry.releasedBytes == 300_000)
+        #expect(try await alice.account().used == 500_000, "a dry run releases nothing")
+        let late = try await server.services.collectGarbage()
+        #expect(late.releasedUploads == m.chunks.count && late.releasedBytes == 300_000 && late.garbageBytes == 300_000, "\(late)")
+        #expect(try await alice.account().used == 200_000, "usage stays exact")
+        #expect(Set(try await alice.missingChunks(m.chunks.map(\.hash))) == Set(m.chunks.map(\.hash)))
+        let keptVersion = try #require(try await alice.changes(notes, after: 0).items.first?.current?.id)
+        #expect(try await downloadBytes(alice, version: keptVersion) == kept)
+    }
+
+    /// Seeded: while collections run back to back, alice makes and empties garbage and bob
+    /// uploads the same contents (found stored, so not written again) and commits them. Every
+    /// chunk anyone holds at the end reads back, and every file bob committed downloads whole.
+    @Test func uploadsRacingCollectionsNeverLoseAChunk() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        try await server.user("alice")
+        try await server.user("bob")
+        let (alice, _) = try await server.device("alice")
+        let (bob, _) = try await server.device("bob", name: "desktop")
+        var rng = SeededRandom.forTest("gc.race")
+        let contents = (0..<40).map { _ in rng.bytes(Int.random(in: 20_000...300_000, using: &rng)) }
+        let services = server.services
+        let collector = Task {
+            var runs = 0
+            while !Task.isCancelled {
+                do { _ = try await services.collectGarbage(); runs += 1 } catch { if Task.isCancelled { break }; throw error }
+            }
+            return runs
+        }
+        var bobs: [(VersionID, [UInt8])] = []
+        for (i, content) in contents.enumerated() {
+            let a = try await commitPacked(alice, "Documents/a\(i).bin", content)
+            _ = try await alice.delete(notes, item: a.item.id)
+            _ = try await alice.emptyTrash(notes)
+            bobs.append((try #require(try await commitPacked(bob, "Documents/b\(i).bin", content).version?.id), content))
+        }
+        collector.cancel()
+        let runs = try await collector.value
+        _ = try await services.collectGarbage()
+        for (v, content) in bobs { #expect(try await downloadBytes(bob, version: v) == content) }
+        #expect(try await alice.account().used == 0)
+        print("[gc.race] \(runs) collection(s) ran beside \(contents.count) rounds")
+    }
+
+    /// The chunk folder on its own: packs emptied are deleted, packs mostly forgotten are
+    /// rewritten, and readers running meanwhile always find every chunk not forgotten.
+    @Test func compactionKeepsEveryChunkNotForgottenReadableMeanwhile() async throws {
+        let dir = try TempDirectory("ubiq-gc-store")
+        defer { dir.remove() }
+        let store = try FolderChunkStore(root: dir.url.appendingPathComponent("chunks"), recentBytes: 0)
+        var rng = SeededRandom.forTest("gc.compaction")
+        var all: [(ContentHash, [UInt8])] = []
+        for _ in 0..<8 {
+            let pack = (0..<40).map { _ in rng.bytes(Int.random(in: 1_000...20_000, using: &rng)) }
+            let named = pack.map { (ContentHash.of($0), $0) }
+            try await store.putMany(named.map { ($0.0, $0.1[...]) }, hashesChecked: false)
+            all += named
+        }
+        // Pack 0 goes whole, pack 1 keeps a quarter, the rest keep most.
+        var doomed = Set(all[0..<40].map(\.0))
+        for (i, c) in all[40..<80].enumerated() where i % 4 != 0 { doomed.insert(c.0) }
+        for c in all[80...] where Int.random(in: 0..<10, using: &rng) == 0 { doomed.insert(c.0) }
+        let kept = all.filter { !doomed.contains($0.0) }
+        let before = try await store.footprint()
+
+        let reader = Task {
+            var reads = 0
+            while !Task.isCancelled {
+                let got = try await store.getMany(kept.map(\.0), limit: 1 << 30)
+                for (i, g) in got.enumerated() where g != kept[i].1 { throw StorageError(.storageFailure, "chunk \(i) read wrong or not at all") }
+                reads += 1
+            }
+            return reads
+        }
+        let forgotten = try await store.forget(Array(doomed))
+        let c = try await store.compact()
+        try await Task.sleep(for: .milliseconds(50))
+        reader.cancel()
+        let reads = try await reader.value
+        #expect(reads > 0)
+        #expect(forgotten == all.filter { doomed.contains($0.0) }.reduce(0) { $0 + Int64($1.1.count) })
+        #expect(c.deleted == 1 && c.rewritten == 1, "\(c)")
+        let after = try await store.footprint()
+        #expect(before - after >= c.bytesFreed && c.bytesFreed > 0)
+        for (h, b) in kept { #expect(try await store.get(h) == b) }
+        for h in doomed { #expect(try await store.get(h) == nil) }
+        var listed: [StoredChunk] = []
+        try await store.storedChunks(pageSize: 7) { listed += $0 }
+        #expect(Set(listed.map(\.hash)) == Set(kept.map(\.0)) && listed.count == kept.count)
+        // A restart finds the same (nothing a rewrite left is taken for a leftover).
+        let reopened = try FolderChunkStore(root: dir.url.appendingPathComponent("chunks"), recentBytes: 0)
+        #expect(try await reopened.removeOrphans(try reopened.leftovers()).files == 0)
+        for (h, b) in kept { #expect(try await reopened.get(h) == b) }
+    }
+}
