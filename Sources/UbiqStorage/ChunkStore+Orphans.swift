@@ -27,12 +27,7 @@ extension FolderChunkStore {
     /// files and bytes went. Safe beside this process's own uploads: the index only ever gains
     /// rows, and only for packs written after the candidates were listed.
     public func removeOrphans(_ candidates: OrphanCandidates) async throws -> (files: Int, bytes: Int64) {
-        let named: Set<String>
-        do {
-            named = try await packs.read { db in Set(try String.fetchAll(db, sql: "SELECT DISTINCT pack FROM chunk_packs")) }
-        } catch {
-            throw StorageError(.storageFailure, "cannot read the chunk index: \(error)")
-        }
+        let named = try await index.packNames()
         let root = self.root
         return try await BlockingIO.run {
             var files = 0

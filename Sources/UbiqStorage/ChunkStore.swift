@@ -115,7 +115,7 @@ extension StorageError {
 /// whether someone else held a given file.
 public struct FolderChunkStore: ChunkStore {
     public let root: URL
-    let packs: DatabasePool
+    let index: PackIndex
     let recent: RecentChunks
     let writes = DurableWrites()
 
@@ -134,26 +134,7 @@ public struct FolderChunkStore: ChunkStore {
         } catch {
             throw StorageError(.storageFailure, "cannot create the chunk folder \(root.path): \(error.localizedDescription)")
         }
-        var config = Configuration()
-        config.busyMode = .timeout(10)
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY") }
-        do {
-            packs = try DatabasePool(path: root.appendingPathComponent("packs.sqlite").path, configuration: config)
-            var m = DatabaseMigrator()
-            m.registerMigration("v1-packs") { db in
-                try db.execute(sql: "CREATE TABLE chunk_packs (hash TEXT PRIMARY KEY, pack TEXT NOT NULL, offset INTEGER NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID")
-            }
-            // Garbage collection: a pack's chunks by pack, and the bytes forgotten in each pack.
-            m.registerMigration("v2-pack-garbage") { db in
-                try db.execute(sql: """
-                    CREATE INDEX chunk_packs_pack ON chunk_packs(pack);
-                    CREATE TABLE pack_garbage (pack TEXT PRIMARY KEY, bytes INTEGER NOT NULL) WITHOUT ROWID;
-                    """)
-            }
-            try m.migrate(packs)
-        } catch {
-            throw StorageError(.storageFailure, "cannot open the chunk index in \(root.path): \(error)")
-        }
+        index = try PackIndex(path: root.appendingPathComponent("packs.sqlite").path)
     }
 
     /// Memory for recently stored chunks: a few batches (each at most 16 MiB).
@@ -162,32 +143,10 @@ public struct FolderChunkStore: ChunkStore {
     func packURL(_ name: String) -> URL { root.appendingPathComponent("packs", isDirectory: true).appendingPathComponent("\(name).pack", isDirectory: false) }
 
     /// Where a packed chunk lies, if it is packed.
-    func packed(_ hash: ContentHash) throws -> (pack: String, offset: Int, size: Int)? {
-        do {
-            return try packs.read { db in
-                try Row.fetchOne(db.cachedStatement(sql: "SELECT pack, offset, size FROM chunk_packs WHERE hash = ?"), arguments: [hash.hex])
-                    .map { ($0[0], $0[1], $0[2]) }
-            }
-        } catch {
-            throw StorageError(.storageFailure, "cannot read the chunk index: \(error)")
-        }
-    }
+    func packed(_ hash: ContentHash) throws -> PackPlace? { try index.place(hash) }
 
     /// Where each packed chunk of `hashes` lies (one read of the index for all of them).
-    func packedMany(_ hashes: [ContentHash]) throws -> [ContentHash: (pack: String, offset: Int, size: Int)] {
-        do {
-            return try packs.read { db in
-                let stmt = try db.cachedStatement(sql: "SELECT pack, offset, size FROM chunk_packs WHERE hash = ?")
-                var out: [ContentHash: (pack: String, offset: Int, size: Int)] = [:]
-                for h in hashes where out[h] == nil {
-                    if let r = try Row.fetchOne(stmt, arguments: [h.hex]) { out[h] = (r[0], r[1], r[2]) }
-                }
-                return out
-            }
-        } catch {
-            throw StorageError(.storageFailure, "cannot read the chunk index: \(error)")
-        }
-    }
+    func packedMany(_ hashes: [ContentHash]) throws -> [ContentHash: PackPlace] { try index.places(hashes) }
 
     func url(_ hash: ContentHash) -> URL {
         let (a, b) = hash.fanOut
@@ -305,15 +264,7 @@ public struct FolderChunkStore: ChunkStore {
             throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
         }
         writes.count.add(1, ordering: .relaxed)
-        do {
-            try await packs.write { db in
-                let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_packs (hash, pack, offset, size) VALUES (?, ?, ?, ?)")
-                // In key order: each insert lands next to the one before (a batch's hashes are random).
-                for (hash, range) in chunks.sorted(by: { $0.0 < $1.0 }) { try insert.execute(arguments: [hash.hex, name, range.lowerBound, range.count]) }
-            }
-        } catch {
-            throw StorageError(.storageFailure, "cannot record a chunk pack: \(error)")
-        }
+        try await index.record(pack: name, chunks)
         recent.add(pack, chunks: chunks)
     }
 

@@ -16,12 +16,7 @@ extension FolderChunkStore {
     public func storedChunks(pageSize: Int, _ visit: ([StoredChunk]) async throws -> Void) async throws {
         var after = ""
         while true {
-            let from = after
-            let page: [StoredChunk] = try await indexRead { db in
-                try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, size FROM chunk_packs WHERE hash > ? ORDER BY hash LIMIT ?"),
-                                 arguments: [from, max(1, pageSize)])
-                    .compactMap { r in (try? ContentHash(validating: r[0])).map { StoredChunk(hash: $0, size: r[1]) } }
-            }
+            let page = try await index.page(after: after, limit: pageSize)
             guard let last = page.last else { break }
             after = last.hash.hex
             try await visit(page)
@@ -51,19 +46,7 @@ extension FolderChunkStore {
 
     public func forget(_ hashes: [ContentHash]) async throws -> Int64 {
         guard !hashes.isEmpty else { return 0 }
-        let texts = hashes.map(\.hex)
-        var bytes: Int64 = try await indexWrite { db in
-            let drop = try db.cachedStatement(sql: "DELETE FROM chunk_packs WHERE hash = ? RETURNING pack, size")
-            let note = try db.cachedStatement(sql: """
-                INSERT INTO pack_garbage (pack, bytes) VALUES (?, ?) ON CONFLICT(pack) DO UPDATE SET bytes = bytes + excluded.bytes
-                """)
-            var byPack: [String: Int64] = [:]
-            for t in texts {
-                if let r = try Row.fetchOne(drop, arguments: [t]) { byPack[r[0], default: 0] += r[1] }
-            }
-            for (pack, size) in byPack { try note.execute(arguments: [pack, size]) }
-            return byPack.values.reduce(0, +)
-        }
+        var bytes = try await index.forget(hashes)
         for h in hashes {
             var st = stat()
             let path = url(h).path
@@ -74,18 +57,14 @@ extension FolderChunkStore {
 
     public func compact() async throws -> Compaction {
         var result = Compaction()
-        let noted: [(pack: String, live: Int64, count: Int)] = try await indexRead { db in
-            try Row.fetchAll(db, sql: """
-                SELECT g.pack, coalesce(sum(c.size), 0) AS live, count(c.hash) AS n FROM pack_garbage g LEFT JOIN chunk_packs c ON c.pack = g.pack GROUP BY g.pack
-                """).map { ($0[0], $0[1], $0[2]) }
-        }
+        let noted = try await index.packsWithGarbage()
         for (pack, live, count) in noted {
             let path = packURL(pack).path
             var st = stat()
             let size: Int64 = lstat(path, &st) == 0 ? Int64(st.st_size) : 0
             if count == 0 {
                 if size > 0, unlink(path) == 0 { result.deleted += 1; result.bytesFreed += size }
-                try await indexWrite { db in try db.execute(sql: "DELETE FROM pack_garbage WHERE pack = ?", arguments: [pack]) }
+                try await index.dropNote(pack)
             } else if live * 2 < size {
                 let newSize = try await rewrite(pack)
                 result.rewritten += 1
@@ -99,10 +78,7 @@ extension FolderChunkStore {
     /// Copies the chunks still in `pack` into a new pack (flushed), moves their index rows to it
     /// in one transaction, then removes the old pack. Returns the new pack's size.
     func rewrite(_ pack: String) async throws -> Int64 {
-        let rows: [(hash: String, offset: Int, size: Int)] = try await indexRead { db in
-            try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, offset, size FROM chunk_packs WHERE pack = ? ORDER BY offset"), arguments: [pack])
-                .map { ($0[0], $0[1], $0[2]) }
-        }
+        let rows = try await index.rows(of: pack)
         let oldPath = packURL(pack).path
         let total = rows.reduce(0) { $0 + $1.size }
         guard let fresh = PackBytes(capacity: total) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
@@ -129,12 +105,7 @@ extension FolderChunkStore {
             throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
         }
         writes.count.add(1, ordering: .relaxed)
-        let movedRows = moved
-        try await indexWrite { db in
-            let move = try db.cachedStatement(sql: "UPDATE chunk_packs SET pack = ?, offset = ? WHERE hash = ? AND pack = ?")
-            for m in movedRows { try move.execute(arguments: [name, m.offset, m.hash, pack]) }
-            try db.execute(sql: "DELETE FROM pack_garbage WHERE pack = ?", arguments: [pack])
-        }
+        try await index.move(moved, from: pack, to: name)
         unlink(oldPath)
         return Int64(fresh.count)
     }
@@ -154,17 +125,6 @@ extension FolderChunkStore {
         }
     }
 
-    func indexRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do { return try await packs.read(body) } catch let e as StorageError { throw e } catch {
-            throw StorageError(.storageFailure, "cannot read the chunk index: \(error)")
-        }
-    }
-
-    func indexWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do { return try await packs.write(body) } catch let e as StorageError { throw e } catch {
-            throw StorageError(.storageFailure, "cannot write the chunk index: \(error)")
-        }
-    }
 }
 
 extension Array {
