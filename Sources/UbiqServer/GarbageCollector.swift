@@ -118,7 +118,8 @@ struct GarbageCollectorService: Service {
 
     func run() async {
         while !Task.isCancelled {
-            let woken = await services.collectionWake.wait(timeout: interval)
+            // A graceful shutdown ends the wait (and the loop) at once.
+            let woken = await cancelWhenGracefulShutdown { await services.collectionWake.wait(timeout: interval) }
             if Task.isCancelled || Task.isShuttingDownGracefully { return }
             if woken {
                 // More may be emptied meanwhile: one collection for them all.

@@ -40,7 +40,6 @@ func downloadBytes(_ c: UbiqAPIClient, version: VersionID, container: ContainerI
 struct GarbageCollectionTests {
     @Test func anEmptiedTrashIsGivenBackToTheDiskAndWhatOthersHoldStays() async throws {
         let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
         try await server.user("alice")
         try await server.user("bob")
         let (alice, _) = try await server.device("alice")
@@ -78,11 +77,11 @@ struct GarbageCollectionTests {
         // Alice can store f1 again: it is uploaded afresh and reads back.
         let back = try await commitPacked(alice, "Documents/back.bin", files[1])
         #expect(try await downloadBytes(alice, version: try #require(back.version?.id)) == files[1])
+        await server.stop()
     }
 
     @Test func theServerCollectsSoonAfterATrashIsEmptied() async throws {
         let server = try await TestServer.start(configure: { $0.collectionDelay = .milliseconds(200) })
-        defer { Task { await server.stop() } }
         try await server.user("alice")
         let (alice, _) = try await server.device("alice")
         var rng = SeededRandom.forTest("gc.scheduled")
@@ -92,12 +91,12 @@ struct GarbageCollectionTests {
         #expect(try await alice.emptyTrash(notes).items == 1)
         let given = try await eventually(timeout: .seconds(20)) { try await server.services.chunks.footprint() <= before - 800_000 }
         #expect(given, "the server collected by itself")
+        await server.stop()
     }
 
     @Test func uploadsNeverCommittedAreReleasedAfterADay() async throws {
         let clock = HandClock()
         let server = try await TestServer.start(clock: { clock.now })
-        defer { Task { await server.stop() } }
         try await server.user("alice")
         let (alice, _) = try await server.device("alice")
         var rng = SeededRandom.forTest("gc.uncommitted")
@@ -126,6 +125,7 @@ struct GarbageCollectionTests {
         #expect(Set(try await alice.missingChunks(m.chunks.map(\.hash))) == Set(m.chunks.map(\.hash)))
         let keptVersion = try #require(try await alice.changes(notes, after: 0).items.first?.current?.id)
         #expect(try await downloadBytes(alice, version: keptVersion) == kept)
+        await server.stop()
     }
 
     /// Seeded: while collections run back to back, alice makes and empties garbage and bob
@@ -133,7 +133,6 @@ struct GarbageCollectionTests {
     /// chunk anyone holds at the end reads back, and every file bob committed downloads whole.
     @Test func uploadsRacingCollectionsNeverLoseAChunk() async throws {
         let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
         try await server.user("alice")
         try await server.user("bob")
         let (alice, _) = try await server.device("alice")
@@ -161,6 +160,7 @@ struct GarbageCollectionTests {
         for (v, content) in bobs { #expect(try await downloadBytes(bob, version: v) == content) }
         #expect(try await alice.account().used == 0)
         print("[gc.race] \(runs) collection(s) ran beside \(contents.count) rounds")
+        await server.stop()
     }
 
     /// The chunk folder on its own: packs emptied are deleted, packs mostly forgotten are
