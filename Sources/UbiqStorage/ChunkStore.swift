@@ -43,7 +43,7 @@ public protocol ChunkStore: Sendable {
 }
 
 /// A stored chunk as garbage collection sees it.
-public struct StoredChunk: Sendable, Equatable {
+public struct StoredChunk: Sendable, Hashable {
     public let hash: ContentHash
     public let size: Int
     public init(hash: ContentHash, size: Int) { self.hash = hash; self.size = size }
@@ -156,7 +156,7 @@ public struct FolderChunkStore: ChunkStore {
     public func put(_ hash: ContentHash, _ bytes: [UInt8]) async throws {
         guard ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
         let dest = url(hash)
-        let stored = FileManager.default.fileExists(atPath: dest.path)
+        let stored = try FileManager.default.fileExists(atPath: dest.path) || packed(hash) != nil  // packed: not again as a loose file
         let tmp = root.appendingPathComponent("tmp").appendingPathComponent("\(hash.hex).\(UInt64.random(in: 0...UInt64.max))")
         do {
             try FileManager.default.createDirectory(at: dest.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -264,7 +264,7 @@ public struct FolderChunkStore: ChunkStore {
             throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
         }
         writes.count.add(1, ordering: .relaxed)
-        try await index.record(pack: name, chunks)
+        try await index.record(pack: name, size: pack.count, chunks)
         recent.add(pack, chunks: chunks)
     }
 

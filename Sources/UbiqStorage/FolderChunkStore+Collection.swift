@@ -105,7 +105,7 @@ extension FolderChunkStore {
             throw StorageError(.storageFailure, "cannot write a chunk pack: \(error)")
         }
         writes.count.add(1, ordering: .relaxed)
-        try await index.move(moved, from: pack, to: name)
+        try await index.move(moved, from: pack, to: name, size: fresh.count)
         unlink(oldPath)
         return Int64(fresh.count)
     }

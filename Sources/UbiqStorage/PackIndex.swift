@@ -28,6 +28,10 @@ struct PackIndex: Sendable {
                     CREATE TABLE pack_garbage (pack TEXT PRIMARY KEY, bytes INTEGER NOT NULL) WITHOUT ROWID;
                     """)
             }
+            // Each pack's size as written (an object store's packs are not files to stat).
+            m.registerMigration("v3-pack-sizes") { db in
+                try db.execute(sql: "CREATE TABLE pack_sizes (pack TEXT PRIMARY KEY, size INTEGER NOT NULL) WITHOUT ROWID")
+            }
             try m.migrate(pool)
         } catch {
             throw StorageError(.storageFailure, "cannot open the chunk index \(path): \(error)")
@@ -57,9 +61,10 @@ struct PackIndex: Sendable {
 
     /// Records that `chunks` lie at their ranges of the new pack `name` (a chunk indexed already
     /// keeps its place), in one transaction.
-    func record(pack name: String, _ chunks: [(ContentHash, Range<Int>)]) async throws {
+    func record(pack name: String, size: Int, _ chunks: [(ContentHash, Range<Int>)]) async throws {
         do {
             try await pool.write { db in
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO pack_sizes (pack, size) VALUES (?, ?)").execute(arguments: [name, size])
                 let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO chunk_packs (hash, pack, offset, size) VALUES (?, ?, ?, ?)")
                 // In key order: each insert lands next to the one before (a batch's hashes are random).
                 for (hash, range) in chunks.sorted(by: { $0.0 < $1.0 }) { try insert.execute(arguments: [hash.hex, name, range.lowerBound, range.count]) }
@@ -109,6 +114,11 @@ struct PackIndex: Sendable {
         }
     }
 
+    /// The size `pack` was written with (nil for a pack written before sizes were kept).
+    func size(of pack: String) async throws -> Int? {
+        try await read { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT size FROM pack_sizes WHERE pack = ?"), arguments: [pack]) }
+    }
+
     /// The chunks indexed in `pack`, in the order they lie.
     func rows(of pack: String) async throws -> [(hash: String, offset: Int, size: Int)] {
         try await read { db in
@@ -119,8 +129,10 @@ struct PackIndex: Sendable {
 
     /// Moves `moved` chunks from `old` to their offsets in `new` and drops `old`'s garbage note,
     /// in one transaction.
-    func move(_ moved: [(hash: String, offset: Int)], from old: String, to new: String) async throws {
+    func move(_ moved: [(hash: String, offset: Int)], from old: String, to new: String, size: Int) async throws {
         try await write { db in
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO pack_sizes (pack, size) VALUES (?, ?)").execute(arguments: [new, size])
+            try db.execute(sql: "DELETE FROM pack_sizes WHERE pack = ?", arguments: [old])
             let move = try db.cachedStatement(sql: "UPDATE chunk_packs SET pack = ?, offset = ? WHERE hash = ? AND pack = ?")
             for m in moved { try move.execute(arguments: [new, m.offset, m.hash, old]) }
             try db.execute(sql: "DELETE FROM pack_garbage WHERE pack = ?", arguments: [old])
@@ -129,7 +141,10 @@ struct PackIndex: Sendable {
 
     /// Drops the garbage note of a pack that is gone.
     func dropNote(_ pack: String) async throws {
-        try await write { db in try db.execute(sql: "DELETE FROM pack_garbage WHERE pack = ?", arguments: [pack]) }
+        try await write { db in
+            try db.execute(sql: "DELETE FROM pack_garbage WHERE pack = ?", arguments: [pack])
+            try db.execute(sql: "DELETE FROM pack_sizes WHERE pack = ?", arguments: [pack])
+        }
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {

@@ -88,18 +88,44 @@ public struct S3Client: Sendable {
         guard a.status == 204 || a.status == 200 || a.status == 404 else { throw Self.failure("cannot remove \(key)", a) }
     }
 
+    /// An object as a listing shows it.
+    public struct Listed: Sendable, Equatable {
+        public let key: String
+        public let size: Int64
+        public let modified: Date?
+    }
+
+    /// Every object whose key starts with `prefix` (ListObjectsV2, a thousand a request).
+    public func list(prefix: String) async throws -> [Listed] {
+        var out: [Listed] = []
+        var token: String?
+        repeat {
+            var query = [("list-type", "2"), ("prefix", prefix), ("max-keys", "1000")]
+            if let token { query.append(("continuation-token", token)) }
+            let a = try await send(.GET, key: nil, query: query, limit: 4 << 20)
+            guard a.status == 200 else { throw Self.failure("cannot list \(bucket)", a) }
+            let page = S3Listing.parse(a.body)
+            out += page.objects
+            token = page.truncated ? page.next : nil
+            guard page.truncated == false || token != nil else { throw StorageError(.storageFailure, "the object store's listing of \(bucket) is cut short with no way on") }
+        } while token != nil
+        return out
+    }
+
     /// Signs and sends one request, trying again with backoff on server errors (5xx, including
     /// `SlowDown`) and on connection failures.
-    func send(_ method: HTTPMethod, key: String?, headers extra: [(String, String)] = [], body: [UInt8] = [], limit: Int = 1 << 20) async throws -> Answer {
+    func send(_ method: HTTPMethod, key: String?, query: [(String, String)] = [], headers extra: [(String, String)] = [], body: [UInt8] = [],
+              limit: Int = 1 << 20) async throws -> Answer {
         let path = "/" + bucket + (key.map { "/" + SigV4.encodePath($0) } ?? "")
+        let queryText = query.isEmpty ? "" : "?" + SigV4.canonicalQuery(query)
         let payloadHash = body.isEmpty ? SigV4.emptyPayloadHash : SigV4.hex(SHA256.hash(data: body))
         let hostHeader = base.port.map { "\(base.host!):\($0)" } ?? base.host!
         var delay: Duration = .milliseconds(100)
         for attempt in 1...Self.attempts {
             var headers = [("host", hostHeader), ("x-amz-content-sha256", payloadHash)] + extra
-            let signed = signer.sign(method: method.rawValue, path: path, headers: headers, payloadHash: payloadHash, at: now())
+            let signed = signer.sign(method: method.rawValue, path: path, query: query, headers: headers, payloadHash: payloadHash, at: now())
             headers += signed.headers.map { ($0.name, $0.value) }
-            var request = HTTPClientRequest(url: base.absoluteString.trimmingSuffix("/") + path)
+            var request = HTTPClientRequest(url: base.absoluteString.trimmingSuffix("/") + path + queryText)
             request.method = method
             for (n, v) in headers { request.headers.add(name: n, value: v) }
             if !body.isEmpty {
