@@ -37,7 +37,7 @@ struct UserList: AsyncParsableCommand {
     @OptionGroup var data: DataOption
 
     func run() async throws {
-        let users = try await ServerServices.embedded(at: data.directory()).users()
+        let users = try await data.services().users()
         if json { return try printJSON(users.map { UserListing(name: $0.name, quota: $0.quota, used: $0.used, devices: $0.devices, created: $0.created) }) }
         if users.isEmpty { print("no users (add one with 'ubiq server user add NAME')") }
         for u in users {
@@ -56,7 +56,7 @@ struct UserPasswd: AsyncParsableCommand {
 
     func run() async throws {
         let (password, generated) = try PasswordInput.read(fromStdin: passwordStdin)
-        try await ServerServices.embedded(at: data.directory()).setPassword(user: name, password: password, signOut: signOut)
+        try await data.services().setPassword(user: name, password: password, signOut: signOut)
         print("password of \(name) changed\(signOut ? "; every device is signed out" : "")")
         if generated { print("password: \(password)") }
     }
@@ -71,7 +71,7 @@ struct UserQuota: AsyncParsableCommand {
 
     func run() async throws {
         let bytes = try ByteSize.parse(size)
-        try await ServerServices.embedded(at: data.directory()).setQuota(user: name, quota: bytes)
+        try await data.services().setQuota(user: name, quota: bytes)
         print("quota of \(name) is \(ByteSize.format(bytes))")
     }
 }
@@ -85,7 +85,7 @@ struct UserDelete: AsyncParsableCommand {
 
     func run() async throws {
         guard yes else { throw CLIError(.invalidRequest, "this deletes every file, version and setting of \(name) for good; add --yes to confirm") }
-        try await ServerServices.embedded(at: data.directory()).deleteUser(name)
+        try await data.services().deleteUser(name)
         print("deleted user \(name)")
     }
 }
@@ -104,7 +104,7 @@ struct DeviceAdminList: AsyncParsableCommand {
     @OptionGroup var data: DataOption
 
     func run() async throws {
-        let devices = try await ServerServices.embedded(at: data.directory()).devices(user: user).map {
+        let devices = try await data.services().devices(user: user).map {
             DeviceInfo(id: $0.id, name: $0.name, created: $0.created, lastSeen: $0.lastSeen, signedIn: $0.signedIn, current: false)
         }
         if json { return try printJSON(devices) }
@@ -120,7 +120,7 @@ struct DeviceAdminRevoke: AsyncParsableCommand {
     @OptionGroup var data: DataOption
 
     func run() async throws {
-        let d = try await ServerServices.embedded(at: data.directory()).revokeDevice(user: user, device: device)
+        let d = try await data.services().revokeDevice(user: user, device: device)
         print("revoked \(d.name) (\(d.id)) of \(user)")
     }
 }

@@ -31,6 +31,17 @@ struct DataOption: ParsableArguments {
         if let data { return URL(fileURLWithPath: data, isDirectory: true) }
         return ServerConfiguration.defaultDataDirectory(environment: ProcessInfo.processInfo.environment)
     }
+
+    @Option(name: .long, help: "Where chunks are kept: s3://BUCKET?endpoint=URL&region=REGION (credentials in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); default: chunks/ in the data directory.")
+    var blobs: String?
+
+    /// The server's stores: the metadata in the data directory, the chunks where `--blobs` says.
+    func services() async throws -> ServerServices {
+        let env = ProcessInfo.processInfo.environment
+        let location: BlobStoreLocation
+        do { location = try BlobStoreLocation.parse(blobs, environment: env) } catch let e as CoreError { throw CLIError(e.code, e.message) }
+        return try await ServerServices.open(at: directory(), blobs: location, environment: env)
+    }
 }
 
 /// `ubiq server [--data DIR] [--listen HOST:PORT] [--tls-cert F --tls-key F]`
@@ -68,7 +79,7 @@ struct ServerRun: AsyncParsableCommand {
             do { tls = try ServerTLS.load(certFile: tlsCert, keyFile: tlsKey) } catch let e as CoreError { throw CLIError(e.code, e.message) }
         }
         let dir = data.directory()
-        var opened = try ServerServices.embedded(at: dir)
+        var opened = try await data.services()
         let adminToken = ServerServices.newAdminToken()
         opened.adminToken = adminToken
         let services = opened
@@ -160,7 +171,7 @@ struct UserAdd: AsyncParsableCommand {
     func run() async throws {
         let quotaBytes = try quota.map { try ByteSize.parse($0) } ?? ServerConfiguration.defaultQuota
         let (password, generated) = try PasswordInput.read(fromStdin: passwordStdin)
-        let services = try ServerServices.embedded(at: data.directory())
+        let services = try await data.services()
         try await services.addUser(name: name, password: password, quota: quotaBytes)
         print("created user \(name) (quota \(ByteSize.format(quotaBytes)))")
         if generated { print("password: \(password)") }

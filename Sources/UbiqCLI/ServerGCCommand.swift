@@ -31,7 +31,7 @@ struct ServerGC: AsyncParsableCommand {
         if let lock {
             // No server uses the folder, and none can start until this is done.
             defer { withExtendedLifetime(lock) {} }
-            report = try await ServerServices.embedded(at: dir).collectGarbage(dryRun: dryRun)
+            report = try await data.services().collectGarbage(dryRun: dryRun)
         } else {
             report = try await AdminAccess.read(in: dir).client().collectGarbage(dryRun: dryRun)
         }

@@ -45,14 +45,22 @@ public struct ServerServices: Sendable {
 
     /// Opens the embedded store in `directory` (`metadata.sqlite` and `chunks/`), creating it if needed.
     public static func embedded(at directory: URL, clock: @escaping @Sendable () -> Date = { Date() }) throws -> ServerServices {
+        let meta = try openMetadata(at: directory)
+        return build(meta, try FolderChunkStore(root: directory.appendingPathComponent("chunks")), clock)
+    }
+
+    /// Makes the data folder (private to the server's user) and opens `metadata.sqlite` in it.
+    static func openMetadata(at directory: URL) throws -> SQLiteMetadataStore {
         // Only the server's own user may enter (#23 row 6: 0755 let every local user read it).
         do { try PrivateDirectory.make(directory) } catch let e as CoreError { throw APIFailure(e.code, "data directory: \(e.message)") }
         guard FileManager.default.isWritableFile(atPath: directory.path) else {
             throw APIFailure(.storageFailure, "data directory \(directory.path) is not writable")
         }
-        let meta = try SQLiteMetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
-        let chunks = try FolderChunkStore(root: directory.appendingPathComponent("chunks"))
-        return ServerServices(metadata: meta, keyValues: SQLiteKeyValueStore(meta), admin: SQLiteAccountAdmin(meta), chunks: chunks, clock: clock)
+        return try SQLiteMetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
+    }
+
+    static func build(_ meta: SQLiteMetadataStore, _ chunks: any ChunkStore, _ clock: @escaping @Sendable () -> Date) -> ServerServices {
+        ServerServices(metadata: meta, keyValues: SQLiteKeyValueStore(meta), admin: SQLiteAccountAdmin(meta), chunks: chunks, clock: clock)
     }
 
     /// Resolves the bearer token of a request.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UbiqCore
+import UbiqServer
 import UbiqStorage
 import UbiqTesting
 
@@ -11,6 +12,16 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     static var available: [StoreKind] { S3TestStore.runs ? [.folder, .s3] : [.folder] }
+
+    /// Where a test server of this kind keeps its chunks (a fresh bucket for S3).
+    var blobs: BlobStoreLocation {
+        switch self {
+        case .folder: return .folder
+        case .s3:
+            return .s3(endpoint: S3TestStore.store?.endpoint ?? "http://127.0.0.1:1", bucket: "ubiq-test-\(UUID().uuidString.prefix(13).lowercased())",
+                       region: S3TestStore.env["AWS_DEFAULT_REGION"] ?? "us-east-1")
+        }
+    }
 
     /// A fresh, empty store of this kind with its files under `dir` (nil, with an issue
     /// recorded, when S3 is required but not named).

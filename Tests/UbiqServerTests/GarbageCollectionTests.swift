@@ -38,8 +38,9 @@ func downloadBytes(_ c: UbiqAPIClient, version: VersionID, container: ContainerI
 /// storing while it runs.
 @Suite("Garbage collection")
 struct GarbageCollectionTests {
-    @Test func anEmptiedTrashIsGivenBackToTheDiskAndWhatOthersHoldStays() async throws {
-        let server = try await TestServer.start()
+    @Test(arguments: StoreKind.available)
+    func anEmptiedTrashIsGivenBackToTheDiskAndWhatOthersHoldStays(_ kind: StoreKind) async throws {
+        let server = try await TestServer.start(blobs: kind.blobs)
         try await server.user("alice")
         try await server.user("bob")
         let (alice, _) = try await server.device("alice")
@@ -94,9 +95,10 @@ struct GarbageCollectionTests {
         await server.stop()
     }
 
-    @Test func uploadsNeverCommittedAreReleasedAfterADay() async throws {
+    @Test(arguments: StoreKind.available)
+    func uploadsNeverCommittedAreReleasedAfterADay(_ kind: StoreKind) async throws {
         let clock = HandClock()
-        let server = try await TestServer.start(clock: { clock.now })
+        let server = try await TestServer.start(clock: { clock.now }, blobs: kind.blobs)
         try await server.user("alice")
         let (alice, _) = try await server.device("alice")
         var rng = SeededRandom.forTest("gc.uncommitted")
@@ -131,8 +133,9 @@ struct GarbageCollectionTests {
     /// Seeded: while collections run back to back, alice makes and empties garbage and bob
     /// uploads the same contents (found stored, so not written again) and commits them. Every
     /// chunk anyone holds at the end reads back, and every file bob committed downloads whole.
-    @Test func uploadsRacingCollectionsNeverLoseAChunk() async throws {
-        let server = try await TestServer.start()
+    @Test(arguments: StoreKind.available)
+    func uploadsRacingCollectionsNeverLoseAChunk(_ kind: StoreKind) async throws {
+        let server = try await TestServer.start(blobs: kind.blobs)
         try await server.user("alice")
         try await server.user("bob")
         let (alice, _) = try await server.device("alice")

@@ -27,6 +27,7 @@ public final class TestServer: Sendable {
     public static func start(directory: TempDirectory? = nil, port wanted: Int = 0,
                              headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), maxConnections: Int = 1000,
                              tls: TestCertificates? = nil, clock: @escaping @Sendable () -> Date = { Date() },
+                             blobs: BlobStoreLocation = .folder,
                              configure: @escaping @Sendable (inout ServerServices) -> Void = { _ in }) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
         var lastError: Error = CoreError(.internalError, "test server did not start")
@@ -34,7 +35,7 @@ public final class TestServer: Sendable {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
             do {
                 return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
-                                           tls: tls, clock: clock, configure: configure)
+                                           tls: tls, clock: clock, blobs: blobs, configure: configure)
             } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
@@ -45,8 +46,9 @@ public final class TestServer: Sendable {
 
     static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration, maxConnections: Int,
                           tls: TestCertificates?, clock: @escaping @Sendable () -> Date,
-                          configure: (inout ServerServices) -> Void) async throws -> TestServer {
-        var services = try ServerServices.embedded(at: dir.url, clock: clock)
+                          blobs: BlobStoreLocation, configure: (inout ServerServices) -> Void) async throws -> TestServer {
+        var services = blobs == .folder ? try ServerServices.embedded(at: dir.url, clock: clock)
+            : try await ServerServices.open(at: dir.url, blobs: blobs, clock: clock)
         configure(&services)
         var logger = Logger(label: "test.server")
         logger.logLevel = .warning
