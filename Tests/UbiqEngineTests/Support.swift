@@ -3,6 +3,7 @@ import Testing
 import UbiqClient
 import UbiqCore
 import UbiqEngine
+import UbiqServer
 import UbiqTesting
 
 /// A server with `alice` and `bob`, and helpers to make devices; everything is removed afterwards.
@@ -13,8 +14,8 @@ final class Fleet: @unchecked Sendable {
     private init(server: TestServer) { self.server = server }
 
     /// `tls`: the server speaks HTTPS only, and the devices trust its authority.
-    static func start(tls: TestCertificates? = nil) async throws -> Fleet {
-        let server = try await TestServer.start(tls: tls)
+    static func start(tls: TestCertificates? = nil, blobs: BlobStoreLocation = .folder) async throws -> Fleet {
+        let server = try await TestServer.start(tls: tls, blobs: blobs)
         try await server.user("alice")
         try await server.user("bob")
         return Fleet(server: server)
@@ -37,8 +38,8 @@ final class Fleet: @unchecked Sendable {
     }
 }
 
-func withFleet(tls: TestCertificates? = nil, _ body: (Fleet) async throws -> Void) async throws {
-    let fleet = try await Fleet.start(tls: tls)
+func withFleet(tls: TestCertificates? = nil, blobs: BlobStoreLocation = .folder, _ body: (Fleet) async throws -> Void) async throws {
+    let fleet = try await Fleet.start(tls: tls, blobs: blobs)
     do { try await body(fleet) } catch { await fleet.stop(); throw error }
     await fleet.stop()
 }

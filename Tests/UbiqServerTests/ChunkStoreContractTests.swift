@@ -5,42 +5,6 @@ import UbiqServer
 import UbiqStorage
 import UbiqTesting
 
-/// The chunk stores a server can use: the folder (always) and an S3 bucket (when a store is
-/// named, see `S3TestStore`).
-enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case folder, s3
-    var testDescription: String { rawValue }
-
-    static var available: [StoreKind] { S3TestStore.runs ? [.folder, .s3] : [.folder] }
-
-    /// Where a test server of this kind keeps its chunks (a fresh bucket for S3).
-    var blobs: BlobStoreLocation {
-        switch self {
-        case .folder: return .folder
-        case .s3:
-            return .s3(endpoint: S3TestStore.store?.endpoint ?? "http://127.0.0.1:1", bucket: "ubiq-test-\(UUID().uuidString.prefix(13).lowercased())",
-                       region: S3TestStore.env["AWS_DEFAULT_REGION"] ?? "us-east-1")
-        }
-    }
-
-    /// A fresh, empty store of this kind with its files under `dir` (nil, with an issue
-    /// recorded, when S3 is required but not named).
-    func make(in dir: TempDirectory, recentBytes: Int = 0) async throws -> (any ChunkStore)? {
-        switch self {
-        case .folder:
-            return try FolderChunkStore(root: dir.url.appendingPathComponent("chunks"), recentBytes: recentBytes)
-        case .s3:
-            guard let s = S3TestStore.store else {
-                Issue.record("no S3 store: set S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (.ci/run starts Ceph RGW)")
-                return nil
-            }
-            let bucket = "ubiq-test-\(UUID().uuidString.prefix(13).lowercased())"
-            let client = try S3Client(endpoint: s.endpoint, bucket: bucket, region: S3TestStore.env["AWS_DEFAULT_REGION"] ?? "us-east-1", credentials: s.credentials)
-            return try await S3ChunkStore(client: client, indexPath: dir.url.appendingPathComponent("s3-index.sqlite").path, recentBytes: recentBytes)
-        }
-    }
-}
-
 /// What every chunk store promises (`ChunkStore`), held to each kind with the same tests.
 @Suite("Chunk store contract")
 struct ChunkStoreContractTests {

@@ -3,20 +3,7 @@ import Testing
 import UbiqStorage
 import UbiqTesting
 
-/// The object-store client against a real S3-compatible store: the Ceph RADOS Gateway that
-/// `.ci/run` starts (`../shared/scripts/ceph-rgw-up.sh`), named by `S3_ENDPOINT`,
-/// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`. Without them the suite does not run, unless
-/// `UBIQ_REQUIRE_S3=1` (CI) makes that a failure.
-enum S3TestStore {
-    static let env = ProcessInfo.processInfo.environment
-    static let required = env["UBIQ_REQUIRE_S3"] == "1"
-    static var store: (endpoint: String, credentials: SigV4.Credentials)? {
-        guard let e = env["S3_ENDPOINT"], let k = env["AWS_ACCESS_KEY_ID"], let s = env["AWS_SECRET_ACCESS_KEY"] else { return nil }
-        return (e, SigV4.Credentials(accessKeyID: k, secretAccessKey: s, sessionToken: env["AWS_SESSION_TOKEN"]))
-    }
-    static var runs: Bool { store != nil || required }
-}
-
+/// The object-store client against a real S3-compatible store (`S3TestStore`).
 @Suite("S3 client against a real store", .enabled(if: S3TestStore.runs))
 struct S3ClientTests {
 
