@@ -16,14 +16,18 @@ public struct S3ChunkStore: ChunkStore {
     public let s3: S3Client
     let index: PackIndex
     let recent: RecentChunks
+    /// The clock that dates objects against `orphanAge`.
+    let now: @Sendable () -> Date
     /// Objects no index row names are removed once this old (an upload writes its object, then
     /// its rows, within seconds).
     static let orphanAge: TimeInterval = 3600
 
     /// The store on `client`'s bucket (created if missing), with its index in the SQLite file
     /// `indexPath`.
-    public init(client: S3Client, indexPath: String, recentBytes: Int = FolderChunkStore.defaultRecentBytes) async throws {
+    public init(client: S3Client, indexPath: String, recentBytes: Int = FolderChunkStore.defaultRecentBytes,
+                now: @escaping @Sendable () -> Date = { Date() }) async throws {
         s3 = client
+        self.now = now
         index = try PackIndex(path: indexPath)
         recent = RecentChunks(budget: recentBytes)
         try await client.ensureBucket()
@@ -175,7 +179,7 @@ public struct S3ChunkStore: ChunkStore {
             }
         }
         let named = try await index.packNames()
-        let cutoff = s3.now().addingTimeInterval(-Self.orphanAge)
+        let cutoff = now().addingTimeInterval(-Self.orphanAge)
         for o in try await s3.list(prefix: "packs/") {
             let name = String(o.key.dropFirst("packs/".count))
             guard !named.contains(name), let modified = o.modified, modified < cutoff else { continue }
