@@ -14,9 +14,11 @@ struct BenchServer {
     let logger: Logger
     var port: Int { server.port }
 
-    static func start(label: String) async throws -> BenchServer {
+    /// `blobs`: `--blobs` of the server (nil: the data folder's chunks).
+    static func start(label: String, blobs: String? = nil) async throws -> BenchServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-\(label)-\(UUID().uuidString.prefix(8))")
-        let services = try ServerServices.embedded(at: dir.appendingPathComponent("server"))
+        let env = ProcessInfo.processInfo.environment
+        let services = try await ServerServices.open(at: dir.appendingPathComponent("server"), blobs: try BlobStoreLocation.parse(blobs, environment: env), environment: env)
         try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40)
         var logger = Logger(label: "bench")
         logger.logLevel = .error

@@ -8,6 +8,7 @@ import UbiqEngine
 struct BulkBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bulk", abstract: "10,000 small files, one big file, a start-up scan.")
 
+    @Option(help: "The server's --blobs (s3://BUCKET?endpoint=…; credentials from AWS_*); default: its data folder.") var blobs: String?
     @Option(help: "Small files (1–8 KiB each).") var files = 10_000
     @Option(help: "Size of the big file in MiB (0 skips it).") var bigMiB = 1024
     @Option(help: "Runs of the start-up scan.") var scanRuns = 5
@@ -15,7 +16,7 @@ struct BulkBench: AsyncParsableCommand {
     var flushSource = false
 
     func run() async throws {
-        let server = try await BenchServer.start(label: "bulkbench")
+        let server = try await BenchServer.start(label: "bulkbench", blobs: blobs)
         let a = try await server.device("A", container: "bench.bulk")
         let b = try await server.device("B", container: "bench.bulk")
         await a.engine.start(); await b.engine.start()

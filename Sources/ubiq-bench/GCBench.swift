@@ -12,13 +12,14 @@ import UbiqServer
 struct GCBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "gc", abstract: "Garbage collection: bytes given back per second, and a concurrent upload's time.")
 
+    @Option(help: "The server's --blobs (s3://BUCKET?endpoint=…; credentials from AWS_*); default: its data folder.") var blobs: String?
     @Option(help: "MiB of files deleted before the collection.") var garbageMiB = 1024
     @Option(help: "Size of each file, MiB.") var fileMiB = 4
     @Option(help: "Of every this many files one is kept (the rest deleted).") var keepEvery = 4
     @Option(help: "MiB uploaded alone, then again beside the collection.") var uploadMiB = 128
 
     func run() async throws {
-        let server = try await BenchServer.start(label: "gc")
+        let server = try await BenchServer.start(label: "gc", blobs: blobs)
         let url = "http://127.0.0.1:\(server.port)"
         let c = UbiqAPIClient(baseURL: url, token: try await UbiqAPIClient(baseURL: url).login(user: "bench", password: "bench-pw", deviceName: "gc").1.token)
         let container = try ContainerID(validating: "iCloud.bench")

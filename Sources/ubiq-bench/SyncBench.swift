@@ -13,13 +13,14 @@ import UbiqTesting
 struct SyncBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sync", abstract: "Latency and wire bytes between two devices.")
 
+    @Option(help: "The server's --blobs (s3://BUCKET?endpoint=…; credentials from AWS_*); default: its data folder.") var blobs: String?
     @Option(help: "Runs of the 1 MiB latency measure.") var runs = 21
     @Option(help: "Runs of each 64 MiB edit measure.") var editRuns = 5
     @Option(help: "Runs of each moved-in / atomic-save measure.") var placedRuns = 7
     @Option(help: "MiB of the big moved-in / atomically saved file (0 skips it).") var placedBigMiB = 64
 
     func run() async throws {
-        let server = try await BenchServer.start(label: "syncbench")
+        let server = try await BenchServer.start(label: "syncbench", blobs: blobs)
         let port = server.port
 
         let proxyA = LoopbackProxy(target: port), proxyB = LoopbackProxy(target: port)
