@@ -31,13 +31,13 @@ extension ServerServices {
             let started = ContinuousClock.now
             var report = GarbageReport(dryRun: dryRun)
             report.storeBytesBefore = try await chunks.footprint()
-            let released = try await metadata.releaseUncommitted(uploadedBefore: clock().addingTimeInterval(-ChunkCollection.uncommittedGrace), dryRun: dryRun)
+            let released = try await liveness.releaseUncommitted(uploadedBefore: clock().addingTimeInterval(-ChunkCollection.uncommittedGrace), dryRun: dryRun)
             report.releasedUploads = released.chunks
             report.releasedBytes = released.bytes
             let found = FoundGarbage()
             try await chunks.storedChunks(pageSize: ChunkCollection.pageSize) { page in
                 let (dead, bytes) = try await chunkGate.exclusive {
-                    let live = try await metadata.liveChunks(among: page.map(\.hash))
+                    let live = try await liveness.liveChunks(among: page.map(\.hash))
                     let dead = page.filter { !live.contains($0.hash) }
                     if !dryRun { _ = try await chunks.forget(dead.map(\.hash)) }
                     return (dead.count, dead.reduce(Int64(0)) { $0 + Int64($1.size) })

@@ -16,6 +16,8 @@ public struct ServerServices: Sendable {
     /// The administrator's queries (`ubiq server user|device …`, and the account's device list).
     public let admin: any AccountAdminStore
     public let chunks: any ChunkStore
+    /// Garbage collection's questions to the metadata.
+    public let liveness: any ChunkLivenessStore
     public let push: PushHub
     public let clock: @Sendable () -> Date
     let throttle = LoginThrottle()
@@ -33,8 +35,9 @@ public struct ServerServices: Sendable {
     /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
     public var collectionDelay = ChunkCollection.afterEmptying
 
-    public init(metadata: any MetadataStore, keyValues: any KeyValueStore, admin: any AccountAdminStore, chunks: any ChunkStore, push: PushHub = PushHub(),
-                clock: @escaping @Sendable () -> Date = { Date() }) {
+    public init(metadata: any MetadataStore, keyValues: any KeyValueStore, admin: any AccountAdminStore, liveness: any ChunkLivenessStore,
+                chunks: any ChunkStore, push: PushHub = PushHub(), clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.liveness = liveness
         self.metadata = metadata
         self.keyValues = keyValues
         self.admin = admin
@@ -60,7 +63,8 @@ public struct ServerServices: Sendable {
     }
 
     static func build(_ meta: SQLiteMetadataStore, _ chunks: any ChunkStore, _ clock: @escaping @Sendable () -> Date) -> ServerServices {
-        ServerServices(metadata: meta, keyValues: SQLiteKeyValueStore(meta), admin: SQLiteAccountAdmin(meta), chunks: chunks, clock: clock)
+        ServerServices(metadata: meta, keyValues: SQLiteKeyValueStore(meta), admin: SQLiteAccountAdmin(meta), liveness: SQLiteChunkLiveness(meta),
+                       chunks: chunks, clock: clock)
     }
 
     /// Resolves the bearer token of a request.

@@ -14,13 +14,7 @@ import Glibc
 /// pack went looks again (`get`, `visitMany`).
 extension FolderChunkStore {
     public func storedChunks(pageSize: Int, _ visit: ([StoredChunk]) async throws -> Void) async throws {
-        var after = ""
-        while true {
-            let page = try await index.page(after: after, limit: pageSize)
-            guard let last = page.last else { break }
-            after = last.hash.hex
-            try await visit(page)
-        }
+        try await index.eachPage(pageSize, visit)
         // Loose chunks (single uploads), a fan-out folder at a time.
         for page in try looseChunks().chunked(max(1, pageSize)) { try await visit(Array(page)) }
     }

@@ -215,4 +215,4 @@ public protocol KeyValueStore: Sendable {
 
 /// Everything the server needs from its metadata database. A PostgreSQL implementation
 /// (not built yet) would conform to the same protocol, so routes would not change.
-public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ChunkLivenessStore & ItemStore
+public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore

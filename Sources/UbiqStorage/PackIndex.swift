@@ -87,6 +87,17 @@ struct PackIndex: Sendable {
         }
     }
 
+    /// Every indexed chunk, a page of at most `pageSize` at a time in hash order.
+    func eachPage(_ pageSize: Int, _ visit: ([StoredChunk]) async throws -> Void) async throws {
+        var after = ""
+        while true {
+            let page = try await self.page(after: after, limit: pageSize)
+            guard let last = page.last else { return }
+            after = last.hash.hex
+            try await visit(page)
+        }
+    }
+
     /// Deletes the rows of `hashes` and notes, in the same transaction, the bytes each pack lost.
     /// Returns the bytes forgotten.
     func forget(_ hashes: [ContentHash]) async throws -> Int64 {

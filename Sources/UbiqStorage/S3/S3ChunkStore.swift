@@ -146,13 +146,7 @@ public struct S3ChunkStore: ChunkStore {
     // Garbage collection.
 
     public func storedChunks(pageSize: Int, _ visit: ([StoredChunk]) async throws -> Void) async throws {
-        var after = ""
-        while true {
-            let page = try await index.page(after: after, limit: pageSize)
-            guard let last = page.last else { return }
-            after = last.hash.hex
-            try await visit(page)
-        }
+        try await index.eachPage(pageSize, visit)
     }
 
     public func forget(_ hashes: [ContentHash]) async throws -> Int64 {

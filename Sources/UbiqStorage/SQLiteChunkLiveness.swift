@@ -2,8 +2,16 @@ import Foundation
 import GRDB
 import UbiqCore
 
-/// Garbage collection's questions (`ChunkLivenessStore`).
-extension SQLiteMetadataStore: ChunkLivenessStore {
+/// Garbage collection's questions (`ChunkLivenessStore`) on an embedded server's database: a
+/// type of its own beside the store the routes use, sharing its connection pool.
+public struct SQLiteChunkLiveness: ChunkLivenessStore {
+    let store: SQLiteMetadataStore
+
+    public init(_ store: SQLiteMetadataStore) { self.store = store }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await store.read(body) }
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await store.write(body) }
+
     public func liveChunks(among hashes: [ContentHash]) async throws -> Set<ContentHash> {
         guard !hashes.isEmpty else { return [] }
         return try await read { db in
