@@ -48,25 +48,23 @@ extension AsyncGate {
     /// Runs `body` as one of the shared holders.
     func shared<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         await enterShared()
-        do {
-            let r = try await body()
-            leaveShared()
-            return r
-        } catch {
-            leaveShared()
-            throw error
-        }
+        return try await leaving(body) { $0.leaveShared() }
     }
 
     /// Runs `body` as the only holder.
     func exclusive<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         await enterExclusive()
+        return try await leaving(body) { $0.leaveExclusive() }
+    }
+
+    /// Runs `body`, then `leave`, whether `body` returned or threw.
+    private func leaving<T: Sendable>(_ body: @Sendable () async throws -> T, _ leave: (isolated AsyncGate) -> Void) async throws -> T {
         do {
             let r = try await body()
-            leaveExclusive()
+            leave(self)
             return r
         } catch {
-            leaveExclusive()
+            leave(self)
             throw error
         }
     }

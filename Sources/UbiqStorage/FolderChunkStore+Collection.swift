@@ -16,7 +16,8 @@ extension FolderChunkStore {
     public func storedChunks(pageSize: Int, _ visit: ([StoredChunk]) async throws -> Void) async throws {
         try await index.eachPage(pageSize, visit)
         // Loose chunks (single uploads), a fan-out folder at a time.
-        for page in try looseChunks().chunked(max(1, pageSize)) { try await visit(Array(page)) }
+        let loose = try await BlockingIO.run { try self.looseChunks() }  // a walk of the fan-out folders
+        for page in loose.chunked(max(1, pageSize)) { try await visit(Array(page)) }
     }
 
     /// Every loose chunk file (`ab/cd/<hash>`), with its size.
@@ -76,18 +77,22 @@ extension FolderChunkStore {
         let oldPath = packURL(pack).path
         let total = rows.reduce(0) { $0 + $1.size }
         guard let fresh = PackBytes(capacity: total) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
-        var moved: [(hash: String, offset: Int)] = []
-        let fd = open(oldPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StorageError(.storageFailure, "cannot open pack \(pack): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        for r in rows {
-            // Copied as they are (a corrupt chunk stays one, and is reported as such when read).
-            guard let bytes = try FileIO.readRange(fd: fd, offset: r.offset, size: r.size, path: oldPath) else {
-                throw StorageError(.storageFailure, "pack \(pack) is shorter than its index says")
+        // Read on an I/O thread: up to 16 MiB from disk.
+        let moved: [(hash: String, offset: Int)] = try await BlockingIO.run {
+            var moved: [(hash: String, offset: Int)] = []
+            let fd = open(oldPath, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw StorageError(.storageFailure, "cannot open pack \(pack): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            for r in rows {
+                // Copied as they are (a corrupt chunk stays one, and is reported as such when read).
+                guard let bytes = try FileIO.readRange(fd: fd, offset: r.offset, size: r.size, path: oldPath) else {
+                    throw StorageError(.storageFailure, "pack \(pack) is shorter than its index says")
+                }
+                let start = fresh.count
+                _ = bytes.withUnsafeBytes { fresh.append($0) }
+                moved.append((r.hash, start))
             }
-            let start = fresh.count
-            _ = bytes.withUnsafeBytes { fresh.append($0) }
-            moved.append((r.hash, start))
+            return moved
         }
         let name = UUID().uuidString.lowercased()
         let newPath = packURL(name).path
