@@ -53,17 +53,17 @@ public struct ServerServices: Sendable {
     }
 
     /// Makes the data folder (private to the server's user) and opens `metadata.sqlite` in it.
-    static func openMetadata(at directory: URL) throws -> SQLiteMetadataStore {
+    static func openMetadata(at directory: URL) throws -> SQLMetadataStore {
         // Only the server's own user may enter (#23 row 6: 0755 let every local user read it).
         do { try PrivateDirectory.make(directory) } catch let e as CoreError { throw APIFailure(e.code, "data directory: \(e.message)") }
         guard FileManager.default.isWritableFile(atPath: directory.path) else {
             throw APIFailure(.storageFailure, "data directory \(directory.path) is not writable")
         }
-        return try SQLiteMetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
+        return try SQLMetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
     }
 
-    static func build(_ meta: SQLiteMetadataStore, _ chunks: any ChunkStore, _ clock: @escaping @Sendable () -> Date) -> ServerServices {
-        ServerServices(metadata: meta, keyValues: SQLiteKeyValueStore(meta), admin: SQLiteAccountAdmin(meta), liveness: SQLiteChunkLiveness(meta),
+    static func build(_ meta: SQLMetadataStore, _ chunks: any ChunkStore, _ clock: @escaping @Sendable () -> Date) -> ServerServices {
+        ServerServices(metadata: meta, keyValues: SQLKeyValueStore(meta), admin: SQLAccountAdmin(meta), liveness: SQLChunkLiveness(meta),
                        chunks: chunks, clock: clock)
     }
 

@@ -23,13 +23,3 @@ public enum ChunkReferenceBudget {
                                 + "past the \(limit) its quota allows (one per KiB); empty the trash or raise the quota")
     }
 }
-
-import GRDB
-
-extension Database {
-    /// Adds to an account's count of chunk references held by its versions.
-    func addChunkReferences(_ n: Int64, account: Int64) throws {
-        guard n != 0 else { return }
-        try cachedStatement(sql: "UPDATE accounts SET refs = refs + ? WHERE id = ?").execute(arguments: [n, account])
-    }
-}

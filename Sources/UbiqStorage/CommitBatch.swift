@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import UbiqCore
 
 /// What the commits of one batch look up, asked for the whole batch at once: which of its
@@ -40,15 +39,16 @@ final class CommitBatch {
     /// Notes references the commit under way adds (see `record`).
     func addRefs(_ n: Int) { refsOfInput += Int64(n) }
 
-    init(_ db: Database, account: Int64, container: Int64, inputs: [CommitInput]) throws {
+    init(_ db: any SQLConnection, account: Int64, container: Int64, inputs: [CommitInput]) throws {
         knownVersions = try db.present("SELECT uuid FROM versions WHERE container_id = ? AND uuid", container, inputs.map(\.versionID.description))
         knownItems = try db.present("SELECT uuid FROM items WHERE container_id = ? AND uuid", container, inputs.map(\.itemID.description))
         livePaths = try db.present("SELECT path FROM items WHERE container_id = ? AND deleted_at IS NULL AND path", container, inputs.map(\.path.string))
         let hashes = inputs.flatMap { $0.manifest?.chunks.map(\.hash) ?? [] }
         owned = Set(hashes).subtracting(try db.missingHashes(accountID: account, hashes))
-        let a = try Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used, refs FROM accounts WHERE id = ?"), arguments: [account])
-        guard let a else { throw StorageError(.unauthorized, "account no longer exists") }
-        (quota, used, refsAtStart) = (a["quota"], a["used"], a["refs"])
+        guard let a = try db.row("SELECT quota, used, refs FROM accounts WHERE id = ?", [account]) else {
+            throw StorageError(.unauthorized, "account no longer exists")
+        }
+        (quota, used, refsAtStart) = (try a["quota"], try a["used"], try a["refs"])
     }
 
     /// True if no version with this ID exists (so the commit is not a retry); false if it may.
@@ -69,7 +69,7 @@ final class CommitBatch {
     }
 
     /// The manifest's chunks the account does not hold (deduplicated, in manifest order), as
-    /// `Database.missingChunks` says; nil once the answers may be stale.
+    /// `SQLConnection.missingChunks` says; nil once the answers may be stale.
     func missing(_ manifest: Manifest) -> [ChunkRef]? {
         guard current else { return nil }
         return manifest.distinctChunks { !owned.contains($0) }
@@ -107,22 +107,5 @@ extension Manifest {
     func distinctChunks(where include: (ContentHash) -> Bool) -> [ChunkRef] {
         var seen = Set<ContentHash>()
         return chunks.filter { include($0.hash) && seen.insert($0.hash).inserted }
-    }
-}
-
-extension Database {
-    /// Which of `values` the query `sql` — ending in the column compared, `… AND column` —
-    /// finds with its one other argument `first`, asked in lists of up to `SQLBatch.rows`.
-    func present(_ sql: String, _ first: Int64, _ values: [String]) throws -> Set<String> {
-        let unique = Array(Set(values))
-        var found = Set<String>()
-        try SQLBatch.each(unique.count) { range in
-            let stmt = try cachedStatement(sql: "\(sql) IN (\(SQLBatch.marks(range.count)))")
-            var args: [(any DatabaseValueConvertible)?] = [first]
-            args.reserveCapacity(range.count + 1)
-            for v in unique[range] { args.append(v) }
-            for text in try String.fetchAll(stmt, arguments: StatementArguments(args)) { found.insert(text) }
-        }
-        return found
     }
 }

@@ -194,7 +194,7 @@ public protocol ItemStore: Sendable {
     /// Purges every item of the container's trash now; how many items and bytes given back.
     func emptyTrash(_ ctx: AuthContext, container: ContainerID) async throws -> (items: Int, bytes: Int64)
     /// Purges the items of every account that went to the trash before `cutoff`, giving back the
-    /// space only they used (see `SQLiteMetadataStore+Release.swift`).
+    /// space only they used (see `SQLMetadataStore+Release.swift`).
     func purgeTrash(deletedBefore cutoff: Date) async throws -> (items: Int, bytes: Int64)
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import UbiqCore
 @testable import UbiqStorage
@@ -14,8 +13,8 @@ import UbiqTesting
 @Suite("Commit batches")
 struct CommitBatchTests {
     struct Twin {
-        let batched: SQLiteMetadataStore
-        let single: SQLiteMetadataStore
+        let batched: SQLMetadataStore
+        let single: SQLMetadataStore
         let ctx: AuthContext
     }
 
@@ -25,8 +24,8 @@ struct CommitBatchTests {
         let dir = try TempDirectory("commit-batch")
         defer { dir.remove() }
         var rng = SeededRandom.forTest("commit.batch")
-        let batched = try SQLiteMetadataStore(path: dir.url.appendingPathComponent("batched.sqlite").path)
-        let single = try SQLiteMetadataStore(path: dir.url.appendingPathComponent("single.sqlite").path)
+        let batched = try SQLMetadataStore(path: dir.url.appendingPathComponent("batched.sqlite").path)
+        let single = try SQLMetadataStore(path: dir.url.appendingPathComponent("single.sqlite").path)
         var now = Date(timeIntervalSince1970: 1_800_000_000)
         let password = PasswordRecord(salt: [1], iterations: 1, derived: [2])
         let account = try await batched.createAccount(name: "alice", password: password, quota: 1 << 40, now: now)
@@ -223,16 +222,16 @@ struct CommitBatchTests {
     @Test func lookingForADeletedFolderUsesAnIndex() async throws {
         let (dir, store, _) = try await Self.store()
         defer { dir.remove() }
-        let plan = try await store.pool.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Database.deletedFolderAtPath, arguments: [1, "a"]).map { $0["detail"] as String }
+        let plan = try await store.read { db in
+            try db.rows("EXPLAIN QUERY PLAN " + SQLQueries.deletedFolderAtPath, [1, "a"]).map { try $0["detail"] as String }
         }
         #expect(plan.count == 1 && plan[0].contains("USING INDEX items_deleted_path") && !plan[0].contains("SCAN"), "\(plan)")
     }
 
     /// A metadata store with one account in a fresh folder (the caller removes it).
-    static func store() async throws -> (TempDirectory, SQLiteMetadataStore, AuthContext) {
+    static func store() async throws -> (TempDirectory, SQLMetadataStore, AuthContext) {
         let dir = try TempDirectory("commit-batch")
-        let store = try SQLiteMetadataStore(path: dir.url.appendingPathComponent("meta.sqlite").path)
+        let store = try SQLMetadataStore(path: dir.url.appendingPathComponent("meta.sqlite").path)
         let account = try await store.createAccount(name: "alice", password: PasswordRecord(salt: [1], iterations: 1, derived: [2]), quota: 1 << 40,
                                                     now: Date(timeIntervalSince1970: 1_800_000_000))
         return (dir, store, AuthContext(accountID: account.id, user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "laptop"))

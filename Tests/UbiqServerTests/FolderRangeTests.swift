@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import UbiqCore
 @testable import UbiqStorage
@@ -57,9 +56,9 @@ struct FolderRangeTests {
     @Test func theDescendantRangeIsAnIndexSearch() async throws {
         let (dir, store, _) = try await CommitBatchTests.store()
         defer { dir.remove() }
-        let plan = try await store.pool.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM items WHERE " + Database.liveUnder,
-                             arguments: Database.under(1, try RelativePath(validating: "a"))).map { $0["detail"] as String }
+        let plan = try await store.read { db in
+            try db.rows("EXPLAIN QUERY PLAN SELECT id FROM items WHERE " + SQLQueries.liveUnder,
+                        SQLQueries.under(1, try RelativePath(validating: "a"))).map { try $0["detail"] as String }
         }
         #expect(plan.count == 1 && plan[0].contains("items_live_path (container_id=? AND path>? AND path<?)"), "\(plan)")
     }

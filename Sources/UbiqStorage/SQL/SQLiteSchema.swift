@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import UbiqCore
 
-extension SQLiteMetadataStore {
-    /// Append-only migrations: a shipped migration is never edited; changes go in a new one.
+/// The embedded database's schema: append-only migrations (a shipped migration is never edited;
+/// changes go in a new one). `PostgreSQLSchema` holds the same tables for PostgreSQL.
+enum SQLiteSchema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1-accounts") { db in

@@ -1,46 +1,44 @@
 import Foundation
-import GRDB
 import UbiqCore
 
-/// The synced key-value stores (`KeyValueStore`) on an embedded server's database: a type of
-/// its own beside the document store, sharing its connection pool (as `SQLiteAccountAdmin`).
-public struct SQLiteKeyValueStore: KeyValueStore {
-    let store: SQLiteMetadataStore
+/// The synced key-value stores (`KeyValueStore`) on the server's database (SQLite or PostgreSQL): a type of
+/// its own beside the document store, sharing its connection pool (as `SQLAccountAdmin`).
+public struct SQLKeyValueStore: KeyValueStore {
+    let store: SQLMetadataStore
 
-    public init(_ store: SQLiteMetadataStore) { self.store = store }
+    public init(_ store: SQLMetadataStore) { self.store = store }
 
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await store.read(body) }
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T { try await store.write(body) }
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T { try await store.read(body) }
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T { try await store.write(body) }
 }
 
-extension SQLiteKeyValueStore {
-    static func entry(_ r: Row) throws -> KVEntry {
-        guard let dev = DeviceID(string: r["device"]) else { throw StorageError(.storageFailure, "corrupt key-value row") }
+extension SQLKeyValueStore {
+    static func entry(_ r: SQLRow) throws -> KVEntry {
+        guard let dev = DeviceID(string: try r["device"]) else { throw StorageError(.storageFailure, "corrupt key-value row") }
         var value: KVValue?
-        if let blob: Data = r["value"] {
+        if let blob: Data = try r["value"] {
             do { value = try JSONDecoder().decode(KVValue.self, from: blob) } catch {
-                throw StorageError(.storageFailure, "corrupt value for key '\(r["key"] as String)'")
+                throw StorageError(.storageFailure, "corrupt value for key '\(try r["key"] as String)'")
             }
         }
-        return KVEntry(key: r["key"], value: value, stamp: HLCTimestamp(wallMillis: r["wall"], counter: UInt32(truncatingIfNeeded: r["counter"] as Int64)), device: dev)
+        return KVEntry(key: try r["key"], value: value, stamp: HLCTimestamp(wallMillis: try r["wall"], counter: UInt32(truncatingIfNeeded: try r["counter"] as Int64)), device: dev)
     }
 
-    static func cursor(_ db: Database, account: Int64, store: ContainerID) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM kv_batches WHERE account_id = ? AND store = ?", arguments: [account, store.string]) ?? 0
+    static func cursor(_ db: any SQLConnection, account: Int64, store: ContainerID) throws -> Int64 {
+        try db.value("SELECT MAX(seq) FROM kv_batches WHERE account_id = ? AND store = ?", [account, store.string]) ?? 0
     }
 
     public func kvAll(_ ctx: AuthContext, store: ContainerID) async throws -> KVPage {
         try await read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ? AND value IS NOT NULL ORDER BY key",
-                                        arguments: [ctx.accountID, store.string])
-            return KVPage(entries: try rows.map(Self.entry), cursor: try Self.cursor(db, account: ctx.accountID, store: store), hasMore: false)
+            let rows = try db.rows("SELECT * FROM kv_entries WHERE account_id = ? AND store = ? AND value IS NOT NULL ORDER BY key", [ctx.accountID, store.string])
+            return KVPage(entries: try rows.map { try Self.entry($0) }, cursor: try Self.cursor(db, account: ctx.accountID, store: store), hasMore: false)
         }
     }
 
     /// The newest delete a store forgot and the change it was made in.
-    static func horizon(_ db: Database, account: Int64, store: ContainerID) throws -> (stamp: HLCTimestamp, seq: Int64)? {
-        try Row.fetchOne(db, sql: "SELECT wall, counter, seq FROM kv_horizon WHERE account_id = ? AND store = ?", arguments: [account, store.string])
-            .map { (HLCTimestamp(wallMillis: $0["wall"], counter: UInt32(truncatingIfNeeded: $0["counter"] as Int64)), $0["seq"]) }
+    static func horizon(_ db: any SQLConnection, account: Int64, store: ContainerID) throws -> (stamp: HLCTimestamp, seq: Int64)? {
+        try db.row("SELECT wall, counter, seq FROM kv_horizon WHERE account_id = ? AND store = ?", [account, store.string])
+            .map { (HLCTimestamp(wallMillis: try $0["wall"], counter: UInt32(truncatingIfNeeded: try $0["counter"] as Int64)), try $0["seq"]) }
     }
 
     public func kvChanges(_ ctx: AuthContext, store: ContainerID, after cursor: Int64, limit: Int) async throws -> KVPage {
@@ -50,14 +48,13 @@ extension SQLiteKeyValueStore {
             if cursor > 0, let h = try Self.horizon(db, account: ctx.accountID, store: store), cursor < h.seq {
                 throw StorageError(.kvCursorExpired, "the settings changed too much since this device last looked (change \(cursor)); it reloads them all")
             }
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ? AND seq > ? ORDER BY seq, key",
-                                        arguments: [ctx.accountID, store.string, cursor])
+            let rows = try db.rows("SELECT * FROM kv_entries WHERE account_id = ? AND store = ? AND seq > ? ORDER BY seq, key", [ctx.accountID, store.string, cursor])
             // Whole sets only: stop at a set boundary once the page is full.
             var out: [KVEntry] = []
             var last = cursor
             var hasMore = false
             for r in rows {
-                let seq: Int64 = r["seq"]
+                let seq: Int64 = try r["seq"]
                 if out.count >= limit && seq != last { hasMore = true; break }
                 out.append(try Self.entry(r))
                 last = seq
@@ -75,8 +72,8 @@ extension SQLiteKeyValueStore {
                 try KVLimits.check(stamp: e.stamp, nowMillis: nowMillis)
             }
         }
-        return try await write { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM kv_entries WHERE account_id = ? AND store = ?", arguments: [ctx.accountID, store.string])
+        return try await self.store.write(account: ctx.accountID) { db in
+            let rows = try db.rows("SELECT * FROM kv_entries WHERE account_id = ? AND store = ?", [ctx.accountID, store.string])
             var current: [String: KVEntry] = [:]
             for r in rows { let e = try Self.entry(r); current[e.key] = e }
             let horizon = try Self.horizon(db, account: ctx.accountID, store: store)
@@ -85,37 +82,36 @@ extension SQLiteKeyValueStore {
             var result: [String: KVValue] = current.compactMapValues(\.value)
             for w in winners { result[w.key] = w.value }
             try Self.mapCore { try KVLimits.check(store: result) }
-            try db.execute(sql: "INSERT INTO kv_batches (account_id, store, created) VALUES (?, ?, ?)",
-                           arguments: [ctx.accountID, store.string, now.timeIntervalSince1970])
-            let seq = db.lastInsertedRowID
+            let seq = try db.insert("INSERT INTO kv_batches (account_id, store, created) VALUES (?, ?, ?)", [ctx.accountID, store.string, now.timeIntervalSince1970],
+                                    returning: "seq")
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
             for w in winners {
                 let blob = try w.value.map { try encoder.encode($0) }
-                try db.execute(sql: """
+                try db.execute("""
                     INSERT INTO kv_entries (account_id, store, key, value, wall, counter, device, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (account_id, store, key) DO UPDATE SET value = excluded.value, wall = excluded.wall,
                         counter = excluded.counter, device = excluded.device, seq = excluded.seq
-                    """, arguments: [ctx.accountID, store.string, w.key, blob, w.stamp.wallMillis, Int64(w.stamp.counter), w.device.description, seq])
+                    """, [ctx.accountID, store.string, w.key, blob, w.stamp.wallMillis, Int64(w.stamp.counter), w.device.description, seq])
                 current[w.key] = w
                 try Self.remember(db, account: ctx.accountID, store: store, w, blob: blob, seq: seq)
             }
             // Deletes past the limit are forgotten, the oldest first; the horizon keeps them winning.
             var tombstoneSeq: [String: Int64] = [:]  // the change each delete was made in
-            for r in rows where (r["value"] as Data?) == nil { tombstoneSeq[r["key"]] = r["seq"] }
+            for r in rows where (try r["value"] as Data?) == nil { tombstoneSeq[try r["key"]] = try r["seq"] }
             for w in winners { tombstoneSeq[w.key] = seq }
             let (forget, newest) = KVMerge.forgetting(current.values.filter { $0.value == nil })
             if let newest {
                 let forgottenSeq = forget.compactMap { tombstoneSeq[$0] }.max() ?? seq
                 for k in forget {
-                    try db.execute(sql: "DELETE FROM kv_entries WHERE account_id = ? AND store = ? AND key = ?", arguments: [ctx.accountID, store.string, k])
-                    try db.execute(sql: "DELETE FROM kv_history WHERE account_id = ? AND store = ? AND key = ?", arguments: [ctx.accountID, store.string, k])
+                    try db.execute("DELETE FROM kv_entries WHERE account_id = ? AND store = ? AND key = ?", [ctx.accountID, store.string, k])
+                    try db.execute("DELETE FROM kv_history WHERE account_id = ? AND store = ? AND key = ?", [ctx.accountID, store.string, k])
                 }
                 let stamp = max(newest, horizon?.stamp ?? .zero)
-                try db.execute(sql: """
+                try db.execute("""
                     INSERT INTO kv_horizon (account_id, store, wall, counter, seq) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (account_id, store) DO UPDATE SET wall = excluded.wall, counter = excluded.counter, seq = MAX(seq, excluded.seq)
-                    """, arguments: [ctx.accountID, store.string, stamp.wallMillis, Int64(stamp.counter), forgottenSeq])
+                    ON CONFLICT (account_id, store) DO UPDATE SET wall = excluded.wall, counter = excluded.counter, seq = \(db.dialect.greatest)(kv_horizon.seq, excluded.seq)
+                    """, [ctx.accountID, store.string, stamp.wallMillis, Int64(stamp.counter), forgottenSeq])
             }
             try Self.trimHistory(db, account: ctx.accountID, store: store)
             return (winners.map(\.key), seq)
@@ -127,12 +123,11 @@ extension SQLiteKeyValueStore {
         return try await read { db in
             // One answer carries at most `KVLimits.maxEntryBytes` × 2 of values (a key of big
             // values would otherwise send ten of them each time its history is looked at).
-            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM kv_history WHERE account_id = ? AND store = ? AND key = ? ORDER BY seq DESC",
-                                           arguments: [ctx.accountID, store.string, key])
+            let rows = try db.rows("SELECT * FROM kv_history WHERE account_id = ? AND store = ? AND key = ? ORDER BY seq DESC", [ctx.accountID, store.string, key])
             var out: [KVEntry] = []
             var bytes = 0
-            while let r = try rows.next() {
-                bytes += (r["value"] as Data?)?.count ?? 0
+            for r in rows {
+                bytes += (try r["value"] as Data?)?.count ?? 0
                 if !out.isEmpty && bytes > 2 * KVLimits.maxEntryBytes { break }
                 out.append(try Self.entry(r))
             }
@@ -141,35 +136,33 @@ extension SQLiteKeyValueStore {
     }
 
     /// Keeps a winning write in its key's history, which holds its last `KVLimits.historyPerKey`.
-    static func remember(_ db: Database, account: Int64, store: ContainerID, _ w: KVEntry, blob: Data?, seq: Int64) throws {
-        try db.execute(sql: "INSERT INTO kv_history (account_id, store, key, seq, value, wall, counter, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       arguments: [account, store.string, w.key, seq, blob, w.stamp.wallMillis, Int64(w.stamp.counter), w.device.description])
-        try db.execute(sql: """
+    static func remember(_ db: any SQLConnection, account: Int64, store: ContainerID, _ w: KVEntry, blob: Data?, seq: Int64) throws {
+        try db.execute("INSERT INTO kv_history (account_id, store, key, seq, value, wall, counter, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [account, store.string, w.key, seq, blob, w.stamp.wallMillis, Int64(w.stamp.counter), w.device.description])
+        try db.execute("""
             DELETE FROM kv_history WHERE account_id = ? AND store = ? AND key = ? AND seq NOT IN
                 (SELECT seq FROM kv_history WHERE account_id = ? AND store = ? AND key = ? ORDER BY seq DESC LIMIT ?)
-            """, arguments: [account, store.string, w.key, account, store.string, w.key, KVLimits.historyPerKey])
+            """, [account, store.string, w.key, account, store.string, w.key, KVLimits.historyPerKey])
     }
 
     /// Drops a store's oldest history until its values fit `KVLimits.maxHistoryBytes`, never a
     /// key's newest write (that is its current value, or its delete: what a live store holds
     /// anyway, at most `KVLimits.maxStoreBytes` of values in all).
-    static func trimHistory(_ db: Database, account: Int64, store: ContainerID) throws {
-        let total = try Int64.fetchOne(db, sql: "SELECT coalesce(sum(length(value)), 0) FROM kv_history WHERE account_id = ? AND store = ?",
-                                       arguments: [account, store.string]) ?? 0
+    static func trimHistory(_ db: any SQLConnection, account: Int64, store: ContainerID) throws {
+        let total: Int64 = try db.value("SELECT coalesce(sum(length(value)), 0) FROM kv_history WHERE account_id = ? AND store = ?", [account, store.string]) ?? 0
         guard total > KVLimits.maxHistoryBytes else { return }
         var over = total - Int64(KVLimits.maxHistoryBytes)
-        let oldest = try Row.fetchCursor(db, sql: """
+        let oldest = try db.rows("""
             SELECT key, seq, coalesce(length(value), 0) AS n FROM kv_history h WHERE account_id = ? AND store = ?
                 AND seq < (SELECT max(seq) FROM kv_history WHERE account_id = h.account_id AND store = h.store AND key = h.key)
             ORDER BY seq
-            """, arguments: [account, store.string])
+            """, [account, store.string])
         var drop: [(String, Int64)] = []
-        while over > 0, let r = try oldest.next() {
-            drop.append((r["key"], r["seq"]))
-            over -= r["n"] as Int64
+        for r in oldest where over > 0 {
+            drop.append((try r["key"], try r["seq"]))
+            over -= try r["n"] as Int64
         }
         for (k, s) in drop {
-            try db.execute(sql: "DELETE FROM kv_history WHERE account_id = ? AND store = ? AND key = ? AND seq = ?", arguments: [account, store.string, k, s])
+            try db.execute("DELETE FROM kv_history WHERE account_id = ? AND store = ? AND key = ? AND seq = ?", [account, store.string, k, s])
         }
     }
 

@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 import UbiqCore
 
-extension SQLiteMetadataStore {
+extension SQLMetadataStore {
     static func validate(_ manifest: Manifest) throws {
         guard manifest.chunks.count <= 1_000_000 else { throw StorageError(.invalidRequest, "manifest has too many chunks") }
         if let bad = manifest.chunks.first(where: { !$0.hasPlausibleSize }) {
@@ -16,35 +15,33 @@ extension SQLiteMetadataStore {
         }
     }
 
-    func commitFolder(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, batch: CommitBatch? = nil) throws -> CommitResult {
+    func commitFolder(_ db: any SQLConnection, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, batch: CommitBatch? = nil) throws -> CommitResult {
         if batch?.itemIsNew(input.itemID) != true, let r = try db.itemRow(container: c, uuid: input.itemID) {
-            let id: Int64 = r["id"]
-            guard (r["kind"] as String) == ItemKind.folder.rawValue else { throw StorageError(.invalidRequest, "item \(input.itemID) is a file") }
-            if (r["deleted_at"] as Double?) != nil {
-                let path = try RelativePath(validating: r["path"])
+            let id: Int64 = try r["id"]
+            guard (try r["kind"] as String) == ItemKind.folder.rawValue else { throw StorageError(.invalidRequest, "item \(input.itemID) is a file") }
+            if (try r["deleted_at"] as Double?) != nil {
+                let path = try RelativePath(validating: try r["path"])
                 if let live = try db.liveItemRow(container: c, path: path) {
-                    guard (live["kind"] as String) == ItemKind.folder.rawValue else { throw StorageError(.pathExists, "'\(path)' is taken") }
+                    guard (try live["kind"] as String) == ItemKind.folder.rawValue else { throw StorageError(.pathExists, "'\(path)' is taken") }
                     // Another folder took the path meanwhile: the device's folder is that one
                     // (one folder a path, as for two new folders at one path).
-                    return CommitResult(outcome: .unchanged, item: try db.itemRecord(live), version: nil, missing: [], cursor: live["seq"])
+                    return CommitResult(outcome: .unchanged, item: try db.itemRecord(live), version: nil, missing: [], cursor: try live["seq"])
                 }
-                try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?").execute(arguments: [id])
+                try db.execute("UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?", [id])
                 try db.reviveAncestors(container: c, of: path)
                 let seq = try db.journal(container: c, item: id)
                 return CommitResult(outcome: .revived, item: try db.itemRecord(rowID: id), version: nil, missing: [], cursor: seq)
             }
-            return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: nil, missing: [], cursor: r["seq"])
+            return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: nil, missing: [], cursor: try r["seq"])
         }
         try checkParent(db, container: c, input, batch: batch)
         if batch?.pathIsFree(input.path) != true, let live = try db.liveItemRow(container: c, path: input.path) {
-            guard (live["kind"] as String) == ItemKind.folder.rawValue else {
+            guard (try live["kind"] as String) == ItemKind.folder.rawValue else {
                 throw StorageError(.pathExists, "a file already exists at '\(input.path)'")
             }
-            return CommitResult(outcome: .unchanged, item: try db.itemRecord(live), version: nil, missing: [], cursor: live["seq"])
+            return CommitResult(outcome: .unchanged, item: try db.itemRecord(live), version: nil, missing: [], cursor: try live["seq"])
         }
-        try db.cachedStatement(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'folder', ?)").execute(
-                       arguments: [c, input.itemID.description, input.path.string, input.modified.timeIntervalSince1970])
-        let id = db.lastInsertedRowID
+        let id = try db.insert("INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'folder', ?)", [c, input.itemID.description, input.path.string, input.modified.timeIntervalSince1970])
         if try db.reviveAncestors(container: c, of: input.path) { batch?.invalidate() }
         let seq = try db.journal(container: c, item: id)
         return CommitResult(outcome: .created, item: try db.itemRecord(rowID: id), version: nil, missing: [], cursor: seq)
@@ -53,11 +50,11 @@ extension SQLiteMetadataStore {
     /// A new item's `parent` (see `CommitRequest.parent`): the live folder at the path's parent
     /// must be that item. None there: the item must not be one the server moved or deleted (a
     /// folder the server has never seen is the device's own new folder, made with the item).
-    func checkParent(_ db: Database, container c: Int64, _ input: CommitInput, batch: CommitBatch?) throws {
+    func checkParent(_ db: any SQLConnection, container c: Int64, _ input: CommitInput, batch: CommitBatch?) throws {
         guard let parentID = input.parent, let parent = input.path.parent else { return }
         if batch?.folderChecked(parent, is: parentID) == true { return }
         if let p = try db.liveItemRow(container: c, path: parent) {
-            guard (p["kind"] as String) == ItemKind.folder.rawValue, (p["uuid"] as String).lowercased() == parentID.description.lowercased() else {
+            guard (try p["kind"] as String) == ItemKind.folder.rawValue, (try p["uuid"] as String).lowercased() == parentID.description.lowercased() else {
                 throw StorageError(.itemChanged, "'\(parent)' is not the folder \(parentID) any more")
             }
             batch?.noteFolder(parent, is: parentID)
@@ -66,82 +63,81 @@ extension SQLiteMetadataStore {
         }
     }
 
-    func snapshot(_ db: Database, item r: Row) throws -> ItemSnapshot {
-        let id: Int64 = r["id"]
+    func snapshot(_ db: any SQLConnection, item r: SQLRow) throws -> ItemSnapshot {
+        let id: Int64 = try r["id"]
         var current: (VersionID, ContentHash)?
         var unfinishedBy: DeviceID?
-        if let cv: Int64 = r["current_version"],
-           let v = try Row.fetchOne(db.cachedStatement(sql: "SELECT uuid, hash, uploaded, device_id FROM versions WHERE id = ?"), arguments: [cv]),
-           let vid = VersionID(string: v["uuid"]) {
-            current = (vid, try ContentHash(validating: v["hash"]))
-            if !(v["uploaded"] as Bool) { unfinishedBy = (v["device_id"] as String?).flatMap(DeviceID.init(string:)) }
+        if let cv: Int64 = try r["current_version"],
+           let v = try db.row("SELECT uuid, hash, uploaded, device_id FROM versions WHERE id = ?", [cv]),
+           let vid = VersionID(string: try v["uuid"]) {
+            current = (vid, try ContentHash(validating: try v["hash"]))
+            if !(try v["uploaded"] as Bool) { unfinishedBy = (try v["device_id"] as String?).flatMap(DeviceID.init(string:)) }
         }
         var conflicts: [VersionID: ContentHash] = [:]
-        for v in try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, hash FROM versions WHERE item_id = ? AND state = 'conflict'"), arguments: [id]) {
-            if let vid = VersionID(string: v["uuid"]) { conflicts[vid] = try ContentHash(validating: v["hash"]) }
+        for v in try db.rows("SELECT uuid, hash FROM versions WHERE item_id = ? AND state = 'conflict'", [id]) {
+            if let vid = VersionID(string: try v["uuid"]) { conflicts[vid] = try ContentHash(validating: try v["hash"]) }
         }
         return ItemSnapshot(currentVersion: current?.0, currentHash: current?.1, conflictHashes: conflicts,
-                            isDeleted: (r["deleted_at"] as Double?) != nil, currentUnfinishedBy: unfinishedBy)
+                            isDeleted: (try r["deleted_at"] as Double?) != nil, currentUnfinishedBy: unfinishedBy)
     }
 
-    func insertVersion(_ db: Database, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
+    func insertVersion(_ db: any SQLConnection, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
                        input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date, batch: CommitBatch?) throws -> Int64 {
-        try db.cachedStatement(sql: """
+        let v = try db.insert("""
             INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs, base)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
+            """, [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
                              input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded,
                              input.permissions, manifest.chunks.count, input.base?.description])
-        let v = db.lastInsertedRowID
         // The account's count of references: a batch writes its total once, at its end.
         if let batch { batch.addRefs(manifest.chunks.count) } else { try db.addChunkReferences(Int64(manifest.chunks.count), account: ctx.accountID) }
-        let stmt = try db.cachedStatement(sql: "INSERT INTO version_chunks (version_id, idx, hash, size) VALUES (?, ?, ?, ?)")
-        for (i, ch) in manifest.chunks.enumerated() { try stmt.execute(arguments: [v, i, ch.hash.hex, ch.size]) }
+        try db.insertMany("INSERT INTO version_chunks (version_id, idx, hash, size)", width: 4, count: manifest.chunks.count) { i in
+            [v, i, manifest.chunks[i].hash.hex, manifest.chunks[i].size]
+        }
         return v
     }
 
     /// Drops history versions beyond the policy (the newest 20 and anything younger than 30 days stay).
-    func pruneHistory(_ db: Database, item: Int64, now: Date) throws {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid, committed FROM versions WHERE item_id = ? AND state = 'other'"), arguments: [item])
+    func pruneHistory(_ db: any SQLConnection, item: Int64, now: Date) throws {
+        let rows = try db.rows("SELECT id, uuid, committed FROM versions WHERE item_id = ? AND state = 'other'", [item])
         guard rows.count > HistoryPolicy.keepCount else { return }
         var byUUID: [VersionID: Int64] = [:]
-        let history: [(id: VersionID, committed: Date)] = rows.compactMap { r in
-            guard let u = VersionID(string: r["uuid"]) else { return nil }
-            byUUID[u] = r["id"]
-            return (u, Date(timeIntervalSince1970: r["committed"]))
+        let history: [(id: VersionID, committed: Date)] = try rows.compactMap { r in
+            guard let u = VersionID(string: try r["uuid"]) else { return nil }
+            byUUID[u] = try r["id"]
+            return (u, Date(timeIntervalSince1970: try r["committed"]))
         }
         let pruned = HistoryPolicy.prunable(history, now: now).compactMap { byUUID[$0] }
         guard !pruned.isEmpty else { return }
         let hashes = try chunkHashes(db, versions: pruned)
-        for row in pruned { try db.cachedStatement(sql: "DELETE FROM versions WHERE id = ?").execute(arguments: [row]) }
-        if let account = try Int64.fetchOne(db.cachedStatement(sql: "SELECT c.account_id FROM items i JOIN containers c ON c.id = i.container_id WHERE i.id = ?"),
-                                            arguments: [item]) {
+        for row in pruned { try db.execute("DELETE FROM versions WHERE id = ?", [row]) }
+        if let account: Int64 = try db.value("SELECT c.account_id FROM items i JOIN containers c ON c.id = i.container_id WHERE i.id = ?", [item]) {
             try releaseUnused(db, account: account, hashes: hashes)
         }
     }
 
-    func commitFile(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date,
+    func commitFile(_ db: any SQLConnection, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date,
                     batch: CommitBatch? = nil) throws -> CommitResult {
         guard let manifest = input.manifest else { throw StorageError(.invalidRequest, "a file commit needs a manifest") }
         try Self.validate(manifest)
         var item = batch?.itemIsNew(input.itemID) == true ? nil : try db.itemRow(container: c, uuid: input.itemID)
-        if let r = item, (r["kind"] as String) != ItemKind.file.rawValue { throw StorageError(.invalidRequest, "item \(input.itemID) is a folder") }
+        if let r = item, (try r["kind"] as String) != ItemKind.file.rawValue { throw StorageError(.invalidRequest, "item \(input.itemID) is a folder") }
         if item == nil { try checkParent(db, container: c, input, batch: batch) }
         if item == nil, batch?.pathIsFree(input.path) != true, let live = try db.liveItemRow(container: c, path: input.path) {
             // Same path created independently on two devices: one item (a path is a document).
-            guard (live["kind"] as String) == ItemKind.file.rawValue else { throw StorageError(.pathExists, "a folder already exists at '\(input.path)'") }
+            guard (try live["kind"] as String) == ItemKind.file.rawValue else { throw StorageError(.pathExists, "a folder already exists at '\(input.path)'") }
             item = live
         }
         let decision = ConflictRule.decide(existing: try item.map { try snapshot(db, item: $0) }, base: input.base, incoming: manifest.hash, device: ctx.deviceID)
         let missing = try batch?.missing(manifest) ?? db.missingChunks(accountID: ctx.accountID, manifest: manifest)
         if case .unchanged(let vid) = decision, let r = item {
-            let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, vid.description])
+            let vr = try db.row("SELECT * FROM versions WHERE container_id = ? AND uuid = ?", [c, vid.description])
             return CommitResult(outcome: .unchanged, item: try db.itemRecord(r), version: try vr.map(db.versionRecord),
-                                missing: missing.map(\.hash), cursor: r["seq"])
+                                missing: missing.map(\.hash), cursor: try r["seq"])
         }
         let newBytes = missing.reduce(Int64(0)) { $0 + Int64($1.size) }
         let account: (quota: Int64, used: Int64, refs: Int64)? = try batch.map { ($0.quota, $0.used, $0.refsHeld) }
-            ?? Row.fetchOne(db.cachedStatement(sql: "SELECT quota, used, refs FROM accounts WHERE id = ?"), arguments: [ctx.accountID]).map { ($0["quota"], $0["used"], $0["refs"]) }
+            ?? db.row("SELECT quota, used, refs FROM accounts WHERE id = ?", [ctx.accountID]).map { (try $0["quota"], try $0["used"], try $0["refs"]) }
         if let (quota, used, refs) = account {
             if used + newBytes > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used, \(ByteSize.format(newBytes)) more needed")
@@ -155,14 +151,11 @@ extension SQLiteMetadataStore {
         case .create:
             // A new file (the common case of a batch): its records are what was just written, so
             // they are built here instead of read back, and the journal needs no clean-up.
-            try db.cachedStatement(sql: "INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'file', ?)").execute(
-                           arguments: [c, input.itemID.description, input.path.string, now.timeIntervalSince1970])
-            let id = db.lastInsertedRowID
+            let id = try db.insert("INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'file', ?)", [c, input.itemID.description, input.path.string, now.timeIntervalSince1970])
             let v = try insertVersion(db, ctx, container: c, item: id, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now, batch: batch)
             if try db.reviveAncestors(container: c, of: input.path, known: batch?.liveFolders) { batch?.invalidate() }
-            try db.cachedStatement(sql: "INSERT INTO changes (container_id, item_id) VALUES (?, ?)").execute(arguments: [c, id])
-            let seq = db.lastInsertedRowID
-            try db.cachedStatement(sql: "UPDATE items SET current_version = ?, seq = ? WHERE id = ?").execute(arguments: [v, seq, id])
+            let seq = try db.insert("INSERT INTO changes (container_id, item_id) VALUES (?, ?)", [c, id], returning: "seq")
+            try db.execute("UPDATE items SET current_version = ?, seq = ? WHERE id = ?", [v, seq, id])
             // Dates as the database holds them (seconds since 1970 in a double), as a read would give.
             func stored(_ d: Date) -> Date { Date(timeIntervalSince1970: d.timeIntervalSince1970) }
             let version = VersionRecord(id: input.versionID, state: .current, size: manifest.size, hash: manifest.hash, modified: stored(input.modified),
@@ -173,31 +166,31 @@ extension SQLiteMetadataStore {
             return CommitResult(outcome: .created, item: record, version: version, missing: missing.map(\.hash), cursor: seq)
         case .advance, .revive:
             guard let r = item else { throw StorageError(.internalError, "decision without item") }
-            itemID = r["id"]
+            itemID = try r["id"]
             if decision == .revive {
-                var path = try RelativePath(validating: r["path"])
+                var path = try RelativePath(validating: try r["path"])
                 if try db.liveItemRow(container: c, path: path) != nil {
                     guard try db.liveItemRow(container: c, path: input.path) == nil else { throw StorageError(.pathExists, "'\(path)' is taken") }
                     path = input.path
                 }
-                try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?").execute(arguments: [path.string, itemID])
+                try db.execute("UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", [path.string, itemID])
                 try db.reviveAncestors(container: c, of: path)
             }
-            try db.cachedStatement(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state = 'current'").execute(arguments: [itemID])
+            try db.execute("UPDATE versions SET state = 'other' WHERE item_id = ? AND state = 'current'", [itemID])
             let v = try insertVersion(db, ctx, container: c, item: itemID, state: .current, input: input, manifest: manifest, uploaded: uploaded, now: now, batch: batch)
-            try db.cachedStatement(sql: "UPDATE items SET current_version = ? WHERE id = ?").execute(arguments: [v, itemID])
+            try db.execute("UPDATE items SET current_version = ? WHERE id = ?", [v, itemID])
             try pruneHistory(db, item: itemID, now: now)
             outcome = decision == .revive ? .revived : .updated
         case .conflict:
             guard let r = item else { throw StorageError(.internalError, "decision without item") }
-            itemID = r["id"]
+            itemID = try r["id"]
             _ = try insertVersion(db, ctx, container: c, item: itemID, state: .conflict, input: input, manifest: manifest, uploaded: uploaded, now: now, batch: batch)
             outcome = .conflict
         case .unchanged:
             throw StorageError(.internalError, "unreachable")
         }
         let seq = try db.journal(container: c, item: itemID)
-        let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, input.versionID.description])
+        let vr = try db.row("SELECT * FROM versions WHERE container_id = ? AND uuid = ?", [c, input.versionID.description])
         return CommitResult(outcome: outcome, item: try db.itemRecord(rowID: itemID), version: try vr.map(db.versionRecord),
                             missing: missing.map(\.hash), cursor: seq)
     }

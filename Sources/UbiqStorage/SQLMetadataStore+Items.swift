@@ -1,29 +1,28 @@
 import Foundation
-import GRDB
 import UbiqCore
 
-extension SQLiteMetadataStore: ItemStore {
+extension SQLMetadataStore: ItemStore {
     public func commit(_ ctx: AuthContext, container: ContainerID, _ input: CommitInput, now: Date) async throws -> CommitResult {
-        try await write { db in
+        try await write(account: ctx.accountID) { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: true) else { throw StorageError(.internalError, "no container") }
             return try self.commitOne(db, ctx, container: c, input, now: now)
         }
     }
 
     public func commitMany(_ ctx: AuthContext, container: ContainerID, _ inputs: [CommitInput], now: Date) async throws -> [Result<CommitResult, StorageError>] {
-        try await write { db in
+        try await write(account: ctx.accountID) { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: true) else { throw StorageError(.internalError, "no container") }
             var results: [Result<CommitResult, StorageError>] = []
             let batch = try CommitBatch(db, account: ctx.accountID, container: c, inputs: inputs)
             for input in inputs {
                 var outcome: Result<CommitResult, StorageError>!
-                try db.inSavepoint {
+                try db.savepoint {
                     do {
                         outcome = .success(try self.commitOne(db, ctx, container: c, input, now: now, batch: batch))
-                        return .commit
+                        return true
                     } catch let e as StorageError {
                         outcome = .failure(e)
-                        return .rollback
+                        return false
                     }
                 }
                 batch.record(input, outcome)
@@ -35,11 +34,11 @@ extension SQLiteMetadataStore: ItemStore {
     }
 
     /// - Parameter batch: the look-ups of the batch this commit is part of, if any.
-    func commitOne(_ db: Database, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date,
+    func commitOne(_ db: any SQLConnection, _ ctx: AuthContext, container c: Int64, _ input: CommitInput, now: Date,
                    batch: CommitBatch? = nil) throws -> CommitResult {
         // A retried commit (same version ID) is answered with what the first attempt did.
-        if batch?.versionIsNew(input.versionID) != true, let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, input.versionID.description]) {
-            let item = try db.itemRecord(rowID: vr["item_id"])
+        if batch?.versionIsNew(input.versionID) != true, let vr = try db.row("SELECT * FROM versions WHERE container_id = ? AND uuid = ?", [c, input.versionID.description]) {
+            let item = try db.itemRecord(rowID: try vr["item_id"])
             let missing = try input.manifest.map { try db.missingChunks(accountID: ctx.accountID, manifest: $0).map(\.hash) } ?? []
             return CommitResult(outcome: .unchanged, item: item, version: try db.versionRecord(vr), missing: missing, cursor: item.changeSeq)
         }
@@ -50,20 +49,20 @@ extension SQLiteMetadataStore: ItemStore {
     }
 
     public func complete(_ ctx: AuthContext, container: ContainerID, version: VersionID, now: Date) async throws -> ItemChange {
-        try await write { db in
+        try await write(account: ctx.accountID) { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false),
-                  let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, version.description])
+                  let vr = try db.row("SELECT * FROM versions WHERE container_id = ? AND uuid = ?", [c, version.description])
             else { throw StorageError(.notFound, "no version \(version)") }
-            let itemID: Int64 = vr["item_id"]
-            if vr["uploaded"] as Bool {
+            let itemID: Int64 = try vr["item_id"]
+            if try vr["uploaded"] as Bool {
                 let item = try db.itemRecord(rowID: itemID)
                 return ItemChange(item: item, cursor: item.changeSeq)
             }
-            let missing = try db.missingHashes(accountID: ctx.accountID, try db.versionChunkHashes(version: vr["id"]))
+            let missing = try db.missingHashes(accountID: ctx.accountID, try db.versionChunkHashes(version: try vr["id"]))
             guard missing.isEmpty else {
                 throw StorageError(.incompleteContent, "\(missing.count) chunk(s) of version \(version) not uploaded yet", missing: missing)
             }
-            try db.cachedStatement(sql: "UPDATE versions SET uploaded = 1 WHERE id = ?").execute(arguments: [vr["id"] as Int64])
+            try db.execute("UPDATE versions SET uploaded = 1 WHERE id = ?", [try vr["id"] as Int64])
             let seq = try db.journal(container: c, item: itemID)
             return ItemChange(item: try db.itemRecord(rowID: itemID), cursor: seq)
         }
@@ -74,22 +73,22 @@ extension SQLiteMetadataStore: ItemStore {
     }
 
     public func move(_ ctx: AuthContext, container: ContainerID, item: ItemID, to path: RelativePath, into parentID: ItemID?, now: Date) async throws -> ItemChange {
-        try await write { db in
+        try await write(account: ctx.accountID) { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
-            guard let c, (r["deleted_at"] as Double?) == nil else { throw StorageError(.notFound, "item \(item) is in the trash") }
-            let id: Int64 = r["id"]
-            let old = try RelativePath(validating: r["path"])
-            if old == path { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
-            let isFolder = (r["kind"] as String) == ItemKind.folder.rawValue
+            guard let c, (try r["deleted_at"] as Double?) == nil else { throw StorageError(.notFound, "item \(item) is in the trash") }
+            let id: Int64 = try r["id"]
+            let old = try RelativePath(validating: try r["path"])
+            if old == path { return ItemChange(item: try db.itemRecord(r), cursor: try r["seq"]) }
+            let isFolder = (try r["kind"] as String) == ItemKind.folder.rawValue
             if isFolder && path.isSelfOrDescendant(of: old) { throw StorageError(.invalidPath, "cannot move a folder into itself") }
-            if let other = try db.liveItemRow(container: c, path: path), (other["id"] as Int64) != id {
+            if let other = try db.liveItemRow(container: c, path: path), (try other["id"] as Int64) != id {
                 throw StorageError(.pathExists, "'\(path)' already exists")
             }
-            var descendants: [Row] = []
+            var descendants: [SQLRow] = []
             if isFolder {
-                descendants = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, path FROM items WHERE \(Database.liveUnder)"), arguments: Database.under(c, old))
-                if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM items WHERE \(Database.liveUnder) LIMIT 1"), arguments: Database.under(c, path)) != nil {
+                descendants = try db.rows("SELECT id, path FROM items WHERE \(SQLQueries.liveUnder)", SQLQueries.under(c, old))
+                if try db.row("SELECT 1 FROM items WHERE \(SQLQueries.liveUnder) LIMIT 1", SQLQueries.under(c, path)) != nil {
                     throw StorageError(.pathExists, "items already exist under '\(path)'")
                 }
             }
@@ -97,17 +96,17 @@ extension SQLiteMetadataStore: ItemStore {
             // that item; a device whose view of the folders is out of date never lands an item
             // in another folder of the same name, nor brings back a deleted one by its path.
             if let parentID, let parent = path.parent {
-                guard let p = try db.liveItemRow(container: c, path: parent), (p["kind"] as String) == ItemKind.folder.rawValue,
-                      (p["uuid"] as String).lowercased() == parentID.description.lowercased() else {
+                guard let p = try db.liveItemRow(container: c, path: parent), (try p["kind"] as String) == ItemKind.folder.rawValue,
+                      (try p["uuid"] as String).lowercased() == parentID.description.lowercased() else {
                     throw StorageError(.itemChanged, "'\(parent)' is not the folder \(parentID) any more")
                 }
             }
-            try db.cachedStatement(sql: "UPDATE items SET path = ? WHERE id = ?").execute(arguments: [path.string, id])
+            try db.execute("UPDATE items SET path = ? WHERE id = ?", [path.string, id])
             var seq = try db.journal(container: c, item: id)
             for d in descendants {
-                let dp = try RelativePath(validating: d["path"]).rebased(from: old, to: path)
-                try db.cachedStatement(sql: "UPDATE items SET path = ? WHERE id = ?").execute(arguments: [dp.string, d["id"] as Int64])
-                seq = try db.journal(container: c, item: d["id"])
+                let dp = try RelativePath(validating: try d["path"]).rebased(from: old, to: path)
+                try db.execute("UPDATE items SET path = ? WHERE id = ?", [dp.string, try d["id"] as Int64])
+                seq = try db.journal(container: c, item: try d["id"])
             }
             try db.reviveAncestors(container: c, of: path)
             return ItemChange(item: try db.itemRecord(rowID: id), cursor: seq)
@@ -123,31 +122,32 @@ extension SQLiteMetadataStore: ItemStore {
     }
 
     func delete(_ ctx: AuthContext, container: ContainerID, item: ItemID, unchangedSince: Int64?, now: Date) async throws -> ItemChange {
-        try await write { db in
+        try await write(account: ctx.accountID) { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
             guard let c else { throw StorageError(.notFound, "no item \(item)") }
-            let id: Int64 = r["id"]
-            if (r["deleted_at"] as Double?) != nil { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
+            let id: Int64 = try r["id"]
+            if (try r["deleted_at"] as Double?) != nil { return ItemChange(item: try db.itemRecord(r), cursor: try r["seq"]) }
             if let since = unchangedSince {
-                var changed = (r["seq"] as Int64) > since
-                if !changed && (r["kind"] as String) == ItemKind.folder.rawValue {
-                    var args = Database.under(c, try RelativePath(validating: r["path"]))
+                var changed = (try r["seq"] as Int64) > since
+                let kind: String = try r["kind"]
+                if !changed && kind == ItemKind.folder.rawValue {
+                    var args = SQLQueries.under(c, try RelativePath(validating: try r["path"]))
                     args += [since]
-                    changed = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM items WHERE \(Database.liveUnder) AND seq > ? LIMIT 1"), arguments: args) != nil
+                    changed = try db.row("SELECT 1 FROM items WHERE \(SQLQueries.liveUnder) AND seq > ? LIMIT 1", args) != nil
                 }
-                if changed { throw StorageError(.itemChanged, "\(r["path"] as String) changed after change \(since)") }
+                if changed { throw StorageError(.itemChanged, "\(try r["path"] as String) changed after change \(since)") }
             }
             let group = item.description
             let t = now.timeIntervalSince1970
-            try db.cachedStatement(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?").execute(arguments: [t, group, id])
+            try db.execute("UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?", [t, group, id])
             var seq = try db.journal(container: c, item: id)
-            if (r["kind"] as String) == ItemKind.folder.rawValue {
-                let path: String = r["path"]
-                let ids = try Int64.fetchAll(db.cachedStatement(sql: "SELECT id FROM items WHERE \(Database.liveUnder)"),
-                                             arguments: Database.under(c, try RelativePath(validating: path)))
+            if (try r["kind"] as String) == ItemKind.folder.rawValue {
+                let path: String = try r["path"]
+                let ids: [Int64] = try db.values("SELECT id FROM items WHERE \(SQLQueries.liveUnder)",
+                                                 SQLQueries.under(c, try RelativePath(validating: path)))
                 for d in ids {
-                    try db.cachedStatement(sql: "UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?").execute(arguments: [t, group, d])
+                    try db.execute("UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?", [t, group, d])
                     seq = try db.journal(container: c, item: d)
                 }
             }
@@ -156,36 +156,36 @@ extension SQLiteMetadataStore: ItemStore {
     }
 
     public func restore(_ ctx: AuthContext, container: ContainerID, item: ItemID, now: Date) async throws -> ItemChange {
-        try await write { db in
+        try await write(account: ctx.accountID) { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
             guard let c else { throw StorageError(.notFound, "no item \(item)") }
-            let id: Int64 = r["id"]
-            guard (r["deleted_at"] as Double?) != nil else { return ItemChange(item: try db.itemRecord(r), cursor: r["seq"]) }
-            guard (r["trash_group"] as String?) != nil else {
-                throw StorageError(.notFound, "\(r["path"] as String) was purged from the trash (items stay there \(Int(TrashPolicy.keepAge / 86_400)) days)")
+            let id: Int64 = try r["id"]
+            guard (try r["deleted_at"] as Double?) != nil else { return ItemChange(item: try db.itemRecord(r), cursor: try r["seq"]) }
+            guard (try r["trash_group"] as String?) != nil else {
+                throw StorageError(.notFound, "\(try r["path"] as String) was purged from the trash (items stay there \(Int(TrashPolicy.keepAge / 86_400)) days)")
             }
-            let old = try RelativePath(validating: r["path"])
+            let old = try RelativePath(validating: try r["path"])
             var target = old
             var n = 1
             while try db.liveItemRow(container: c, path: target) != nil {
                 target = try Self.restoredName(old, attempt: n)
                 n += 1
             }
-            let group: String? = r["trash_group"]
-            try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?").execute(arguments: [target.string, id])
+            let group: String? = try r["trash_group"]
+            try db.execute("UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", [target.string, id])
             var seq = try db.journal(container: c, item: id)
-            if let group, (r["kind"] as String) == ItemKind.folder.rawValue {
-                let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, path FROM items WHERE container_id = ? AND trash_group = ? AND id != ?"), arguments: [c, group, id])
+            if let group, (try r["kind"] as String) == ItemKind.folder.rawValue {
+                let rows = try db.rows("SELECT id, path FROM items WHERE container_id = ? AND trash_group = ? AND id != ?", [c, group, id])
                 for d in rows {
                     // Only what was under this folder (a folder restored from inside a bigger
                     // deletion brings back its own contents, not its siblings).
-                    let p = try RelativePath(validating: d["path"])
+                    let p = try RelativePath(validating: try d["path"])
                     guard p.isSelfOrDescendant(of: old) else { continue }
                     let dp = p.rebased(from: old, to: target)
                     if try db.liveItemRow(container: c, path: dp) != nil { continue }
-                    try db.cachedStatement(sql: "UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?").execute(arguments: [dp.string, d["id"] as Int64])
-                    seq = try db.journal(container: c, item: d["id"])
+                    try db.execute("UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", [dp.string, try d["id"] as Int64])
+                    seq = try db.journal(container: c, item: try d["id"])
                 }
             }
             try db.reviveAncestors(container: c, of: target)
@@ -210,28 +210,28 @@ extension SQLiteMetadataStore: ItemStore {
         try await read { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
-            let all = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM versions WHERE item_id = ? ORDER BY committed DESC, id DESC"), arguments: [r["id"] as Int64])
-                .map(db.versionRecord)
+            let all = try db.rows("SELECT * FROM versions WHERE item_id = ? ORDER BY committed DESC, id DESC", [try r["id"] as Int64])
+                .map { try db.versionRecord($0) }
             return VersionList(item: try db.itemRecord(r), current: all.first { $0.state == .current },
                                conflicts: all.filter { $0.state == .conflict }, others: all.filter { $0.state == .other })
         }
     }
 
     public func resolve(_ ctx: AuthContext, container: ContainerID, item: ItemID, keep: VersionID, now: Date) async throws -> ItemChange {
-        try await write { db in
+        try await write(account: ctx.accountID) { db in
             let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false)
             let r = try db.requireItemRow(container: c, uuid: item)
             guard let c else { throw StorageError(.notFound, "no item \(item)") }
-            guard (r["deleted_at"] as Double?) == nil else { throw StorageError(.notFound, "item \(item) is in the trash; restore it first") }
-            let id: Int64 = r["id"]
-            guard let v = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, uploaded FROM versions WHERE item_id = ? AND uuid = ?"), arguments: [id, keep.description]) else {
+            guard (try r["deleted_at"] as Double?) == nil else { throw StorageError(.notFound, "item \(item) is in the trash; restore it first") }
+            let id: Int64 = try r["id"]
+            guard let v = try db.row("SELECT id, uploaded FROM versions WHERE item_id = ? AND uuid = ?", [id, keep.description]) else {
                 throw StorageError(.notFound, "item \(item) has no version \(keep)")
             }
-            guard v["uploaded"] as Bool else { throw StorageError(.incompleteContent, "version \(keep) has not finished uploading") }
-            let vid: Int64 = v["id"]
-            try db.cachedStatement(sql: "UPDATE versions SET state = 'other' WHERE item_id = ? AND state IN ('current', 'conflict') AND id != ?").execute(arguments: [id, vid])
-            try db.cachedStatement(sql: "UPDATE versions SET state = 'current', committed = ? WHERE id = ?").execute(arguments: [now.timeIntervalSince1970, vid])
-            try db.cachedStatement(sql: "UPDATE items SET current_version = ? WHERE id = ?").execute(arguments: [vid, id])
+            guard try v["uploaded"] as Bool else { throw StorageError(.incompleteContent, "version \(keep) has not finished uploading") }
+            let vid: Int64 = try v["id"]
+            try db.execute("UPDATE versions SET state = 'other' WHERE item_id = ? AND state IN ('current', 'conflict') AND id != ?", [id, vid])
+            try db.execute("UPDATE versions SET state = 'current', committed = ? WHERE id = ?", [now.timeIntervalSince1970, vid])
+            try db.execute("UPDATE items SET current_version = ? WHERE id = ?", [vid, id])
             try self.pruneHistory(db, item: id, now: now)
             let seq = try db.journal(container: c, item: id)
             return ItemChange(item: try db.itemRecord(rowID: id), cursor: seq)
@@ -241,27 +241,25 @@ extension SQLiteMetadataStore: ItemStore {
     public func manifest(_ ctx: AuthContext, container: ContainerID, version: VersionID) async throws -> Manifest {
         try await read { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false),
-                  let vr = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?"), arguments: [c, version.description])
+                  let vr = try db.row("SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?", [c, version.description])
             else { throw StorageError(.notFound, "no version \(version)") }
-            let chunks = try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx"), arguments: [vr["id"] as Int64])
-                .map { ChunkRef(hash: try ContentHash(validating: $0["hash"]), size: $0["size"]) }
-            return Manifest(chunks: chunks, size: vr["size"], hash: try ContentHash(validating: vr["hash"]))
+            let chunks = try db.rows("SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx", [try vr["id"] as Int64])
+                .map { ChunkRef(hash: try ContentHash(validating: try $0["hash"]), size: try $0["size"]) }
+            return Manifest(chunks: chunks, size: try vr["size"], hash: try ContentHash(validating: try vr["hash"]))
         }
     }
 
     public func manifests(_ ctx: AuthContext, container: ContainerID, versions: [VersionID]) async throws -> [Manifest] {
         try await read { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else { throw StorageError(.notFound, "no container \(container)") }
-            let version = try db.cachedStatement(sql: "SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?")
-            let chunks = try db.cachedStatement(sql: "SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx")
             var total = 0
             return try versions.map { v in
-                guard let vr = try Row.fetchOne(version, arguments: [c, v.description]) else { throw StorageError(.notFound, "no version \(v)") }
-                let refs = try Row.fetchAll(chunks, arguments: [vr["id"] as Int64]).map { ChunkRef(hash: try ContentHash(validating: $0["hash"]), size: $0["size"]) }
+                guard let vr = try db.row("SELECT id, size, hash FROM versions WHERE container_id = ? AND uuid = ?", [c, v.description]) else { throw StorageError(.notFound, "no version \(v)") }
+                let refs = try db.rows("SELECT hash, size FROM version_chunks WHERE version_id = ? ORDER BY idx", [try vr["id"] as Int64]).map { ChunkRef(hash: try ContentHash(validating: try $0["hash"]), size: try $0["size"]) }
                 // One answer holds at most one big file's worth of chunk references.
                 total += refs.count
                 guard total <= 1_000_000 else { throw StorageError(.invalidRequest, "the manifests asked for hold more than 1,000,000 chunks; ask for fewer at once") }
-                return Manifest(chunks: refs, size: vr["size"], hash: try ContentHash(validating: vr["hash"]))
+                return Manifest(chunks: refs, size: try vr["size"], hash: try ContentHash(validating: try vr["hash"]))
             }
         }
     }
@@ -273,17 +271,16 @@ extension SQLiteMetadataStore: ItemStore {
             }
             // One statement for the page: journal entries joined with their items as they stand now.
             let sql = """
-                SELECT c.seq, \(Database.itemRecordColumns) FROM changes c JOIN items i ON i.id = c.item_id
+                SELECT c.seq, \(SQLQueries.itemRecordColumns) FROM changes c JOIN items i ON i.id = c.item_id
                 LEFT JOIN versions v ON v.id = i.current_version
                 WHERE c.container_id = ? AND c.seq > ? ORDER BY c.seq LIMIT ?
                 """
             var items: [ItemRecord] = []
             var last = cursor, more = false
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [c, cursor, limit + 1])
-            while let r = try rows.next() {
+            for r in try db.rows(sql, [c, cursor, limit + 1]) {
                 if items.count == limit { more = true; break }
                 items.append(try db.itemRecord(joined: r, at: 1))
-                last = r[0]
+                last = try r[0]
             }
             return ChangePage(items: items, cursor: last, hasMore: more)
         }
@@ -294,8 +291,8 @@ extension SQLiteMetadataStore: ItemStore {
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else { return [] }
             // Every restorable item: each deletion's head, and what a deleted folder held (listed
             // after its folder), so a user finds any file to bring back.
-            return try Row.fetchAll(db, sql: "SELECT * FROM items WHERE container_id = ? AND deleted_at IS NOT NULL AND trash_group IS NOT NULL ORDER BY deleted_at DESC, trash_group, path",
-                                    arguments: [c]).map(db.itemRecord)
+            return try db.rows("SELECT * FROM items WHERE container_id = ? AND deleted_at IS NOT NULL AND trash_group IS NOT NULL ORDER BY deleted_at DESC, trash_group, path",
+                           [c]).map { try db.itemRecord($0) }
         }
     }
 }

@@ -1,0 +1,34 @@
+import Foundation
+import UbiqCore
+
+/// The metadata store on a SQL database — the embedded SQLite file or a PostgreSQL server
+/// (`SQLDatabase`): the same statements, schema and semantics on both.
+public final class SQLMetadataStore: Sendable {
+    let database: any SQLDatabase
+
+    public init(database: any SQLDatabase) { self.database = database }
+
+    /// Opens (creating if needed) the embedded SQLite database at `path`.
+    public convenience init(path: String) throws {
+        self.init(database: try SQLiteDatabase(path: path))
+    }
+
+    /// Runs a write transaction.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await database.write(body)
+    }
+
+    /// Runs a write transaction of one account's data, holding the account's lock throughout
+    /// (`SQLConnection.lockAccount`).
+    func write<T: Sendable>(account: Int64, _ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await database.write { db in
+            try db.lockAccount(account)
+            return try body(db)
+        }
+    }
+
+    /// Runs a read transaction.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await database.read(body)
+    }
+}
