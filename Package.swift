@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Pure: IDs, paths, versions, conflict rule, chunker, hashes, HLC, key-value values and limits.
@@ -32,7 +33,7 @@ let package = Package(
         .target(name: "UbiqProtocol", dependencies: ["UbiqCore"]),
         // Memory for chunk batches on the wire, shared by the server and the client.
         .target(name: "UbiqTransport", dependencies: ["UbiqCore", "CFileSupport", .product(name: "NIOCore", package: "swift-nio")]),
-        // SQLite metadata (GRDB) and the content-addressed chunk folder, behind protocols.
+        // Metadata on SQLite (GRDB) or PostgreSQL (postgres-nio), chunks in a folder or an S3 bucket, behind protocols.
         .target(
             name: "UbiqStorage",
             dependencies: [
@@ -41,6 +42,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Hummingbird routes, authentication, push channel, quota.

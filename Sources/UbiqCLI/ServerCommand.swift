@@ -35,12 +35,19 @@ struct DataOption: ParsableArguments {
     @Option(name: .long, help: "Where chunks are kept: s3://BUCKET?endpoint=URL&region=REGION (credentials in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); default: chunks/ in the data directory.")
     var blobs: String?
 
-    /// The server's stores: the metadata in the data directory, the chunks where `--blobs` says.
+    @Option(name: .long, help: "Where metadata is kept: postgres://USER@HOST:PORT/DB[?sslmode=require] (password in the URL, UBIQ_DATABASE_PASSWORD or the file UBIQ_DATABASE_PASSWORD_FILE names); default: metadata.sqlite in the data directory.")
+    var database: String?
+
+    /// The server's stores: the metadata where `--database` says, the chunks where `--blobs` says.
     func services() async throws -> ServerServices {
         let env = ProcessInfo.processInfo.environment
         let location: BlobStoreLocation
-        do { location = try BlobStoreLocation.parse(blobs, environment: env) } catch let e as CoreError { throw CLIError(e.code, e.message) }
-        return try await ServerServices.open(at: directory(), blobs: location, environment: env)
+        let metadata: MetadataLocation
+        do {
+            location = try BlobStoreLocation.parse(blobs, environment: env)
+            metadata = try MetadataLocation.parse(database, environment: env)
+        } catch let e as CoreError { throw CLIError(e.code, e.message) }
+        return try await ServerServices.open(at: directory(), database: metadata, blobs: location, environment: env)
     }
 }
 
@@ -106,8 +113,10 @@ struct ServerRun: AsyncParsableCommand {
         do {
             try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         } catch {
+            await services.close()
             throw CLIError(.storageFailure, "cannot serve on \(host):\(port): \(error)")
         }
+        await services.close()
     }
 }
 

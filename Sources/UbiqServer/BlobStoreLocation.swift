@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import UbiqCore
 import UbiqStorage
+import UbiqTransport
 
 /// Where a server keeps its chunks (`--blobs`): the data folder's `chunks/` (the default), or
 /// an S3-compatible bucket — `s3://BUCKET?endpoint=http://127.0.0.1:7480&region=us-east-1`,
@@ -60,11 +61,20 @@ public enum BlobStoreLocation: Sendable, Equatable {
 }
 
 extension ServerServices {
-    /// Opens the server's stores: the metadata in `directory` (`metadata.sqlite`), the chunks
-    /// where `blobs` says.
-    public static func open(at directory: URL, blobs: BlobStoreLocation, environment: [String: String] = ProcessInfo.processInfo.environment,
+    /// Opens the server's stores: the metadata where `database` says (`metadata.sqlite` in
+    /// `directory` by default), the chunks where `blobs` says.
+    public static func open(at directory: URL, database: MetadataLocation = .sqlite, blobs: BlobStoreLocation,
+                            environment: [String: String] = ProcessInfo.processInfo.environment,
                             clock: @escaping @Sendable () -> Date = { Date() }) async throws -> ServerServices {
-        let meta = try openMetadata(at: directory)
-        return build(meta, try await blobs.open(data: directory, environment: environment), clock)
+        if case .postgres = database {
+            do { try PrivateDirectory.make(directory) } catch let e as CoreError { throw APIFailure(e.code, "data directory: \(e.message)") }
+        }
+        let meta = try await database.open(data: directory)
+        do {
+            return build(meta, try await blobs.open(data: directory, environment: environment), clock)
+        } catch {
+            await meta.database.close()
+            throw error
+        }
     }
 }

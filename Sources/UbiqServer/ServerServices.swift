@@ -32,6 +32,8 @@ public struct ServerServices: Sendable {
     /// The secret `ubiq server gc` presents to this running server (`POST /v1/admin/gc`); nil
     /// when the server takes no administrator requests.
     public var adminToken: String?
+    /// The metadata database, when these services opened it (closed by `close()`).
+    var database: (any SQLDatabase)?
     /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
     public var collectionDelay = ChunkCollection.afterEmptying
 
@@ -63,8 +65,16 @@ public struct ServerServices: Sendable {
     }
 
     static func build(_ meta: SQLMetadataStore, _ chunks: any ChunkStore, _ clock: @escaping @Sendable () -> Date) -> ServerServices {
-        ServerServices(metadata: meta, keyValues: SQLKeyValueStore(meta), admin: SQLAccountAdmin(meta), liveness: SQLChunkLiveness(meta),
-                       chunks: chunks, clock: clock)
+        var services = ServerServices(metadata: meta, keyValues: SQLKeyValueStore(meta), admin: SQLAccountAdmin(meta), liveness: SQLChunkLiveness(meta),
+                                      chunks: chunks, clock: clock)
+        services.database = meta.database
+        return services
+    }
+
+    /// Lets go of the metadata database's connections (a PostgreSQL pool; SQLite closes with the
+    /// process). Call once the server has stopped.
+    public func close() async {
+        await database?.close()
     }
 
     /// Resolves the bearer token of a request.

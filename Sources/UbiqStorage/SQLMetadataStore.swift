@@ -4,7 +4,7 @@ import UbiqCore
 /// The metadata store on a SQL database — the embedded SQLite file or a PostgreSQL server
 /// (`SQLDatabase`): the same statements, schema and semantics on both.
 public final class SQLMetadataStore: Sendable {
-    let database: any SQLDatabase
+    public let database: any SQLDatabase
 
     public init(database: any SQLDatabase) { self.database = database }
 

@@ -9,8 +9,8 @@ import UbiqTesting
 /// many commits in one transaction, several manifests at once.
 @Suite("Batches")
 struct BatchTests {
-    @Test func framedChunksGoUpAndComeBackVerifiedAndOnlyToTheirOwner() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func framedChunksGoUpAndComeBackVerifiedAndOnlyToTheirOwner(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
             let (bob, _) = try await server.device("bob")
             var rng = SeededRandom.forTest("batch.chunks")
@@ -34,8 +34,8 @@ struct BatchTests {
         }
     }
 
-    @Test func namedChunksAreStoredOnlyIfEveryOneHashesToItsName() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func namedChunksAreStoredOnlyIfEveryOneHashesToItsName(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
             var rng = SeededRandom.forTest("batch.named")
             let chunks = (0..<50).map { _ in rng.bytes(Int.random(in: 1...9000, using: &rng)) }
@@ -64,8 +64,8 @@ struct BatchTests {
 
     /// A device may fetch the chunks of a file another device of the account is still
     /// uploading: the fetch waits for them, as long as chunks keep arriving for that account.
-    @Test func aFetchWaitsForChunksTheAccountIsStillUploading() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func aFetchWaitsForChunksTheAccountIsStillUploading(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (desktop, _) = try await server.device("alice", name: "desktop")
             let (bob, _) = try await server.device("bob")
@@ -92,8 +92,8 @@ struct BatchTests {
         }
     }
 
-    @Test func brokenFramingOversizedAndEmptyChunksAreRefusedAndStoreNothing() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func brokenFramingOversizedAndEmptyChunksAreRefusedAndStoreNothing(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
             let good = Array("fine".utf8)
             var frames = ChunkFrames.encode([good])
@@ -117,8 +117,8 @@ struct BatchTests {
         }
     }
 
-    @Test func aCommitBatchDecidesEachCommitAloneInOneTransaction() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func aCommitBatchDecidesEachCommitAloneInOneTransaction(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
             let (bob, _) = try await server.device("bob")
             var rng = SeededRandom.forTest("batch.commits")

@@ -7,8 +7,8 @@ import UbiqTesting
 
 @Suite("Chunks")
 struct ChunkTests {
-    @Test func uploadOnlyWhatIsMissingAndDownloadVerified() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func uploadOnlyWhatIsMissingAndDownloadVerified(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
             var rng = SeededRandom.forTest("chunks.upload")
             let bytes = rng.bytes(300_000)
@@ -28,8 +28,8 @@ struct ChunkTests {
         }
     }
 
-    @Test func bytesThatDoNotMatchTheirHashAreRejected() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func bytesThatDoNotMatchTheirHashAreRejected(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
             let good = Array("hello".utf8)
             await expectCode(.hashMismatch) { try await alice.uploadChunk(ContentHash.of(good), Array("jello".utf8)) }
@@ -42,8 +42,8 @@ struct ChunkTests {
         }
     }
 
-    @Test func knowingAHashGrantsNothing() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func knowingAHashGrantsNothing(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
             let (bob, _) = try await server.device("bob")
             let secret = Array("alice's diary".utf8)
@@ -65,8 +65,8 @@ struct ChunkTests {
     /// #23 row 12: twelve 900 KB uploads at once against a 1 MB quota each passed the quota
     /// check before any was recorded: 2.7 MB of packs were written, eleven then refused. Now
     /// what is being written counts: one is stored, eleven refused before writing a byte.
-    @Test func parallelUploadsCannotWritePastTheQuota() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func parallelUploadsCannotWritePastTheQuota(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             try await server.user("dave", quota: 1_000_000)
             let (dave, _) = try await server.device("dave")
             var rng = SeededRandom.forTest("chunks.quota.parallel")
@@ -102,8 +102,8 @@ struct ChunkTests {
         }
     }
 
-    @Test func quotaIsEnforced() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func quotaIsEnforced(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             try await server.user("carol", quota: 100_000)
             let (carol, _) = try await server.device("carol")
             var rng = SeededRandom.forTest("chunks.quota")

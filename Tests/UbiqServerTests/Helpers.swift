@@ -49,9 +49,11 @@ func download(_ client: UbiqAPIClient, version: VersionID, container: ContainerI
     return String(decoding: out, as: UTF8.self)
 }
 
-/// Runs `body` against a fresh server with users `alice` and `bob`, then stops it.
-func withServer(_ body: (TestServer) async throws -> Void) async throws {
-    let server = try await TestServer.start()
+/// Runs `body` against a fresh server (its metadata on a database of `kind`) with users `alice`
+/// and `bob`, then stops it.
+func withServer(_ kind: DatabaseKind = .sqlite, _ body: (TestServer) async throws -> Void) async throws {
+    guard let database = try await kind.fresh() else { return }
+    let server = try await TestServer.start(database: database)
     do {
         try await server.user("alice")
         try await server.user("bob")

@@ -7,8 +7,8 @@ import UbiqTesting
 
 @Suite("Items, versions and conflicts")
 struct ItemTests {
-    @Test func metadataFirstThenContent() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func metadataFirstThenContent(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
             var rng = SeededRandom.forTest("items.metadata-first")
@@ -34,8 +34,8 @@ struct ItemTests {
         }
     }
 
-    @Test func staleBaseBecomesAConflictAndResolveKeepsEverything() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func staleBaseBecomesAConflictAndResolveKeepsEverything(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
             let first = try await commitFile(laptop, "Documents/n.txt", "v1")
@@ -69,8 +69,8 @@ struct ItemTests {
         }
     }
 
-    @Test func samePathOnTwoDevicesIsOneItemWithAConflict() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func samePathOnTwoDevicesIsOneItemWithAConflict(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
             let a = try await commitFile(laptop, "Documents/plan.md", "laptop's plan")
@@ -88,8 +88,8 @@ struct ItemTests {
         }
     }
 
-    @Test func editAgainstDeleteRevivesTheItem() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func editAgainstDeleteRevivesTheItem(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
             let folder = try await laptop.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/f"),
@@ -107,8 +107,8 @@ struct ItemTests {
         }
     }
 
-    @Test func renamesAndMovesKeepTheItemID() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func renamesAndMovesKeepTheItemID(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (c, _) = try await server.device("alice")
             let dir = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/old"),
                                                               kind: .folder, base: nil, modified: Date(), manifest: nil))
@@ -129,8 +129,8 @@ struct ItemTests {
         }
     }
 
-    @Test func deleteGoesToTrashAndRestoreBringsItBack() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func deleteGoesToTrashAndRestoreBringsItBack(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (c, _) = try await server.device("alice")
             let a = try await commitFile(c, "Documents/a.txt", "first")
             _ = try await commitFile(c, "Documents/a.txt", "second", item: a.item.id, base: a.version!.id)
@@ -150,8 +150,8 @@ struct ItemTests {
         }
     }
 
-    @Test func changeFeedPagesInOrder() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func changeFeedPagesInOrder(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (c, _) = try await server.device("alice")
             var ids: [ItemID] = []
             for i in 0..<25 { ids.append(try await commitFile(c, "Documents/f\(i).txt", "\(i)").item.id) }
@@ -173,8 +173,8 @@ struct ItemTests {
         }
     }
 
-    @Test func historyIsPrunedBeyondTheNewestTwentyOnlyWhenOld() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func historyIsPrunedBeyondTheNewestTwentyOnlyWhenOld(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (c, _) = try await server.device("alice")
             var r = try await commitFile(c, "h.txt", "0")
             for i in 1...25 { r = try await commitFile(c, "h.txt", "\(i)", item: r.item.id, base: r.version!.id) }
@@ -186,8 +186,8 @@ struct ItemTests {
 
 @Suite("Manifest deltas on the wire")
 struct DeltaWireTests {
-    @Test func commitAndFetchManifestsAsDeltas() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func commitAndFetchManifestsAsDeltas(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (c, _) = try await server.device("alice")
             let (bob, _) = try await server.device("bob")
             var rng = SeededRandom.forTest("delta.wire")
@@ -222,8 +222,8 @@ struct DeltaWireTests {
 /// The conditions a sync engine puts on its deletes and moves (`?since=`, `?strict=1`).
 @Suite("Conditional deletes and moves")
 struct ConditionalItemTests {
-    @Test func aDeleteSinceACursorRefusesWhatChangedAfterIt() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func aDeleteSinceACursorRefusesWhatChangedAfterIt(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
             func folder(_ p: String) async throws -> ItemRecord {
@@ -256,8 +256,8 @@ struct ConditionalItemTests {
     /// the path, or that folder moved or deleted, is `item_changed`; a folder the server never
     /// saw is not checked. Reviving a deleted folder whose path another folder took answers
     /// with that folder (one folder a path, as for two new folders at one path).
-    @Test func aNewItemNamingItsFolderLandsOnlyInThatFolder() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func aNewItemNamingItsFolderLandsOnlyInThatFolder(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             func commit(_ p: String, _ kind: ItemKind, id: ItemID = ItemID(uuid: UUID()), parent: ItemID?) async throws -> CommitResponse {
                 try await laptop.commit(notes, CommitRequest(itemID: id, versionID: VersionID(uuid: UUID()), path: path(p), kind: kind, base: nil,

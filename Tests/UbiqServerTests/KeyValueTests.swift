@@ -11,8 +11,8 @@ struct KeyValueTests {
         KVEntry(key: key, value: value, stamp: HLCTimestamp(wallMillis: wall, counter: counter), device: device)
     }
 
-    @Test func setReadAndChangesSinceCursor() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func setReadAndChangesSinceCursor(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, lid) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
             let start = try await phone.kvAll(notes)
@@ -37,8 +37,8 @@ struct KeyValueTests {
     /// piled up uncounted: 20,000 against a 1,024-key limit, every write then reading them all),
     /// a forgotten delete still beats an older write, and a device that had not seen it is told
     /// to reload instead of keeping the key for ever.
-    @Test func deletedKeysAreBoundedAndAForgottenDeleteStillWins() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func deletedKeysAreBoundedAndAForgottenDeleteStillWins(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, lid) = try await server.device("alice", name: "laptop")
             let (phone, pid) = try await server.device("alice", name: "phone")
             _ = try await laptop.kvSet(notes, [entry("keep", .int(1), wall: 100, device: lid)])
@@ -74,8 +74,8 @@ struct KeyValueTests {
         }
     }
 
-    @Test func lastWriterWinsByHLCThenDevice() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func lastWriterWinsByHLCThenDevice(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, lid) = try await server.device("alice", name: "laptop")
             let (phone, pid) = try await server.device("alice", name: "phone")
             _ = try await laptop.kvSet(notes, [entry("k", .string("laptop@200"), wall: 200, device: lid)])
@@ -98,8 +98,8 @@ struct KeyValueTests {
         }
     }
 
-    @Test func limitsAreEnforcedAndStoreNothing() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func limitsAreEnforcedAndStoreNothing(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (c, id) = try await server.device("alice")
             await expectCode(.kvKeyInvalid) { _ = try await c.kvSet(notes, [entry(String(repeating: "k", count: 65), .int(1), wall: 1, device: id)]) }
             await expectCode(.kvKeyInvalid) { _ = try await c.kvSet(notes, [entry("", .int(1), wall: 1, device: id)]) }
@@ -125,8 +125,8 @@ struct KeyValueTests {
     /// #23 row 8: a write stamped at the end of the clock's range was stored and then won over
     /// every later write (and crashed every device's clock). Stamps more than a day ahead of
     /// the server's clock are refused with nothing stored; hours ahead are still fine (§4.3).
-    @Test func aStampFarAheadOfTheServersClockIsRefused() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func aStampFarAheadOfTheServersClockIsRefused(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (c, id) = try await server.device("alice")
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             await expectCode(.kvClockAhead) { _ = try await c.kvSet(notes, [entry("k", .int(1), wall: .max, counter: .max, device: id)]) }
@@ -138,8 +138,8 @@ struct KeyValueTests {
         }
     }
 
-    @Test func multiKeySetsArriveWhole() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func multiKeySetsArriveWhole(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, lid) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
             for round in 0..<5 {
@@ -165,8 +165,8 @@ extension KeyValueTests {
     /// writes, newest first, with the writing device; a delete is kept as a write without a
     /// value. Bounded twice: per key, and by the bytes a store's history holds in all (the
     /// oldest writes go first). Another account's history is not reachable.
-    @Test func aKeysHistoryKeepsItsLastWritesNewestFirstAndStaysBounded() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func aKeysHistoryKeepsItsLastWritesNewestFirstAndStaysBounded(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, lid) = try await server.device("alice", name: "laptop")
             let (phone, pid) = try await server.device("alice", name: "phone")
             for n in 1...12 {

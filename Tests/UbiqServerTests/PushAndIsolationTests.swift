@@ -24,8 +24,8 @@ actor PushInbox {
 
 @Suite("Push channel and isolation")
 struct PushAndIsolationTests {
-    @Test func commitsAndKVSetsArePushedToOtherDevices() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func commitsAndKVSetsArePushedToOtherDevices(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, lid) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
             let (bob, _) = try await server.device("bob")
@@ -54,8 +54,8 @@ struct PushAndIsolationTests {
 
     /// #23 row 10: a revoked device's open push channel kept receiving notifications. Revoking
     /// it closes the channel at once, and nothing is sent to it afterwards.
-    @Test func aRevokedDevicesPushChannelIsClosed() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func aRevokedDevicesPushChannelIsClosed(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (phone, pid) = try await server.device("alice", name: "phone")
             let inbox = PushInbox(), closed = ManagedFlag()
@@ -73,8 +73,8 @@ struct PushAndIsolationTests {
         }
     }
 
-    @Test func accountsNeverSeeEachOthersData() async throws {
-        try await withServer { server in
+    @Test(arguments: DatabaseKind.available) func accountsNeverSeeEachOthersData(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
             let (bob, bid) = try await server.device("bob")
             let a = try await commitFile(alice, "Documents/secret.txt", "alice only")

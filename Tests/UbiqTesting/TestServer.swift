@@ -15,6 +15,8 @@ public final class TestServer: Sendable {
     public let port: Int
     /// For a server started with TLS: the certificate its clients must trust (PEM).
     public let trusted: String?
+    /// Where its metadata is (a PostgreSQL test database is dropped at `stop()`).
+    public let database: MetadataLocation
     let group: ServiceGroup
     let task: Task<Void, Error>
 
@@ -27,7 +29,7 @@ public final class TestServer: Sendable {
     public static func start(directory: TempDirectory? = nil, port wanted: Int = 0,
                              headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), maxConnections: Int = 1000,
                              tls: TestCertificates? = nil, clock: @escaping @Sendable () -> Date = { Date() },
-                             blobs: BlobStoreLocation = .folder,
+                             database: MetadataLocation = .sqlite, blobs: BlobStoreLocation = .folder,
                              configure: @escaping @Sendable (inout ServerServices) -> Void = { _ in }) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
         var lastError: Error = CoreError(.internalError, "test server did not start")
@@ -35,7 +37,7 @@ public final class TestServer: Sendable {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
             do {
                 return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
-                                           tls: tls, clock: clock, blobs: blobs, configure: configure)
+                                           tls: tls, clock: clock, database: database, blobs: blobs, configure: configure)
             } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
@@ -46,9 +48,9 @@ public final class TestServer: Sendable {
 
     static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration, maxConnections: Int,
                           tls: TestCertificates?, clock: @escaping @Sendable () -> Date,
-                          blobs: BlobStoreLocation, configure: (inout ServerServices) -> Void) async throws -> TestServer {
-        var services = blobs == .folder ? try ServerServices.embedded(at: dir.url, clock: clock)
-            : try await ServerServices.open(at: dir.url, blobs: blobs, clock: clock)
+                          database: MetadataLocation, blobs: BlobStoreLocation, configure: (inout ServerServices) -> Void) async throws -> TestServer {
+        var services = blobs == .folder && database == .sqlite ? try ServerServices.embedded(at: dir.url, clock: clock)
+            : try await ServerServices.open(at: dir.url, database: database, blobs: blobs, clock: clock)
         configure(&services)
         var logger = Logger(label: "test.server")
         logger.logLevel = .warning
@@ -73,10 +75,12 @@ public final class TestServer: Sendable {
             if case .failure(let e) = why { throw CoreError(.internalError, "test server did not start: \(e)") }
             throw CoreError(.internalError, "test server did not start")
         }
-        return TestServer(directory: dir, services: services, port: port, trusted: tls?.authorityPEM, group: group, task: task)
+        return TestServer(directory: dir, services: services, port: port, trusted: tls?.authorityPEM, group: group, task: task, database: database)
     }
 
-    init(directory: TempDirectory, services: ServerServices, port: Int, trusted: String?, group: ServiceGroup, task: Task<Void, Error>) {
+    init(directory: TempDirectory, services: ServerServices, port: Int, trusted: String?, group: ServiceGroup, task: Task<Void, Error>,
+         database: MetadataLocation) {
+        self.database = database
         self.directory = directory
         self.services = services
         self.port = port
@@ -85,11 +89,16 @@ public final class TestServer: Sendable {
         self.task = task
     }
 
-    /// Stops the server; `keepData` leaves the directory for a restart.
+    /// Stops the server; `keepData` leaves the directory (and a PostgreSQL test database) for a
+    /// restart.
     public func stop(keepData: Bool = false) async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
-        if !keepData { directory.remove() }
+        await services.close()
+        if !keepData {
+            directory.remove()
+            if case .postgres(let location) = database { await PostgresTestDatabase.drop(location) }
+        }
     }
 
     /// Creates an account and returns a signed-in client for a new device of it.

@@ -54,3 +54,53 @@ public enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     }
 }
 
+
+/// A real PostgreSQL server for tests: the one `.ci/run` starts (`.ci/postgres-up.sh`), named by
+/// `UBIQ_TEST_DATABASE_URL` (or `DATABASE_URL`, as the script's `pg.env` writes it); its role
+/// may create databases, and each test gets a fresh one. Without it the PostgreSQL cases do not
+/// run, unless `UBIQ_REQUIRE_POSTGRES=1` (CI) makes that a failure.
+public enum PostgresTestDatabase {
+    public static let env = ProcessInfo.processInfo.environment
+    public static let required = env["UBIQ_REQUIRE_POSTGRES"] == "1"
+    public static var url: String? { env["UBIQ_TEST_DATABASE_URL"] ?? env["DATABASE_URL"] }
+    public static var runs: Bool { url != nil || required }
+
+    /// A new, empty database on the test server (nil, with an issue recorded, when PostgreSQL
+    /// is required but not named).
+    public static func fresh() async throws -> PostgreSQLLocation? {
+        guard let url else {
+            Issue.record("no PostgreSQL: set UBIQ_TEST_DATABASE_URL or DATABASE_URL (.ci/run starts one)")
+            return nil
+        }
+        var location = try PostgreSQLLocation(parsing: url)
+        let name = "ubiq_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        try await PostgreSQLDatabase.administer(location, ["CREATE DATABASE \(name)"])
+        location.database = name
+        return location
+    }
+
+    /// Drops a database `fresh()` made (connections still open to it are ended).
+    public static func drop(_ location: PostgreSQLLocation) async {
+        guard location.database.hasPrefix("ubiq_t_"), let url, var base = try? PostgreSQLLocation(parsing: url) else { return }
+        base.connections = 1
+        try? await PostgreSQLDatabase.administer(base, ["DROP DATABASE IF EXISTS \(location.database) WITH (FORCE)"])
+    }
+}
+
+/// The metadata databases a server can use: SQLite (always) and PostgreSQL (when a server is
+/// named, see `PostgresTestDatabase`).
+public enum DatabaseKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+    public var testDescription: String { rawValue }
+
+    public static var available: [DatabaseKind] { PostgresTestDatabase.runs ? [.sqlite, .postgres] : [.sqlite] }
+
+    /// A fresh database of this kind for a test server (nil when PostgreSQL is required but not
+    /// named; an issue is recorded).
+    public func fresh() async throws -> MetadataLocation? {
+        switch self {
+        case .sqlite: return .sqlite
+        case .postgres: return try await PostgresTestDatabase.fresh().map { .postgres($0) }
+        }
+    }
+}

@@ -57,4 +57,10 @@ public protocol SQLDatabase: Sendable {
     /// Runs `body` in a write transaction, committed when it returns and rolled back when it
     /// throws. A failure of the database itself throws `storage_failure`.
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+    /// Lets go of the database's connections (a closed database refuses transactions).
+    func close() async
+}
+
+extension SQLDatabase {
+    public func close() async {}
 }

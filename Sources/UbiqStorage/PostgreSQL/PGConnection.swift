@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// One PostgreSQL connection inside a transaction, as a `SQLConnection`: `?` placeholders
+/// numbered (`$1`, `$2`, …), values bound and read in the schema's few types. Statements block
+/// on their answers (the caller is a thread of `PostgreSQLDatabase`'s pool).
+final class PGConnection: SQLConnection {
+    let connection: PostgresConnection
+    let logger: Logger
+    var dialect: SQLDialect { .postgres }
+
+    init(_ connection: PostgresConnection, _ logger: Logger) { self.connection = connection; self.logger = logger }
+
+    func execute(_ sql: String, _ arguments: [any SQLArgument]) throws -> Int {
+        try query(sql, arguments).metadata.rows ?? 0
+    }
+
+    func rows(_ sql: String, _ arguments: [any SQLArgument]) throws -> [SQLRow] {
+        let result = try query(sql, arguments)
+        guard let first = result.rows.first else { return [] }
+        let columns = SQLColumns(first.map(\.columnName))
+        return try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) }
+    }
+
+    func savepoint(_ body: () throws -> Bool) throws {
+        try execute("SAVEPOINT ubiq_step")
+        let keep: Bool
+        do { keep = try body() } catch {
+            _ = try? execute("ROLLBACK TO SAVEPOINT ubiq_step")
+            throw error
+        }
+        try execute(keep ? "RELEASE SAVEPOINT ubiq_step" : "ROLLBACK TO SAVEPOINT ubiq_step")
+    }
+
+    func lockAccount(_ id: Int64) throws {
+        _ = try rows("SELECT id FROM accounts WHERE id = ? FOR UPDATE", [id])
+    }
+
+    private func query(_ sql: String, _ arguments: [any SQLArgument]) throws -> PostgresQueryResult {
+        var binds = PostgresBindings(capacity: arguments.count)
+        for a in arguments {
+            switch a.sqlValue {
+            case .null: binds.appendNull()
+            case .integer(let i): binds.append(i)
+            case .real(let d): binds.append(d)
+            case .text(let s): binds.append(s)
+            case .blob(let b): binds.append(ByteBuffer(bytes: b))
+            }
+        }
+        guard arguments.count <= Int(UInt16.max) else { throw StorageError(.internalError, "a statement with \(arguments.count) arguments") }
+        return try connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).wait()
+    }
+
+    /// `sql` with each `?` outside quotes replaced by `$1`, `$2`, … in order.
+    static func numbered(_ sql: String) -> String {
+        var out = ""
+        out.reserveCapacity(sql.utf8.count + 16)
+        var n = 0
+        var quoted = false
+        for ch in sql {
+            if ch == "'" { quoted.toggle() }
+            if ch == "?" && !quoted {
+                n += 1
+                out += "$\(n)"
+            } else {
+                out.append(ch)
+            }
+        }
+        return out
+    }
+
+    static func value(_ cell: PostgresCell) throws -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8, .oid: return .integer(try cell.decode(Int64.self))
+        case .float4, .float8: return .real(try cell.decode(Double.self))
+        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .bytea: return .blob(Data(try cell.decode(ByteBuffer.self).readableBytesView))
+        case .numeric:
+            let d = try cell.decode(Decimal.self)
+            let n = NSDecimalNumber(decimal: d)
+            if d == Decimal(n.int64Value) { return .integer(n.int64Value) }
+            return .real(n.doubleValue)
+        default: return .text(try cell.decode(String.self))
+        }
+    }
+}
+
+/// What a PostgreSQL failure means to a transaction: run it again, or report it.
+enum PGFailure {
+    static func sqlState(_ error: Error) -> String? { (error as? PSQLError)?.serverInfo?[.sqlState] }
+
+    /// The connection is gone (the server restarted, the network dropped, or it never connected).
+    static func connectionLost(_ error: Error) -> Bool {
+        if let e = error as? PSQLError {
+            switch e.code {
+            case .serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection: return true
+            default: break
+            }
+        }
+        if let state = sqlState(error) { return state.hasPrefix("08") || state.hasPrefix("57P") }
+        return error is ChannelError || error is IOError || error is NIOConnectionError
+    }
+
+    /// Worth running the whole transaction again: a lost race or a lost connection.
+    static func retryable(_ error: Error) -> Bool {
+        if connectionLost(error) { return true }
+        switch sqlState(error) {
+        case "40001", "40P01", "23505": return true  // serialization failure, deadlock, a key another transaction just took
+        default: return false
+        }
+    }
+
+    static func storageError(_ error: Error, location: PostgreSQLLocation, committing: Bool) -> StorageError {
+        if committing {
+            return StorageError(.storageFailure, "the connection to the database was lost while committing; the change may or may not have been kept")
+        }
+        if let e = error as? PSQLError {
+            if let message = e.serverInfo?[.message] {
+                return StorageError(.storageFailure, "database error \(e.serverInfo?[.sqlState] ?? ""): \(message)")
+            }
+            if connectionLost(error) || e.code == .server {
+                return StorageError(.storageFailure, "cannot reach the database at \(location.redacted)")
+            }
+            return StorageError(.storageFailure, "database error: \(e.code)")
+        }
+        if connectionLost(error) { return StorageError(.storageFailure, "cannot reach the database at \(location.redacted): \(error)") }
+        return StorageError(.storageFailure, "database error: \(error)")
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+
+/// A PostgreSQL metadata database (`--database postgres://…`): the same statements as the
+/// embedded SQLite file, on a pool of connections. Each transaction runs on a thread of the
+/// database's own pool with a connection of its own (statements block on their answers there,
+/// never on the threads that run Swift tasks), as GRDB runs SQLite's.
+///
+/// Writes run at READ COMMITTED and take the account's row lock first
+/// (`SQLConnection.lockAccount`), so one account's writes happen one after another: change
+/// numbers commit in the order they were given (a reader at cursor N never misses a change
+/// numbered below N that commits later), quota checks see every earlier upload. Reads run at
+/// REPEATABLE READ (one state throughout). A transaction that loses a deadlock or a
+/// serialization check, or whose connection was lost before COMMIT was sent, is run again on a
+/// fresh connection (up to six times); a connection lost during COMMIT is reported (the commit
+/// may or may not have landed — every write of a device is safe to repeat).
+public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
+    public let location: PostgreSQLLocation
+    let configuration: PostgresConnection.Configuration
+    let threads: NIOThreadPool
+    let logger: Logger
+    private let lock = NSLock()
+    private var idle: [PostgresConnection] = []
+    private var nextID = 0
+    private var closed = false
+
+    /// Connects, creates or upgrades the schema (`PostgreSQLSchema`), and returns the database.
+    public static func open(_ location: PostgreSQLLocation, logger: Logger = Logger(label: "ubiq.postgres")) async throws -> PostgreSQLDatabase {
+        let db = try PostgreSQLDatabase(location, logger: logger)
+        do {
+            try await db.threads.runIfActive { try db.migrate() }
+        } catch {
+            await db.close()
+            throw error
+        }
+        return db
+    }
+
+    init(_ location: PostgreSQLLocation, logger: Logger) throws {
+        self.location = location
+        self.logger = logger
+        var tls = PostgresConnection.Configuration.TLS.disable
+        if location.tls {
+            var config = TLSConfiguration.makeClientConfiguration()
+            if let root = location.rootCertificate { config.trustRoots = .file(root) }
+            do { tls = .require(try NIOSSLContext(configuration: config)) } catch {
+                throw StorageError(.invalidRequest, "--database: cannot set up TLS: \(error)")
+            }
+        }
+        var configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
+                                                             password: location.password, database: location.database, tls: tls)
+        configuration.options.connectTimeout = .seconds(5)
+        self.configuration = configuration
+        threads = NIOThreadPool(numberOfThreads: location.connections)
+        threads.start()
+    }
+
+    /// Closes every connection and stops the pool's threads.
+    public func close() async {
+        let connections: [PostgresConnection] = lock.withLock {
+            closed = true
+            defer { idle = [] }
+            return idle
+        }
+        for c in connections { try? await c.close() }
+        try? await threads.shutdownGracefully()
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await run { try self.transaction(readOnly: true, body) }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await run { try self.transaction(readOnly: false, body) }
+    }
+
+    private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        do {
+            return try await threads.runIfActive(body)
+        } catch let e as StorageError {
+            throw e
+        } catch {
+            throw StorageError(.storageFailure, "the database at \(location.redacted) is closed")
+        }
+    }
+
+    /// Runs `body` in a transaction on a pooled connection (on a pool thread), again when it
+    /// lost a race it may retry (see the type's notes).
+    func transaction<T>(readOnly: Bool, _ body: (any SQLConnection) throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var committing = false
+            var connection: PostgresConnection?
+            do {
+                let c = try checkout()
+                connection = c
+                let db = PGConnection(c, logger)
+                try db.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")
+                let result = try body(db)
+                committing = true
+                try db.execute("COMMIT")
+                checkin(c)
+                return result
+            } catch {
+                if let c = connection {
+                    if c.isClosed || PGFailure.connectionLost(error) {
+                        discard(c)
+                    } else if (try? PGConnection(c, logger).execute("ROLLBACK")) != nil {
+                        checkin(c)
+                    } else {
+                        discard(c)
+                    }
+                }
+                if let e = error as? StorageError { throw e }
+                if attempt < 6, !committing, PGFailure.retryable(error) {
+                    Thread.sleep(forTimeInterval: min(2.0, 0.025 * Double(1 << attempt)) * Double.random(in: 0.5...1.0))
+                    continue
+                }
+                throw PGFailure.storageError(error, location: location, committing: committing)
+            }
+        }
+    }
+
+    func checkout() throws -> PostgresConnection {
+        let (reused, id): (PostgresConnection?, Int) = try lock.withLock {
+            guard !closed else { throw StorageError(.storageFailure, "the database at \(location.redacted) is closed") }
+            if let c = idle.popLast() { return (c, 0) }
+            nextID += 1
+            return (nil, nextID)
+        }
+        if let reused { return reused }
+        return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger).wait()
+    }
+
+    private func checkin(_ c: PostgresConnection) {
+        let keep = lock.withLock { () -> Bool in
+            guard !closed, !c.isClosed else { return false }
+            idle.append(c)
+            return true
+        }
+        if !keep { discard(c) }
+    }
+
+    /// Closes a connection and waits until it is (on a pool thread, never an event loop's).
+    func discard(_ c: PostgresConnection) {
+        _ = try? c.close().wait()
+    }
+}
+
+extension PostgreSQLDatabase {
+    /// Runs `statements` one by one on a connection of their own, outside any transaction
+    /// (`CREATE DATABASE`, `DROP DATABASE` — for tools and tests).
+    public static func administer(_ location: PostgreSQLLocation, _ statements: [String], logger: Logger = Logger(label: "ubiq.postgres")) async throws {
+        let db = try PostgreSQLDatabase(location, logger: logger)
+        defer { Task { await db.close() } }
+        try await db.run {
+            let c = try db.checkout()
+            defer { db.discard(c) }
+            do {
+                for s in statements { try PGConnection(c, logger).execute(s) }
+            } catch {
+                throw PGFailure.storageError(error, location: location, committing: false)
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// Where a PostgreSQL metadata database is: `--database postgres://USER[:PASSWORD]@HOST[:PORT]/DB`
+/// with optional `?sslmode=require` (TLS, the server's certificate checked against the system's
+/// roots or `sslrootcert=PATH`) and `connections=N` (the server's pool, 1…100, default 10). The
+/// password may also come from `UBIQ_DATABASE_PASSWORD` or from the file `UBIQ_DATABASE_PASSWORD_FILE`
+/// names, so it need not sit in a command line others can read.
+public struct PostgreSQLLocation: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var tls: Bool
+    public var rootCertificate: String?
+    public var connections: Int
+
+    /// The URL without its password (for messages and logs).
+    public var redacted: String {
+        "postgres://\(user)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)" + (tls ? "?sslmode=require" : "")
+    }
+
+    /// Parses `text`; a clear `invalid_request` error says what is wrong.
+    public init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        func bad(_ why: String) -> StorageError { StorageError(.invalidRequest, "--database: \(why) (postgres://USER:PASSWORD@HOST:PORT/DATABASE)") }
+        guard text.utf8.count <= 4096 else { throw bad("too long") }
+        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased() else { throw bad("not a URL") }
+        guard scheme == "postgres" || scheme == "postgresql" else { throw bad("the scheme must be postgres://, not \(scheme)://") }
+        guard let host = url.host, !host.isEmpty else { throw bad("no host") }
+        guard let user = url.user, !user.isEmpty else { throw bad("no user") }
+        let db = String(url.path.drop(while: { $0 == "/" }))
+        guard !db.isEmpty, !db.contains("/") else { throw bad("no database name after the host") }
+        self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        self.port = url.port ?? 5432
+        guard (1...65535).contains(port) else { throw bad("port \(port) is out of range") }
+        self.user = user
+        self.database = db
+        self.tls = false
+        self.connections = 10
+        for item in url.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "sslmode":
+                switch value {
+                case "disable": tls = false
+                case "require", "verify-ca", "verify-full": tls = true
+                default: throw bad("sslmode must be disable or require, not '\(value)'")
+                }
+            case "sslrootcert": rootCertificate = value
+            case "connections":
+                guard let n = Int(value), (1...100).contains(n) else { throw bad("connections must be 1…100") }
+                connections = n
+            default: throw bad("unknown parameter '\(item.name)'")
+            }
+        }
+        if let p = url.password {
+            password = p
+        } else if let p = environment["UBIQ_DATABASE_PASSWORD"] {
+            password = p
+        } else if let file = environment["UBIQ_DATABASE_PASSWORD_FILE"] {
+            guard let data = FileManager.default.contents(atPath: file), data.count <= 4096, let text = String(data: data, encoding: .utf8) else {
+                throw StorageError(.invalidRequest, "UBIQ_DATABASE_PASSWORD_FILE: cannot read the password from \(file)")
+            }
+            password = text.trimmingCharacters(in: .newlines)
+        }
+    }
+}
