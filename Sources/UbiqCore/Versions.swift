@@ -84,7 +84,8 @@ public enum HistoryPolicy {
     public static let keepCount = 20
     public static let keepAge: TimeInterval = 30 * 24 * 3600
 
-    /// Returns the IDs of `history` (any order) that may be pruned at `now`: older than
+    /// Returns the IDs of `history` that may be pruned at `now` (of versions committed at the
+    /// same moment, those given first are kept: stores give the newest first): older than
     /// 30 days *and* beyond the newest 20.
     public static func prunable(_ history: [(id: VersionID, committed: Date)], now: Date) -> [VersionID] {
         let sorted = history.sorted { $0.committed > $1.committed }

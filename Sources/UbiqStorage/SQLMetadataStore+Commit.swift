@@ -99,7 +99,7 @@ extension SQLMetadataStore {
 
     /// Drops history versions beyond the policy (the newest 20 and anything younger than 30 days stay).
     func pruneHistory(_ db: any SQLConnection, item: Int64, now: Date) throws {
-        let rows = try db.rows("SELECT id, uuid, committed FROM versions WHERE item_id = ? AND state = 'other'", [item])
+        let rows = try db.rows("SELECT id, uuid, committed FROM versions WHERE item_id = ? AND state = 'other' ORDER BY committed DESC, id DESC", [item])
         guard rows.count > HistoryPolicy.keepCount else { return }
         var byUUID: [VersionID: Int64] = [:]
         let history: [(id: VersionID, committed: Date)] = try rows.compactMap { r in

@@ -87,7 +87,7 @@ extension SQLMetadataStore: ItemStore {
             }
             var descendants: [SQLRow] = []
             if isFolder {
-                descendants = try db.rows("SELECT id, path FROM items WHERE \(SQLQueries.liveUnder)", SQLQueries.under(c, old))
+                descendants = try db.rows("SELECT id, path FROM items WHERE \(SQLQueries.liveUnder) ORDER BY path", SQLQueries.under(c, old))
                 if try db.row("SELECT 1 FROM items WHERE \(SQLQueries.liveUnder) LIMIT 1", SQLQueries.under(c, path)) != nil {
                     throw StorageError(.pathExists, "items already exist under '\(path)'")
                 }
@@ -144,7 +144,7 @@ extension SQLMetadataStore: ItemStore {
             var seq = try db.journal(container: c, item: id)
             if (try r["kind"] as String) == ItemKind.folder.rawValue {
                 let path: String = try r["path"]
-                let ids: [Int64] = try db.values("SELECT id FROM items WHERE \(SQLQueries.liveUnder)",
+                let ids: [Int64] = try db.values("SELECT id FROM items WHERE \(SQLQueries.liveUnder) ORDER BY path",
                                                  SQLQueries.under(c, try RelativePath(validating: path)))
                 for d in ids {
                     try db.execute("UPDATE items SET deleted_at = ?, trash_group = ? WHERE id = ?", [t, group, d])
@@ -176,7 +176,7 @@ extension SQLMetadataStore: ItemStore {
             try db.execute("UPDATE items SET deleted_at = NULL, trash_group = NULL, path = ? WHERE id = ?", [target.string, id])
             var seq = try db.journal(container: c, item: id)
             if let group, (try r["kind"] as String) == ItemKind.folder.rawValue {
-                let rows = try db.rows("SELECT id, path FROM items WHERE container_id = ? AND trash_group = ? AND id != ?", [c, group, id])
+                let rows = try db.rows("SELECT id, path FROM items WHERE container_id = ? AND trash_group = ? AND id != ? ORDER BY id", [c, group, id])
                 for d in rows {
                     // Only what was under this folder (a folder restored from inside a bigger
                     // deletion brings back its own contents, not its siblings).

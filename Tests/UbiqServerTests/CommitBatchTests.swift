@@ -20,12 +20,12 @@ struct CommitBatchTests {
 
     static let container = try! ContainerID(validating: "iCloud.batch")
 
-    @Test func aBatchDecidesEveryCommitAsThatCommitAloneWould() async throws {
+    @Test(arguments: DatabaseKind.available) func aBatchDecidesEveryCommitAsThatCommitAloneWould(_ kind: DatabaseKind) async throws {
         let dir = try TempDirectory("commit-batch")
         defer { dir.remove() }
         var rng = SeededRandom.forTest("commit.batch")
-        let batched = try SQLMetadataStore(path: dir.url.appendingPathComponent("batched.sqlite").path)
-        let single = try SQLMetadataStore(path: dir.url.appendingPathComponent("single.sqlite").path)
+        guard let (batched, batchedAt) = try await kind.openStore(in: dir, name: "batched"),
+              let (single, singleAt) = try await kind.openStore(in: dir, name: "single") else { return }
         var now = Date(timeIntervalSince1970: 1_800_000_000)
         let password = PasswordRecord(salt: [1], iterations: 1, derived: [2])
         let account = try await batched.createAccount(name: "alice", password: password, quota: 1 << 40, now: now)
@@ -130,7 +130,7 @@ struct CommitBatchTests {
             }
             #expect(many.count == inputs.count)
             for (i, (m, a)) in zip(many, alone).enumerated() {
-                #expect(Self.describe(m) == Self.describe(a), "round \(round), input \(i) of \(inputs.count): \(inputs[i].kind) \(inputs[i].path)")
+                #expect(Self.describe(m, cursors: kind == .sqlite) == Self.describe(a, cursors: kind == .sqlite), "round \(round), input \(i) of \(inputs.count): \(inputs[i].kind) \(inputs[i].path)")
                 outcomes[Self.kindOf(m), default: 0] += 1
                 if case .success(let r) = m {
                     kinds[r.item.id] = r.item.kind
@@ -146,7 +146,12 @@ struct CommitBatchTests {
         // Both stores end the same: the change feed, and every item's versions.
         let feedA = try await batched.changes(ctx, container: Self.container, after: 0, limit: 10_000)
         let feedB = try await single.changes(ctx, container: Self.container, after: 0, limit: 10_000)
-        #expect(feedA.items == feedB.items && feedA.cursor == feedB.cursor)
+        if kind == .sqlite {
+            #expect(feedA.items == feedB.items && feedA.cursor == feedB.cursor)
+        } else {
+            func unnumbered(_ items: [ItemRecord]) -> [ItemRecord] { items.map { var i = $0; i.changeSeq = 0; return i } }
+            #expect(unnumbered(feedA.items) == unnumbered(feedB.items))
+        }
         for item in feedA.items {
             let a = try await batched.versions(ctx, container: Self.container, item: item.id)
             let b = try await single.versions(ctx, container: Self.container, item: item.id)
@@ -158,6 +163,8 @@ struct CommitBatchTests {
             #expect(outcomes[kind, default: 0] > 0, "no commit was \(kind)")
         }
         #expect(usedFell, "history pruning never released a chunk")
+        await DatabaseKind.dispose(batched, batchedAt)
+        await DatabaseKind.dispose(single, singleAt)
     }
 
     /// A new file in a deleted folder revives it; later commits of the same batch see it live.
@@ -244,10 +251,16 @@ struct CommitBatchTests {
         }
     }
 
-    static func describe(_ r: Result<CommitResult, StorageError>) -> String {
+    /// What a commit answered. With `cursors` false the change numbers are left out:
+    /// PostgreSQL's sequences do not roll back with a failed commit, so two stores given the same
+    /// history number their changes differently (in the same order).
+    static func describe(_ r: Result<CommitResult, StorageError>, cursors: Bool = true) -> String {
         switch r {
-        case .success(let c): "\(c.outcome) \(c.item) \(String(describing: c.version)) missing \(c.missing) at \(c.cursor)"
-        case .failure(let e): "\(e.code): \(e.message)"
+        case .success(let c):
+            var item = c.item
+            if !cursors { item.changeSeq = 0 }
+            return "\(c.outcome) \(item) \(String(describing: c.version)) missing \(c.missing)" + (cursors ? " at \(c.cursor)" : "")
+        case .failure(let e): return "\(e.code): \(e.message)"
         }
     }
 }

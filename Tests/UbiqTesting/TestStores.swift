@@ -104,3 +104,30 @@ public enum DatabaseKind: String, CaseIterable, Sendable, CustomTestStringConver
         }
     }
 }
+
+extension DatabaseKind {
+    /// A metadata store of this kind, fresh and empty (SQLite in `dir`); nil when PostgreSQL is
+    /// required but not named. Give it back with `dispose`.
+    public func openStore(in dir: TempDirectory, name: String = "meta") async throws -> (SQLMetadataStore, MetadataLocation)? {
+        guard let location = try await fresh() else { return nil }
+        switch location {
+        case .sqlite: return (try SQLMetadataStore(path: dir.url.appendingPathComponent("\(name).sqlite").path), location)
+        case .postgres(let pg): return (SQLMetadataStore(database: try await PostgreSQLDatabase.open(pg)), location)
+        }
+    }
+
+    /// Another store on the same database as one `openStore` made (its own connections: a
+    /// second server on the same database).
+    public static func reopen(_ location: MetadataLocation, in dir: TempDirectory, name: String = "meta") async throws -> SQLMetadataStore {
+        switch location {
+        case .sqlite: return try SQLMetadataStore(path: dir.url.appendingPathComponent("\(name).sqlite").path)
+        case .postgres(let pg): return SQLMetadataStore(database: try await PostgreSQLDatabase.open(pg))
+        }
+    }
+
+    /// Closes a store `openStore` made and drops its PostgreSQL database.
+    public static func dispose(_ store: SQLMetadataStore, _ location: MetadataLocation) async {
+        await store.database.close()
+        if case .postgres(let pg) = location { await PostgresTestDatabase.drop(pg) }
+    }
+}
