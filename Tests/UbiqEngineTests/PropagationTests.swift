@@ -8,9 +8,9 @@ import UbiqTesting
 
 @Suite("Sync between devices", .serialized)
 struct PropagationTests {
-    @Test(arguments: StoreKind.available)
-    func createModifyRenameMoveDeleteBothWays(_ kind: StoreKind) async throws {
-        try await withFleet(blobs: kind.blobs) { fleet in
+    @Test(arguments: Backend.available)
+    func createModifyRenameMoveDeleteBothWays(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             try a.write("Documents/notes.txt", "hello from A")
             #expect(await eventually { b.read("Documents/notes.txt") == "hello from A" }, "\(describeDiff(a, b))")
@@ -150,9 +150,9 @@ struct PropagationTests {
         }
     }
 
-    @Test(arguments: StoreKind.available)
-    func aThousandSmallFiles(_ kind: StoreKind) async throws {
-        try await withFleet(blobs: kind.blobs) { fleet in
+    @Test(arguments: Backend.available)
+    func aThousandSmallFiles(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             for i in 0..<1000 { try a.write("Documents/many/f\(i / 100)/file-\(i).txt", "content \(i)") }
             #expect(await eventually(timeout: .seconds(180)) { b.read("Documents/many/f9/file-999.txt") == "content 999" && b.snapshot().count >= 1012 })

@@ -48,9 +48,9 @@ struct StreamingTests {
         return Pending(uploader: uploader, container: b.config.container, bytes: bytes, chunks: named(bytes, m), id: id, version: v)
     }
 
-    @Test(arguments: StoreKind.available)
-    func aBigFileIsDownloadedWhileStillBeingUploaded(_ kind: StoreKind) async throws {
-        try await withFleet(blobs: kind.blobs) { fleet in
+    @Test(arguments: Backend.available)
+    func aBigFileIsDownloadedWhileStillBeingUploaded(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let b = try await fleet.device("B")
             let p = try await Self.commitPending(fleet, for: b, path: "Documents/movie.bin", size: 6 << 20, seedLabel: "engine.streaming")
             let (uploader, container, bytes, chunks, id, v) = (p.uploader, p.container, p.bytes, p.chunks, p.id, p.version)

@@ -14,8 +14,10 @@ final class Fleet: @unchecked Sendable {
     private init(server: TestServer) { self.server = server }
 
     /// `tls`: the server speaks HTTPS only, and the devices trust its authority.
-    static func start(tls: TestCertificates? = nil, blobs: BlobStoreLocation = .folder) async throws -> Fleet {
-        let server = try await TestServer.start(tls: tls, blobs: blobs)
+    /// - Parameter blobs: where chunks go, if not where `backend` says.
+    static func start(tls: TestCertificates? = nil, backend: Backend = .embedded, blobs: BlobStoreLocation? = nil) async throws -> Fleet {
+        guard let database = try await backend.database.fresh() else { throw CoreError(.invalidRequest, "no \(backend) database for the test") }
+        let server = try await TestServer.start(tls: tls, database: database, blobs: blobs ?? backend.blobs)
         try await server.user("alice")
         try await server.user("bob")
         return Fleet(server: server)
@@ -38,8 +40,9 @@ final class Fleet: @unchecked Sendable {
     }
 }
 
-func withFleet(tls: TestCertificates? = nil, blobs: BlobStoreLocation = .folder, _ body: (Fleet) async throws -> Void) async throws {
-    let fleet = try await Fleet.start(tls: tls, blobs: blobs)
+func withFleet(tls: TestCertificates? = nil, backend: Backend = .embedded, blobs: BlobStoreLocation? = nil,
+               _ body: (Fleet) async throws -> Void) async throws {
+    let fleet = try await Fleet.start(tls: tls, backend: backend, blobs: blobs)
     do { try await body(fleet) } catch { await fleet.stop(); throw error }
     await fleet.stop()
 }

@@ -38,9 +38,10 @@ func downloadBytes(_ c: UbiqAPIClient, version: VersionID, container: ContainerI
 /// storing while it runs.
 @Suite("Garbage collection")
 struct GarbageCollectionTests {
-    @Test(arguments: StoreKind.available)
-    func anEmptiedTrashIsGivenBackToTheDiskAndWhatOthersHoldStays(_ kind: StoreKind) async throws {
-        let server = try await TestServer.start(blobs: kind.blobs)
+    @Test(arguments: StoreKind.available, DatabaseKind.available)
+    func anEmptiedTrashIsGivenBackToTheDiskAndWhatOthersHoldStays(_ kind: StoreKind, _ db: DatabaseKind) async throws {
+        guard let database = try await db.fresh() else { return }
+        let server = try await TestServer.start(database: database, blobs: kind.blobs)
         try await server.user("alice")
         try await server.user("bob")
         let (alice, _) = try await server.device("alice")
@@ -95,10 +96,11 @@ struct GarbageCollectionTests {
         await server.stop()
     }
 
-    @Test(arguments: StoreKind.available)
-    func uploadsNeverCommittedAreReleasedAfterADay(_ kind: StoreKind) async throws {
+    @Test(arguments: StoreKind.available, DatabaseKind.available)
+    func uploadsNeverCommittedAreReleasedAfterADay(_ kind: StoreKind, _ db: DatabaseKind) async throws {
         let clock = HandClock()
-        let server = try await TestServer.start(clock: { clock.now }, blobs: kind.blobs)
+        guard let database = try await db.fresh() else { return }
+        let server = try await TestServer.start(clock: { clock.now }, database: database, blobs: kind.blobs)
         try await server.user("alice")
         let (alice, _) = try await server.device("alice")
         var rng = SeededRandom.forTest("gc.uncommitted")
@@ -133,9 +135,10 @@ struct GarbageCollectionTests {
     /// Seeded: while collections run back to back, alice makes and empties garbage and bob
     /// uploads the same contents (found stored, so not written again) and commits them. Every
     /// chunk anyone holds at the end reads back, and every file bob committed downloads whole.
-    @Test(arguments: StoreKind.available)
-    func uploadsRacingCollectionsNeverLoseAChunk(_ kind: StoreKind) async throws {
-        let server = try await TestServer.start(blobs: kind.blobs)
+    @Test(arguments: StoreKind.available, DatabaseKind.available)
+    func uploadsRacingCollectionsNeverLoseAChunk(_ kind: StoreKind, _ db: DatabaseKind) async throws {
+        guard let database = try await db.fresh() else { return }
+        let server = try await TestServer.start(database: database, blobs: kind.blobs)
         try await server.user("alice")
         try await server.user("bob")
         let (alice, _) = try await server.device("alice")

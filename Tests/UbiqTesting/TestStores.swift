@@ -131,3 +131,18 @@ extension DatabaseKind {
         if case .postgres(let pg) = location { await PostgresTestDatabase.drop(pg) }
     }
 }
+
+/// A server's two stores together, as device tests run them: embedded (SQLite and the folder),
+/// an S3 bucket beside SQLite, and PostgreSQL with an S3 bucket (the set-up several servers
+/// share).
+public enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case embedded, s3, postgresS3
+    public var testDescription: String { rawValue }
+
+    public static var available: [Backend] {
+        [.embedded] + (S3TestStore.runs ? [.s3] : []) + (S3TestStore.runs && PostgresTestDatabase.runs ? [.postgresS3] : [])
+    }
+
+    public var blobs: BlobStoreLocation { self == .embedded ? .folder : StoreKind.s3.blobs }
+    public var database: DatabaseKind { self == .postgresS3 ? .postgres : .sqlite }
+}
