@@ -3,14 +3,15 @@ import Testing
 import UbiqClient
 import UbiqCore
 import UbiqProtocol
+import UbiqStorage
 import UbiqTesting
 
 /// The real `ubiq` binary as a person runs it.
 @Suite("ubiq server process", .serialized)
 struct ProcessTests {
     /// Starts `ubiq server` on a free port (with `extra` options) and returns it with its URL.
-    func startServer(_ data: String, _ extra: [String] = []) throws -> (ChildProcess, String) {
-        let p = try ChildProcess(ChildProcess.ubiqBinary(), ["server", "--data", data, "--listen", "127.0.0.1:0"] + extra)
+    func startServer(_ data: String, _ extra: [String] = [], environment: [String: String]? = nil) throws -> (ChildProcess, String) {
+        let p = try ChildProcess(ChildProcess.ubiqBinary(), ["server", "--data", data, "--listen", "127.0.0.1:0"] + extra, environment: environment)
         guard let out = p.waitForOutput(timeout: 60, { $0.contains("listening on") }),
               let line = out.split(separator: "\n").first(where: { $0.contains("listening on") }),
               let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") || $0.hasPrefix("https://") }) else {
@@ -21,15 +22,32 @@ struct ProcessTests {
         return (p, String(url))
     }
 
-    @Test func serverKilledWithSIGKILLKeepsEverythingOnRestart() async throws {
+    /// The metadata options of a server on a database of `kind` (a fresh PostgreSQL database
+    /// named without its password, which comes from `UBIQ_DATABASE_PASSWORD`, as an
+    /// administrator would keep it out of the process list), the environment to run it with,
+    /// and the database to drop at the end.
+    func database(_ kind: DatabaseKind) async throws -> ([String], [String: String], PostgreSQLLocation?)? {
+        guard let location = try await kind.fresh() else { return nil }
+        guard case .postgres(var pg) = location else { return ([], ProcessInfo.processInfo.environment, nil) }
+        var env = ProcessInfo.processInfo.environment
+        env["UBIQ_DATABASE_PASSWORD"] = pg.password
+        let dropAt = pg
+        pg.password = nil
+        return (["--database", "postgres://\(pg.user)@\(pg.host):\(pg.port)/\(pg.database)"], env, dropAt)
+    }
+
+    @Test(arguments: DatabaseKind.available) func serverKilledWithSIGKILLKeepsEverythingOnRestart(_ kind: DatabaseKind) async throws {
         let dir = try TempDirectory("ubiq-kill")
         defer { dir.remove() }
+        guard let (dbArgs, env, dropAt) = try await database(kind) else { return }
+        defer { if let dropAt { Task { await PostgresTestDatabase.drop(dropAt) } } }
         let data = dir.url.appendingPathComponent("data").path
-        let (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data], stdin: "pw-alice\n")
+        let (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data] + dbArgs,
+                                                          stdin: "pw-alice\n", environment: env)
         #expect(status == 0, "\(err)")
         #expect(out.contains("created user alice"))
 
-        var (server, url) = try startServer(data)
+        var (server, url) = try startServer(data, dbArgs, environment: env)
         let (c, _) = try await UbiqAPIClient(baseURL: url).login(user: "alice", password: "pw-alice", deviceName: "laptop")
         var rng = SeededRandom.forTest("process.kill")
         var committed: [(ItemID, [UInt8])] = []
@@ -42,7 +60,7 @@ struct ProcessTests {
         server.signal(SIGKILL)
         #expect(server.wait() == 128 + SIGKILL)
 
-        (server, url) = try startServer(data)
+        (server, url) = try startServer(data, dbArgs, environment: env)
         defer { server.signal(SIGTERM); server.wait() }
         let c2 = UbiqAPIClient(baseURL: url, token: c.token)
         let page = try await c2.changes(notes, after: 0)
@@ -212,6 +230,11 @@ struct ProcessTests {
         _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
         (status, _, err) = try ChildProcess.runUbiq(["server", "--data", file + "/sub", "--listen", "127.0.0.1:0"])
         #expect(status == 1 && err.hasPrefix("ubiq: ") && err.split(separator: "\n").count == 1)
+        // A database that is not PostgreSQL's, or that nobody answers for: one line each.
+        (status, _, err) = try ChildProcess.runUbiq(["server", "user", "list", "--data", data, "--database", "mysql://u@h/db"])
+        #expect(status == 1 && err.contains("postgres://") && err.split(separator: "\n").count == 1, "\(err)")
+        (status, _, err) = try ChildProcess.runUbiq(["server", "user", "list", "--data", data, "--database", "postgres://u:secret-word@127.0.0.1:1/db"])
+        #expect(status == 1 && err.contains("127.0.0.1:1") && !err.contains("secret-word") && err.split(separator: "\n").count == 1, "\(err)")
     }
 
     /// `ubiq server gc`: a running server is asked (with the token it left in its private data

@@ -59,6 +59,14 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
         threads.start()
     }
 
+    /// A database let go without `close()` (a command that ends): its connections close in the
+    /// background, each kept until it has (PostgresNIO insists), and its threads stop.
+    deinit {
+        guard !closed else { return }
+        for c in idle { c.close().whenComplete { _ in withExtendedLifetime(c) {} } }
+        threads.shutdownGracefully { _ in }
+    }
+
     /// Closes every connection and stops the pool's threads.
     public func close() async {
         let connections: [PostgresConnection] = lock.withLock {

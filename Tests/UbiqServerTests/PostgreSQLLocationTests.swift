@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import UbiqStorage
+import UbiqTesting
+
+/// `--database postgres://…` as people write it, and as a fuzzer mangles it.
+@Suite("PostgreSQL location")
+struct PostgreSQLLocationTests {
+    @Test func theURLsPartsAndWhereThePasswordComesFrom() throws {
+        let a = try PostgreSQLLocation(parsing: "postgres://ubiq:s%40cret@db.example.com:6543/meta?sslmode=require&connections=20", environment: [:])
+        #expect(a.host == "db.example.com" && a.port == 6543 && a.user == "ubiq" && a.password == "s@cret" && a.database == "meta")
+        #expect(a.tls && a.connections == 20)
+        #expect(!a.redacted.contains("s@cret") && a.redacted.contains("db.example.com:6543/meta"))
+        let b = try PostgreSQLLocation(parsing: "postgresql://ubiq@[::1]/meta", environment: ["UBIQ_DATABASE_PASSWORD": "from-env"])
+        #expect(b.host == "::1" && b.port == 5432 && b.password == "from-env" && !b.tls && b.connections == 10)
+        let dir = try TempDirectory("pg-password")
+        defer { dir.remove() }
+        let file = dir.url.appendingPathComponent("pw").path
+        try "from-file\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let c = try PostgreSQLLocation(parsing: "postgres://ubiq@h/meta", environment: ["UBIQ_DATABASE_PASSWORD_FILE": file])
+        #expect(c.password == "from-file")
+        // The URL's own password wins over the environment's.
+        #expect(try PostgreSQLLocation(parsing: "postgres://u:mine@h/d", environment: ["UBIQ_DATABASE_PASSWORD": "env"]).password == "mine")
+        for bad in ["mysql://u@h/d", "postgres://h/d", "postgres://u@h", "postgres://u@h/", "postgres://u@h/d/e", "postgres://u@h:0/d",
+                    "postgres://u@h/d?sslmode=prefer", "postgres://u@h/d?connections=0", "postgres://u@h/d?connections=1000", "postgres://u@h/d?x=1",
+                    "not a url", ""] {
+            #expect(throws: StorageError.self, "\(bad)") { try PostgreSQLLocation(parsing: bad, environment: [:]) }
+        }
+        #expect(throws: StorageError.self) { try PostgreSQLLocation(parsing: "postgres://u@h/d", environment: ["UBIQ_DATABASE_PASSWORD_FILE": "/nonexistent/pw"]) }
+    }
+
+    /// Mangled URLs: an answer or a clear error, never a crash.
+    @Test func mangledURLsAreRefusedClearly() {
+        var rng = SeededRandom.forTest("pg.location")
+        let base = Array("postgres://user:pass@host.example:5432/db?sslmode=require&connections=5".utf8)
+        let alphabet = Array("/:@?&=%[]#. \u{0}x9".utf8)
+        for _ in 0..<3_000 {
+            var bytes = base
+            for _ in 0..<Int.random(in: 1...6, using: &rng) {
+                let i = Int.random(in: 0..<bytes.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes[i] = alphabet.randomElement(using: &rng)!
+                case 1: bytes.remove(at: i)
+                default: bytes.insert(alphabet.randomElement(using: &rng)!, at: i)
+                }
+                if bytes.isEmpty { bytes = base }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            do {
+                let l = try PostgreSQLLocation(parsing: text, environment: [:])
+                #expect(!l.host.isEmpty && !l.user.isEmpty && !l.database.isEmpty && (1...65535).contains(l.port) && (1...100).contains(l.connections))
+            } catch let e as StorageError {
+                #expect(e.code == .invalidRequest)
+            } catch {
+                Issue.record("unexpected \(error) for \(text)")
+            }
+        }
+    }
+
+    @Test func placeholdersAreNumberedOutsideQuotes() {
+        #expect(PGConnection.numbered("SELECT ? , '?', ? FROM t WHERE a = ? AND b = 'x?y'") == "SELECT $1 , '?', $2 FROM t WHERE a = $3 AND b = 'x?y'")
+    }
+}
