@@ -213,6 +213,6 @@ public protocol KeyValueStore: Sendable {
     func kvHistory(_ ctx: AuthContext, store: ContainerID, key: String) async throws -> [KVEntry]
 }
 
-/// Everything the server needs from its metadata database. A PostgreSQL implementation
-/// (not built yet) would conform to the same protocol, so routes would not change.
+/// Everything the server needs from its metadata database (`SQLMetadataStore`, on SQLite or
+/// PostgreSQL: routes do not know which).
 public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore
