@@ -38,7 +38,12 @@ public enum BlobStoreLocation: Sendable, Equatable {
 
     /// Opens the store: the folder under `data`, or the bucket (created if missing) with its
     /// pack index in `data` (`s3-BUCKET.sqlite`).
-    func open(data: URL, environment env: [String: String]) async throws -> any ChunkStore {
+    /// With `shared` (a PostgreSQL metadata database), the bucket's index is in that database's
+    /// tables, and the database is bound to this store (`PostgreSQLDatabase.bindChunkStore`).
+    func open(data: URL, environment env: [String: String], shared: PostgreSQLDatabase? = nil) async throws -> any ChunkStore {
+        if let shared {
+            do { try await shared.bindChunkStore(identity(data: data)) } catch let e as StorageError { throw APIFailure(e.code, e.message) }
+        }
         switch self {
         case .folder:
             return try FolderChunkStore(root: data.appendingPathComponent("chunks"))
@@ -52,10 +57,22 @@ public enum BlobStoreLocation: Sendable, Equatable {
                                       credentials: SigV4.Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: env["AWS_SESSION_TOKEN"]))
             } catch let e as StorageError { throw APIFailure(.invalidValue, "--blobs: \(e.message)") }
             do {
+                if let shared { return try await S3ChunkStore(client: client, indexIn: shared) }
                 return try await S3ChunkStore(client: client, indexPath: data.appendingPathComponent("s3-\(bucket).sqlite").path)
             } catch let e as StorageError {
                 throw APIFailure(e.code, "object store \(endpoint), bucket \(bucket): \(e.message)")
             }
+        }
+    }
+}
+
+extension BlobStoreLocation {
+    /// What names this store among all others: the bucket at its endpoint, or the folder on
+    /// this host.
+    func identity(data: URL) -> String {
+        switch self {
+        case .folder: return "folder \(ProcessInfo.processInfo.hostName):\(data.appendingPathComponent("chunks").standardizedFileURL.path)"
+        case .s3(let endpoint, let bucket, _): return "s3://\(bucket) at \(endpoint)"
         }
     }
 }
@@ -71,7 +88,7 @@ extension ServerServices {
         }
         let meta = try await database.open(data: directory)
         do {
-            return build(meta, try await blobs.open(data: directory, environment: environment), clock)
+            return build(meta, try await blobs.open(data: directory, environment: environment, shared: meta.database as? PostgreSQLDatabase), clock)
         } catch {
             await meta.database.close()
             throw error

@@ -143,10 +143,10 @@ public struct FolderChunkStore: ChunkStore {
     func packURL(_ name: String) -> URL { root.appendingPathComponent("packs", isDirectory: true).appendingPathComponent("\(name).pack", isDirectory: false) }
 
     /// Where a packed chunk lies, if it is packed.
-    func packed(_ hash: ContentHash) throws -> PackPlace? { try index.place(hash) }
+    func packed(_ hash: ContentHash) throws -> PackPlace? { try index.placesNow([hash])[hash] }
 
     /// Where each packed chunk of `hashes` lies (one read of the index for all of them).
-    func packedMany(_ hashes: [ContentHash]) throws -> [ContentHash: PackPlace] { try index.places(hashes) }
+    func packedMany(_ hashes: [ContentHash]) throws -> [ContentHash: PackPlace] { try index.placesNow(hashes) }
 
     func url(_ hash: ContentHash) -> URL {
         let (a, b) = hash.fanOut

@@ -128,14 +128,14 @@ extension SQLConnection {
 
     /// Inserts `count` rows of `width` values each (`row(i)` gives row `i`'s), up to
     /// `SQLBatch.rows` a statement: one round trip to a PostgreSQL server per 256 rows, not per
-    /// row. `prefix` is `INSERT INTO table (columns…)`.
-    func insertMany(_ prefix: String, width: Int, count: Int, _ row: (Int) -> [any SQLArgument]) throws {
+    /// row. `prefix` is `INSERT INTO table (columns…)`; `suffix` follows the rows (`ON CONFLICT …`).
+    func insertMany(_ prefix: String, width: Int, count: Int, suffix: String = "", _ row: (Int) -> [any SQLArgument]) throws {
         let tuple = "(" + SQLBatch.marks(width) + ")"
         try SQLBatch.each(count) { range in
             var args: [any SQLArgument] = []
             args.reserveCapacity(range.count * width)
             for i in range { args += row(i) }
-            try execute("\(prefix) VALUES \(repeatElement(tuple, count: range.count).joined(separator: ", "))", args)
+            try execute("\(prefix) VALUES \(repeatElement(tuple, count: range.count).joined(separator: ", ")) \(suffix)", args)
         }
     }
 

@@ -21,16 +21,21 @@ public enum S3TestStore {
 /// The chunk stores a server can use: the folder (always) and an S3 bucket (when a store is
 /// named, see `S3TestStore`).
 public enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case folder, s3
+    /// `s3Shared`: a bucket whose pack index is in a PostgreSQL database (as several servers share it).
+    case folder, s3, s3Shared
     public var testDescription: String { rawValue }
 
+    /// The kinds a server's `--blobs` names (the index's place follows from `--database`).
     public static var available: [StoreKind] { S3TestStore.runs ? [.folder, .s3] : [.folder] }
+
+    /// Every kind of store, for the store's own contract.
+    public static var contract: [StoreKind] { available + (S3TestStore.runs && PostgresTestDatabase.runs ? [.s3Shared] : []) }
 
     /// Where a test server of this kind keeps its chunks (a fresh bucket for S3).
     public var blobs: BlobStoreLocation {
         switch self {
         case .folder: return .folder
-        case .s3:
+        case .s3, .s3Shared:
             return .s3(endpoint: S3TestStore.store?.endpoint ?? "http://127.0.0.1:1", bucket: "ubiq-test-\(UUID().uuidString.prefix(13).lowercased())",
                        region: S3TestStore.env["AWS_DEFAULT_REGION"] ?? "us-east-1")
         }
@@ -42,13 +47,18 @@ public enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertib
         switch self {
         case .folder:
             return try FolderChunkStore(root: dir.url.appendingPathComponent("chunks"), recentBytes: recentBytes)
-        case .s3:
+        case .s3, .s3Shared:
             guard let s = S3TestStore.store else {
                 Issue.record("no S3 store: set S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (.ci/run starts Ceph RGW)")
                 return nil
             }
             let bucket = "ubiq-test-\(UUID().uuidString.prefix(13).lowercased())"
             let client = try S3Client(endpoint: s.endpoint, bucket: bucket, region: S3TestStore.env["AWS_DEFAULT_REGION"] ?? "us-east-1", credentials: s.credentials)
+            if self == .s3Shared {
+                // The database is dropped when the test run's server ends (test databases are throwaway).
+                guard let pg = try await PostgresTestDatabase.fresh() else { return nil }
+                return try await S3ChunkStore(client: client, indexIn: try await PostgreSQLDatabase.open(pg), recentBytes: recentBytes)
+            }
             return try await S3ChunkStore(client: client, indexPath: dir.url.appendingPathComponent("s3-index.sqlite").path, recentBytes: recentBytes)
         }
     }

@@ -184,10 +184,40 @@ enum PostgreSQLSchema {
             """,
             "CREATE TRIGGER versions_refs_dropped AFTER DELETE ON versions FOR EACH ROW EXECUTE FUNCTION ubiq_versions_refs_dropped()",
         ]),
+        // The object store's pack index (`PackIndex`), shared by every server on this database,
+        // and which chunk store the database's chunks are in (`ubiq_blob_store`: one, so two
+        // servers never keep an account's chunks in two places).
+        Migration(name: "v2-packs", statements: [
+            """
+            CREATE TABLE chunk_packs (
+                hash TEXT COLLATE "C" PRIMARY KEY,
+                pack TEXT COLLATE "C" NOT NULL,
+                "offset" BIGINT NOT NULL,
+                size BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX chunk_packs_pack ON chunk_packs(pack)",
+            "CREATE TABLE pack_garbage (pack TEXT COLLATE \"C\" PRIMARY KEY, bytes BIGINT NOT NULL)",
+            "CREATE TABLE pack_sizes (pack TEXT COLLATE \"C\" PRIMARY KEY, size BIGINT NOT NULL)",
+            "CREATE TABLE ubiq_blob_store (one INTEGER PRIMARY KEY CHECK (one = 1), location TEXT NOT NULL)",
+        ]),
     ]
 }
 
 extension PostgreSQLDatabase {
+    /// Binds this database to one chunk store: the first server to open it records `location`
+    /// (`s3://BUCKET` at ENDPOINT, or a folder on a host); a server that would keep chunks
+    /// anywhere else is refused with one line naming both.
+    public func bindChunkStore(_ location: String) async throws {
+        try await write { db in
+            try db.execute("INSERT INTO ubiq_blob_store (one, location) VALUES (1, ?) ON CONFLICT (one) DO NOTHING", [location])
+            let bound: String = try db.value("SELECT location FROM ubiq_blob_store WHERE one = 1") ?? location
+            guard bound == location else {
+                throw StorageError(.invalidRequest, "the database \(self.location.redacted) keeps its chunks in \(bound), not \(location): every server on one database must use the same --blobs")
+            }
+        }
+    }
+
     /// Applies the migrations this database lacks, one server at a time; refuses a database a
     /// newer `ubiq` made (migrations it does not know).
     func migrate() throws {

@@ -26,9 +26,20 @@ public struct S3ChunkStore: ChunkStore {
     /// `indexPath`.
     public init(client: S3Client, indexPath: String, recentBytes: Int = FolderChunkStore.defaultRecentBytes,
                 now: @escaping @Sendable () -> Date = { Date() }) async throws {
+        try await self.init(client: client, index: try PackIndex(path: indexPath), recentBytes: recentBytes, now: now)
+    }
+
+    /// The store on `client`'s bucket (created if missing), with its index in the tables of
+    /// `database` (the PostgreSQL metadata database several servers share).
+    public init(client: S3Client, indexIn database: any SQLDatabase, recentBytes: Int = FolderChunkStore.defaultRecentBytes,
+                now: @escaping @Sendable () -> Date = { Date() }) async throws {
+        try await self.init(client: client, index: PackIndex(database: database), recentBytes: recentBytes, now: now)
+    }
+
+    init(client: S3Client, index: PackIndex, recentBytes: Int, now: @escaping @Sendable () -> Date) async throws {
         s3 = client
         self.now = now
-        index = try PackIndex(path: indexPath)
+        self.index = index
         recent = RecentChunks(budget: recentBytes)
         try await client.ensureBucket()
     }
@@ -43,7 +54,7 @@ public struct S3ChunkStore: ChunkStore {
     public func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws {
         var fresh: [Int] = [], stored: [Int] = []
         var seen = Set<ContentHash>()
-        let placed = try index.places(chunks.map(\.0))
+        let placed = try await index.places(chunks.map(\.0))
         for (i, (hash, bytes)) in chunks.enumerated() where seen.insert(hash).inserted {
             guard hashesChecked || ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
             if placed[hash] == nil { fresh.append(i) } else { stored.append(i) }
@@ -87,14 +98,14 @@ public struct S3ChunkStore: ChunkStore {
         return out
     }
 
-    public func has(_ hash: ContentHash) async throws -> Bool { try index.place(hash) != nil }
+    public func has(_ hash: ContentHash) async throws -> Bool { try await index.places([hash])[hash] != nil }
 
     /// Chunks stored moments ago come from memory; the others with one ranged GET per run of
     /// requests that lie close together in one pack. A pack that is gone meanwhile (compaction
     /// moved what was left of it) is looked up again.
     public func visitMany(_ hashes: [ContentHash], limit: Int, verify: Bool, _ visit: (Int, UnsafeRawBufferPointer) throws -> Void) async throws {
         let remembered = recent.lookup(hashes)
-        var places = try index.places(hashes.indices.filter { remembered[$0] == nil }.map { hashes[$0] })
+        var places = try await index.places(hashes.indices.filter { remembered[$0] == nil }.map { hashes[$0] })
         var total = 0
         var lookedAgain = 0
         var i = 0
@@ -126,7 +137,7 @@ public struct S3ChunkStore: ChunkStore {
                 guard lookedAgain < 3 else { throw StorageError(.storageFailure, "stored chunk \(hashes[i]) is missing its pack") }
                 lookedAgain += 1
                 let rest = hashes[i...].indices.filter { remembered[$0] == nil }.map { hashes[$0] }
-                let found = try index.places(rest)
+                let found = try await index.places(rest)
                 for h in rest { places[h] = found[h] }
                 continue
             }

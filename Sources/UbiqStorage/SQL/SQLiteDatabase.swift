@@ -7,8 +7,13 @@ public final class SQLiteDatabase: SQLDatabase {
     let pool: DatabasePool
     private let columns = ColumnCache()
 
-    /// Opens (creating if needed) the database at `path` and applies pending migrations.
-    public init(path: String) throws {
+    /// Opens (creating if needed) the database at `path` and applies `migrator`'s pending
+    /// migrations (the metadata schema unless told otherwise).
+    public convenience init(path: String) throws {
+        try self.init(path: path, migrator: SQLiteSchema.migrator)
+    }
+
+    init(path: String, migrator: DatabaseMigrator) throws {
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(10)
@@ -20,7 +25,7 @@ public final class SQLiteDatabase: SQLDatabase {
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
-            try SQLiteSchema.migrator.migrate(pool)
+            try migrator.migrate(pool)
         } catch let e as DatabaseError {
             throw StorageError(.storageFailure, "cannot open the database at \(path): \(e.message ?? "\(e.resultCode)")")
         }
@@ -30,6 +35,16 @@ public final class SQLiteDatabase: SQLDatabase {
         let columns = self.columns
         do {
             return try await pool.write { db in try body(GRDBConnection(db, columns)) }
+        } catch let e as DatabaseError {
+            throw StorageError(.storageFailure, "database error: \(e.message ?? "\(e.resultCode)")")
+        }
+    }
+
+    /// A read from synchronous code (the folder store's readers, on threads of their own).
+    func readNow<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        let columns = self.columns
+        do {
+            return try pool.read { db in try body(GRDBConnection(db, columns)) }
         } catch let e as DatabaseError {
             throw StorageError(.storageFailure, "database error: \(e.message ?? "\(e.resultCode)")")
         }
