@@ -88,7 +88,10 @@ extension ServerServices {
         }
         let meta = try await database.open(data: directory)
         do {
-            return build(meta, try await blobs.open(data: directory, environment: environment, shared: meta.database as? PostgreSQLDatabase), clock)
+            let shared = meta.database as? PostgreSQLDatabase
+            var services = build(meta, try await blobs.open(data: directory, environment: environment, shared: shared), clock)
+            if let shared, case .s3 = blobs { services.sharedGuard = PostgreSQLChunkGuard(database: shared) }
+            return services
         } catch {
             await meta.database.close()
             throw error

@@ -27,6 +27,15 @@ extension ServerServices {
     /// upload that found a chunk stored and skipped writing it can never see it go. Runs one at
     /// a time. With `dryRun` nothing changes and the report says what would go.
     public func collectGarbage(dryRun: Bool = false) async throws -> GarbageReport {
+        guard let shared = sharedGuard else { return try await collectHere(dryRun: dryRun) }
+        // Several servers on one database and bucket: one collection in the fleet at a time.
+        guard let report = try await shared.aloneInFleet({ try await self.collectHere(dryRun: dryRun) }) else {
+            throw APIFailure(.invalidRequest, "another server on this database is collecting garbage now; try again when it has finished")
+        }
+        return report
+    }
+
+    private func collectHere(dryRun: Bool) async throws -> GarbageReport {
         try await collectionTurn.exclusive {
             let started = ContinuousClock.now
             var report = GarbageReport(dryRun: dryRun)
@@ -34,12 +43,21 @@ extension ServerServices {
             let released = try await liveness.releaseUncommitted(uploadedBefore: clock().addingTimeInterval(-ChunkCollection.uncommittedGrace), dryRun: dryRun)
             report.releasedUploads = released.chunks
             report.releasedBytes = released.bytes
+            if let shared = sharedGuard, !dryRun {
+                _ = try await shared.clearStaleDeclarations(before: clock().addingTimeInterval(-ChunkCollection.uncommittedGrace))
+            }
             let found = FoundGarbage()
             try await chunks.storedChunks(pageSize: ChunkCollection.pageSize) { page in
                 let (dead, bytes) = try await chunkGate.exclusive {
-                    let live = try await liveness.liveChunks(among: page.map(\.hash))
-                    let dead = page.filter { !live.contains($0.hash) }
-                    if !dryRun { _ = try await chunks.forget(dead.map(\.hash)) }
+                    let dead: [StoredChunk]
+                    if let shared = sharedGuard {
+                        // The decision and the forgetting in one transaction of the shared database.
+                        dead = try await shared.forgetUnheld(page, dryRun: dryRun)
+                    } else {
+                        let live = try await liveness.liveChunks(among: page.map(\.hash))
+                        dead = page.filter { !live.contains($0.hash) }
+                        if !dryRun { _ = try await chunks.forget(dead.map(\.hash)) }
+                    }
                     return (dead.count, dead.reduce(Int64(0)) { $0 + Int64($1.size) })
                 }
                 await found.add(scanned: page.count, dead: dead, bytes: bytes)
@@ -56,10 +74,21 @@ extension ServerServices {
         }
     }
 
-    /// Runs `body` (an upload: storing chunks and recording that the account holds them) so that
-    /// garbage collection decides nothing about chunks meanwhile.
-    func storing<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        try await chunkGate.shared(body)
+    /// Runs `body` (an upload of `hashes`: storing chunks and recording that the account holds
+    /// them) so that garbage collection decides nothing about them meanwhile: in this process
+    /// (the gate), and on the other servers of a shared database (a declaration, withdrawn on
+    /// every path; see `SharedChunkGuard`).
+    func storing<T: Sendable>(_ hashes: [ContentHash], _ body: @Sendable () async throws -> T) async throws -> T {
+        guard let shared = sharedGuard else { return try await chunkGate.shared(body) }
+        let token = try await shared.declareUpload(hashes, now: clock())
+        do {
+            let result = try await chunkGate.shared(body)
+            try? await shared.withdrawUpload(token)
+            return result
+        } catch {
+            try? await shared.withdrawUpload(token)
+            throw error
+        }
     }
 
     /// Asks the server's collector to run soon (after the trash is emptied).

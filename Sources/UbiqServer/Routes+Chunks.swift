@@ -31,7 +31,7 @@ extension ServerServices {
             guard ContentHash.of(bytes) == hash else { throw APIFailure(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
             if try await self.metadata.ownsChunk(accountID: ctx.accountID, hash: hash) { return Response(status: .ok) }
             try await self.withReservedQuota(account: ctx.accountID, bytes: Int64(bytes.count)) {
-                try await self.storing {
+                try await self.storing([hash]) {
                     try await self.chunks.put(hash, bytes)
                     try await self.metadata.recordChunk(accountID: ctx.accountID, hash: hash, size: bytes.count, now: self.clock())
                 }
@@ -74,7 +74,7 @@ extension ServerServices {
             if !fresh.isEmpty {
                 let adding = fresh.reduce(Int64(0)) { $0 + Int64($1.1.count) }
                 try await self.withReservedQuota(account: ctx.accountID, bytes: adding) {
-                    try await self.storing {
+                    try await self.storing(fresh.map(\.0)) {
                         try await self.chunks.putMany(body: body, chunks: fresh, hashesChecked: true)
                         try await self.metadata.recordChunks(accountID: ctx.accountID, fresh.map { ($0.0, $0.1.count) }, now: self.clock())
                     }

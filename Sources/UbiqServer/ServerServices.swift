@@ -34,6 +34,9 @@ public struct ServerServices: Sendable {
     public var adminToken: String?
     /// The metadata database, when these services opened it (closed by `close()`).
     var database: (any SQLDatabase)?
+    /// When several servers may share the database and the bucket (PostgreSQL metadata, the
+    /// bucket's index in it): what keeps their uploads and collections apart.
+    public var sharedGuard: (any SharedChunkGuard)?
     /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
     public var collectionDelay = ChunkCollection.afterEmptying
 

@@ -52,12 +52,13 @@ struct PackIndex: Sendable {
     }
 
     /// Where each packed chunk of `hashes` lies, asked in lists of up to `SQLBatch.rows`.
-    static func places(_ db: any SQLConnection, _ hashes: [ContentHash]) throws -> [ContentHash: PackPlace] {
-        let unique = Array(Set(hashes))
+    static func places(_ db: any SQLConnection, _ hashes: [ContentHash], lock: Bool = false) throws -> [ContentHash: PackPlace] {
+        let unique = lock ? Array(Set(hashes)).sorted() : Array(Set(hashes))  // locks taken in one order
         var out: [ContentHash: PackPlace] = [:]
         try SQLBatch.each(unique.count) { range in
             let args: [any SQLArgument] = unique[range].map(\.hex)
-            for r in try db.rows("SELECT hash, pack, \"offset\", size FROM chunk_packs WHERE hash IN (\(SQLBatch.marks(range.count)))", args) {
+            let sql = "SELECT hash, pack, \"offset\", size FROM chunk_packs WHERE hash IN (\(SQLBatch.marks(range.count)))" + (lock ? " ORDER BY hash FOR SHARE" : "")
+            for r in try db.rows(sql, args) {
                 if let h = try? ContentHash(validating: try r[0] as String) { out[h] = (try r[1], try r[2], try r[3]) }
             }
         }
@@ -68,6 +69,15 @@ struct PackIndex: Sendable {
     func places(_ hashes: [ContentHash]) async throws -> [ContentHash: PackPlace] {
         guard !hashes.isEmpty else { return [:] }
         return try await read { db in try Self.places(db, hashes) }
+    }
+
+    /// `places` for an upload deciding what to write: in a PostgreSQL index (several servers)
+    /// the rows are read `FOR SHARE`, so a collection deleting one of them finishes first and
+    /// the upload sees it gone (see `SharedChunkGuard`).
+    func placesForUpload(_ hashes: [ContentHash]) async throws -> [ContentHash: PackPlace] {
+        guard !hashes.isEmpty else { return [:] }
+        guard sqlite == nil else { return try await places(hashes) }
+        return try await write { db in try Self.places(db, hashes, lock: true) }
     }
 
     /// `places` from synchronous code: only for an index in a SQLite file (the folder store's).

@@ -32,26 +32,27 @@ public final class TestServer: Sendable {
                              database: MetadataLocation = .sqlite, blobs: BlobStoreLocation = .folder,
                              configure: @escaping @Sendable (inout ServerServices) -> Void = { _ in }) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
+        // The stores open once (a failure there is the test's answer, not a port to try again).
+        var services = blobs == .folder && database == .sqlite ? try ServerServices.embedded(at: dir.url, clock: clock)
+            : try await ServerServices.open(at: dir.url, database: database, blobs: blobs, clock: clock)
+        configure(&services)
         var lastError: Error = CoreError(.internalError, "test server did not start")
         for attempt in 0..<40 {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
             do {
                 return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
-                                           tls: tls, clock: clock, database: database, blobs: blobs, configure: configure)
+                                           tls: tls, services: services, database: database)
             } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
             }
         }
+        await services.close()
         throw lastError
     }
 
     static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration, maxConnections: Int,
-                          tls: TestCertificates?, clock: @escaping @Sendable () -> Date,
-                          database: MetadataLocation, blobs: BlobStoreLocation, configure: (inout ServerServices) -> Void) async throws -> TestServer {
-        var services = blobs == .folder && database == .sqlite ? try ServerServices.embedded(at: dir.url, clock: clock)
-            : try await ServerServices.open(at: dir.url, database: database, blobs: blobs, clock: clock)
-        configure(&services)
+                          tls: TestCertificates?, services: ServerServices, database: MetadataLocation) async throws -> TestServer {
         var logger = Logger(label: "test.server")
         logger.logLevel = .warning
         let (portStream, portCont) = AsyncStream<Int>.makeStream()

@@ -13,6 +13,7 @@ final class PGConnection: SQLConnection {
 
     init(_ connection: PostgresConnection, _ logger: Logger) { self.connection = connection; self.logger = logger }
 
+    @discardableResult
     func execute(_ sql: String, _ arguments: [any SQLArgument]) throws -> Int {
         try query(sql, arguments).metadata.rows ?? 0
     }

@@ -32,7 +32,7 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
     public static func open(_ location: PostgreSQLLocation, logger: Logger = Logger(label: "ubiq.postgres")) async throws -> PostgreSQLDatabase {
         let db = try PostgreSQLDatabase(location, logger: logger)
         do {
-            try await db.threads.runIfActive { try db.migrate() }
+            try await db.onPool { try db.migrate() }
         } catch {
             await db.close()
             throw error
@@ -86,9 +86,15 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
         try await run { try self.transaction(readOnly: false, body) }
     }
 
+    /// `body`'s result, computed on a pool thread. Not cut short by the calling task's
+    /// cancellation: what `body` took (a connection, a lock) always comes back to its caller.
+    func onPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await threads.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.next(), body).get()
+    }
+
     private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
-            return try await threads.runIfActive(body)
+            return try await onPool(body)
         } catch let e as StorageError {
             throw e
         } catch {
@@ -145,7 +151,7 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
         return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger).wait()
     }
 
-    private func checkin(_ c: PostgresConnection) {
+    func checkin(_ c: PostgresConnection) {
         let keep = lock.withLock { () -> Bool in
             guard !closed, !c.isClosed else { return false }
             idle.append(c)

@@ -201,6 +201,19 @@ enum PostgreSQLSchema {
             "CREATE TABLE pack_sizes (pack TEXT COLLATE \"C\" PRIMARY KEY, size BIGINT NOT NULL)",
             "CREATE TABLE ubiq_blob_store (one INTEGER PRIMARY KEY CHECK (one = 1), location TEXT NOT NULL)",
         ]),
+        // Uploads under way on any server (`SharedChunkGuard`): garbage collection keeps them.
+        Migration(name: "v3-chunk-intents", statements: [
+            """
+            CREATE TABLE chunk_intents (
+                token TEXT COLLATE "C" NOT NULL,
+                hash TEXT COLLATE "C" NOT NULL,
+                added DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (token, hash)
+            )
+            """,
+            "CREATE INDEX chunk_intents_hash ON chunk_intents(hash)",
+            "CREATE INDEX chunk_intents_added ON chunk_intents(added)",
+        ]),
     ]
 }
 

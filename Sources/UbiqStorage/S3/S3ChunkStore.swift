@@ -54,7 +54,7 @@ public struct S3ChunkStore: ChunkStore {
     public func putMany(_ chunks: [(ContentHash, ArraySlice<UInt8>)], hashesChecked: Bool) async throws {
         var fresh: [Int] = [], stored: [Int] = []
         var seen = Set<ContentHash>()
-        let placed = try await index.places(chunks.map(\.0))
+        let placed = try await index.placesForUpload(chunks.map(\.0))
         for (i, (hash, bytes)) in chunks.enumerated() where seen.insert(hash).inserted {
             guard hashesChecked || ContentHash.of(bytes) == hash else { throw StorageError(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
             if placed[hash] == nil { fresh.append(i) } else { stored.append(i) }

@@ -95,6 +95,7 @@ final class GRDBConnection: SQLConnection {
         })
     }
 
+    @discardableResult
     func execute(_ sql: String, _ arguments: [any SQLArgument]) throws -> Int {
         try db.cachedStatement(sql: sql).execute(arguments: Self.arguments(arguments))
         return db.changesCount

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqServer
+import UbiqStorage
+import UbiqTesting
+
+/// Several `ubiq server`s on one PostgreSQL database and one bucket serve the same accounts.
+@Suite("Several servers", .enabled(if: S3TestStore.runs && PostgresTestDatabase.runs))
+struct SeveralServersTests {
+    /// Two servers on a fresh database and bucket, with alice and bob; stopped (and the database
+    /// dropped) by `stop`.
+    struct Pair {
+        let one: TestServer, two: TestServer
+        let database: MetadataLocation, blobs: BlobStoreLocation
+
+        static func start(configure: @escaping @Sendable (inout ServerServices) -> Void = { _ in }) async throws -> Pair? {
+            guard let database = try await DatabaseKind.postgres.fresh() else { return nil }
+            let blobs = StoreKind.s3.blobs
+            let one = try await TestServer.start(database: database, blobs: blobs, configure: configure)
+            let two = try await TestServer.start(database: database, blobs: blobs, configure: configure)
+            try await one.user("alice")
+            try await one.user("bob")
+            return Pair(one: one, two: two, database: database, blobs: blobs)
+        }
+
+        func stop() async {
+            await one.stop(keepData: true)
+            await two.stop()  // drops the database
+            one.directory.remove()
+        }
+    }
+
+    /// Seeded: alice makes and empties garbage through server one, which collects back to back;
+    /// bob uploads the same contents (found stored, so not written again) through server two and
+    /// commits them. A third server started afterwards (nothing in its memory) reads every
+    /// chunk of bob's back: no collection on one server took a chunk an upload on the other
+    /// found stored.
+    @Test func collectionsOnOneServerNeverTakeAChunkAnUploadOnAnotherFoundStored() async throws {
+        guard let pair = try await Pair.start() else { return }
+        let (alice, _) = try await pair.one.device("alice")
+        let (bob, _) = try await pair.two.device("bob", name: "desktop")
+        var rng = SeededRandom.forTest("fleet.gc.race")
+        let contents = (0..<30).map { _ in rng.bytes(Int.random(in: 20_000...300_000, using: &rng)) }
+        let services = pair.one.services
+        let collector = Task {
+            var runs = 0
+            while !Task.isCancelled {
+                do { _ = try await services.collectGarbage(); runs += 1 } catch { if Task.isCancelled { break }; throw error }
+            }
+            return runs
+        }
+        var bobs: [(VersionID, [UInt8])] = []
+        for (i, content) in contents.enumerated() {
+            let a = try await commitPacked(alice, "Documents/a\(i).bin", content)
+            _ = try await alice.delete(notes, item: a.item.id)
+            _ = try await alice.emptyTrash(notes)
+            bobs.append((try #require(try await commitPacked(bob, "Documents/b\(i).bin", content).version?.id), content))
+        }
+        collector.cancel()
+        let runs = try await collector.value
+        _ = try await services.collectGarbage()
+        await pair.one.stop(keepData: true)
+        let three = try await TestServer.start(database: pair.database, blobs: pair.blobs)
+        let fresh = UbiqAPIClient(baseURL: three.baseURL, token: bob.token)
+        for (v, content) in bobs { #expect(try await downloadBytes(fresh, version: v) == content) }
+        #expect(try await UbiqAPIClient(baseURL: three.baseURL, token: alice.token).account().used == 0)
+        print("[fleet.gc.race] \(runs) collection(s) on server one beside \(contents.count) rounds on server two")
+        await three.stop(keepData: true)
+        three.directory.remove()
+        await pair.two.stop()
+        pair.one.directory.remove()
+    }
+
+    /// One collection at a time in the fleet: while one server collects, another's
+    /// `ubiq server gc` is told so instead of running beside it.
+    @Test func oneCollectionAtATimeAcrossServers() async throws {
+        guard let pair = try await Pair.start() else { return }
+        let one = pair.one.services, two = pair.two.services
+        var refused = 0, ran = 0
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for s in [one, two, one, two] {
+                group.addTask {
+                    do { _ = try await s.collectGarbage(); return true } catch let e as APIFailure where e.message.contains("another server") { return false }
+                }
+            }
+            for try await r in group { if r { ran += 1 } else { refused += 1 } }
+        }
+        #expect(ran >= 1 && ran + refused == 4)
+        await pair.stop()
+    }
+
+    /// A database keeps its chunks in one store: a server with another --blobs is refused.
+    @Test func aServerWithAnotherChunkStoreIsRefused() async throws {
+        guard let pair = try await Pair.start() else { return }
+        await #expect(throws: (any Error).self) {
+            _ = try await TestServer.start(database: pair.database, blobs: .folder)
+        }
+        await pair.stop()
+    }
+}
