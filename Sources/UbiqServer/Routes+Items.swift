@@ -6,7 +6,7 @@ import UbiqStorage
 
 extension ServerServices {
     func notify(_ ctx: AuthContext, _ container: ContainerID, cursor: Int64) async {
-        await push.publish(account: ctx.accountID, PushMessage(kind: .changes, container: container, cursor: cursor, origin: ctx.deviceID))
+        await publish(account: ctx.accountID, PushMessage(kind: .changes, container: container, cursor: cursor, origin: ctx.deviceID))
     }
 
     /// A commit request as the store takes it: a folder without content, a delta applied to its base.

@@ -39,7 +39,7 @@ extension ServerServices {
             }
             let r = try await self.keyValues.kvSet(ctx, store: store, entries: body.entries, now: self.clock())
             if !r.applied.isEmpty {
-                await self.push.publish(account: ctx.accountID, PushMessage(kind: .kv, store: store.string, cursor: r.cursor, origin: ctx.deviceID))
+                await self.publish(account: ctx.accountID, PushMessage(kind: .kv, store: store.string, cursor: r.cursor, origin: ctx.deviceID))
             }
             return try json(KVSetResponse(applied: r.applied, cursor: r.cursor))
         }

@@ -37,6 +37,8 @@ public struct ServerServices: Sendable {
     /// When several servers may share the database and the bucket (PostgreSQL metadata, the
     /// bucket's index in it): what keeps their uploads and collections apart.
     public var sharedGuard: (any SharedChunkGuard)?
+    /// Push notifications to and from the other servers of a shared database.
+    public var relay: (any PushRelay)?
     /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
     public var collectionDelay = ChunkCollection.afterEmptying
 

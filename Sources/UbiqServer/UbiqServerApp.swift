@@ -48,7 +48,9 @@ public enum UbiqServerApp {
             router: router,
             server: try tls.map { try .tls(plain, tlsConfiguration: $0) } ?? plain,
             configuration: .init(address: .hostname(host, port: port), serverName: "ubiq"),
-            services: [TrashPurger(services: services, logger: logger), GarbageCollectorService(services: services, logger: logger)],
+            // (A service that returns stops the server: the relay runs only where there is one.)
+            services: [TrashPurger(services: services, logger: logger), GarbageCollectorService(services: services, logger: logger)]
+                + (services.relay == nil ? [] : [PushRelayService(services: services)]),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger
         )

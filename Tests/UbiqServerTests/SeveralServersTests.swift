@@ -101,3 +101,33 @@ struct SeveralServersTests {
         await pair.stop()
     }
 }
+
+extension SeveralServersTests {
+    /// A device listening on server one hears of a commit and a settings change made through
+    /// server two, within the push latency (printed); bob's devices hear nothing of alice's.
+    @Test func aChangeThroughOneServerIsPushedToDevicesOnAnother() async throws {
+        guard let pair = try await Pair.start() else { return }
+        let (laptop, lid) = try await pair.two.device("alice", name: "laptop")
+        let (phone, _) = try await pair.one.device("alice", name: "phone")
+        let (bob, _) = try await pair.one.device("bob")
+        let phoneInbox = PushInbox(), bobInbox = PushInbox()
+        let t1 = Task { try await phone.listen { await phoneInbox.add($0) } }
+        let t2 = Task { try await bob.listen { await bobInbox.add($0) } }
+        #expect(await phoneInbox.wait { $0.kind == .hello } != nil)
+        #expect(await bobInbox.wait { $0.kind == .hello } != nil)
+        var latencies: [Duration] = []
+        for i in 0..<5 {
+            let start = ContinuousClock.now
+            let r = try await commitFile(laptop, "Documents/n\(i).txt", "hi \(i)")
+            let m = await phoneInbox.wait { $0.kind == .changes && $0.cursor >= r.item.changeSeq }
+            latencies.append(ContinuousClock.now - start)
+            #expect(m?.container == notes && m?.origin == lid)
+        }
+        _ = try await laptop.kvSet(notes, [KVEntry(key: "theme", value: .string("dark"), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: lid)])
+        #expect(await phoneInbox.wait { $0.kind == .kv && $0.store == notes.string } != nil)
+        #expect(await bobInbox.messages.allSatisfy { $0.kind == .hello })
+        print("[fleet.push] commit+complete on server two → notification on server one: \(latencies.map { "\($0)" }.joined(separator: ", "))")
+        t1.cancel(); t2.cancel()
+        await pair.stop()
+    }
+}

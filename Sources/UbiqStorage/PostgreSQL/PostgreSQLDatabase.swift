@@ -183,3 +183,43 @@ extension PostgreSQLDatabase {
         }
     }
 }
+
+extension PostgreSQLDatabase {
+    /// Sends `payload` to every session listening on `channel` (the other servers).
+    public func notify(_ channel: String, _ payload: String) async throws {
+        _ = try await write { db in try db.execute("SELECT pg_notify(?, ?)", [channel, payload]) }
+    }
+
+    /// Hands `deliver` each payload sent on `channel`, on a connection of its own, until the
+    /// calling task is cancelled. A lost connection is made again (a second later, then every
+    /// few seconds); `resumed` is called each time listening starts again after a loss (what was
+    /// sent meanwhile is not delivered).
+    public func listen(_ channel: String, resumed: @escaping @Sendable () async -> Void, deliver: @escaping @Sendable (String) async -> Void) async {
+        var lost = false
+        var pause: Double = 1
+        while !Task.isCancelled {
+            let id = lock.withLock { nextID += 1; return nextID }
+            do {
+                let c = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger).get()
+                do {
+                    try await c.listen(on: channel) { notifications in
+                        if lost { await resumed() }
+                        pause = 1
+                        for try await n in notifications {
+                            if Task.isCancelled { break }
+                            await deliver(n.payload)
+                        }
+                    }
+                } catch {
+                    if !Task.isCancelled { logger.warning("listening on \(channel) stopped: \(PGFailure.storageError(error, location: location, committing: false).message)") }
+                }
+                try? await c.close()
+            } catch {
+                if !Task.isCancelled { logger.warning("cannot listen on \(channel): \(PGFailure.storageError(error, location: location, committing: false).message)") }
+            }
+            lost = true
+            try? await Task.sleep(for: .seconds(pause))
+            pause = min(pause * 2, 8)
+        }
+    }
+}
