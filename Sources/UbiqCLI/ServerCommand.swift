@@ -13,7 +13,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "Run the sync server, or manage its accounts.",
-        subcommands: [ServerRun.self, UserCommand.self, DeviceAdminCommand.self, ServerGC.self],
+        subcommands: [ServerRun.self, UserCommand.self, DeviceAdminCommand.self, ServerGC.self, ServerMigrate.self],
         defaultSubcommand: ServerRun.self
     )
 }

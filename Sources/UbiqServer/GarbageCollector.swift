@@ -16,6 +16,8 @@ public enum ChunkCollection {
     public static let interval: Duration = .seconds(6 * 3600)
     /// After the trash is emptied, how long the server waits (for more) before it collects.
     public static let afterEmptying: Duration = .seconds(30)
+    /// What a collection asked for while another server of the fleet collects is told.
+    static let elsewhere = "another server on this database is collecting garbage now; try again when it has finished"
 }
 
 extension ServerServices {
@@ -27,16 +29,19 @@ extension ServerServices {
     /// upload that found a chunk stored and skipped writing it can never see it go. Runs one at
     /// a time. With `dryRun` nothing changes and the report says what would go.
     public func collectGarbage(dryRun: Bool = false) async throws -> GarbageReport {
-        guard let shared = sharedGuard else { return try await collectHere(dryRun: dryRun) }
-        // Several servers on one database and bucket: one collection in the fleet at a time.
-        guard let report = try await shared.aloneInFleet({ try await self.collectHere(dryRun: dryRun) }) else {
-            throw APIFailure(.invalidRequest, "another server on this database is collecting garbage now; try again when it has finished")
+        // One at a time in this process (they wait their turn) …
+        try await collectionTurn.exclusive {
+            guard let shared = sharedGuard else { return try await collectHere(dryRun: dryRun) }
+            // … and in the fleet of servers on one database and bucket (told, not kept waiting).
+            guard let report = try await shared.aloneInFleet({ try await self.collectHere(dryRun: dryRun) }) else {
+                throw APIFailure(.invalidRequest, ChunkCollection.elsewhere)
+            }
+            return report
         }
-        return report
     }
 
     private func collectHere(dryRun: Bool) async throws -> GarbageReport {
-        try await collectionTurn.exclusive {
+        do {
             let started = ContinuousClock.now
             var report = GarbageReport(dryRun: dryRun)
             report.storeBytesBefore = try await chunks.footprint()
@@ -159,6 +164,8 @@ struct GarbageCollectorService: Service {
                 if r.garbageChunks + r.releasedUploads > 0 {
                     logger.info("garbage collection: \(r.garbageChunks) chunk(s) no longer used, \(ByteSize.format(r.bytesFreed)) given back in \(String(format: "%.1f", r.seconds)) s")
                 }
+            } catch let e as APIFailure where e.message == ChunkCollection.elsewhere {
+                logger.debug("garbage collection: another server is collecting")
             } catch {
                 logger.error("garbage collection failed (tried again later): \(error)")
             }

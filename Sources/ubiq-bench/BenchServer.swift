@@ -4,6 +4,7 @@ import UbiqClient
 import UbiqCore
 import UbiqEngine
 import UbiqServer
+import UbiqStorage
 
 /// An embedded server on a free loopback port with one account `bench` (password `bench-pw`),
 /// its data in a temp folder removed by `stop()`.
@@ -14,16 +15,35 @@ struct BenchServer {
     let logger: Logger
     var port: Int { server.port }
 
-    /// `blobs`: `--blobs` of the server (nil: the data folder's chunks).
-    static func start(label: String, blobs: String? = nil) async throws -> BenchServer {
+    /// `blobs`: `--blobs` of the server (nil: the data folder's chunks). `database`: a PostgreSQL
+    /// server (`postgres://…` whose role may create databases) on which the bench makes a
+    /// database of its own, dropped by `stop()` (nil: SQLite in the data folder). `shared`: run
+    /// on this database (a second server beside another bench server; it drops nothing).
+    static func start(label: String, blobs: String? = nil, database: String? = nil, shared: PostgreSQLLocation? = nil) async throws -> BenchServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-\(label)-\(UUID().uuidString.prefix(8))")
         let env = ProcessInfo.processInfo.environment
-        let services = try await ServerServices.open(at: dir.appendingPathComponent("server"), blobs: try BlobStoreLocation.parse(blobs, environment: env), environment: env)
-        try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40)
+        var made: PostgreSQLLocation?, base: PostgreSQLLocation?
+        if let database {
+            var pg = try PostgreSQLLocation(parsing: database, environment: env)
+            base = pg
+            let name = "ubiq_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+            try await PostgreSQLDatabase.administer(pg, ["CREATE DATABASE \(name)"])
+            pg.database = name
+            made = pg
+        }
+        let location: MetadataLocation = (shared ?? made).map { .postgres($0) } ?? .sqlite
+        let services = try await ServerServices.open(at: dir.appendingPathComponent("server"), database: location,
+                                                     blobs: try BlobStoreLocation.parse(blobs, environment: env), environment: env)
+        if shared == nil { try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40) }
         var logger = Logger(label: "bench")
         logger.logLevel = .error
-        return BenchServer(dir: dir, server: try await EmbeddedServer.start(services: services, logger: logger), services: services, logger: logger)
+        return BenchServer(dir: dir, server: try await EmbeddedServer.start(services: services, logger: logger), services: services, logger: logger,
+                           made: made, base: base)
     }
+
+    /// The PostgreSQL database this bench made (dropped at `stop`), and the one it was made from.
+    var made: PostgreSQLLocation?
+    var base: PostgreSQLLocation?
 
     /// Signs a device of `bench` in (through `port`, e.g. a counting proxy; default the server)
     /// and saves its config in a home under the bench folder.
@@ -52,7 +72,11 @@ struct BenchServer {
 
     func stop(keepingData: Bool = false) async {
         await server.stop()
+        await services.close()
         if !keepingData { try? FileManager.default.removeItem(at: dir) }
+        if let made, let base, !keepingData {
+            try? await PostgreSQLDatabase.administer(base, ["DROP DATABASE IF EXISTS \(made.database) WITH (FORCE)"])
+        }
     }
 }
 

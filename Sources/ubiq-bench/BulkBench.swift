@@ -9,6 +9,8 @@ struct BulkBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bulk", abstract: "10,000 small files, one big file, a start-up scan.")
 
     @Option(help: "The server's --blobs (s3://BUCKET?endpoint=…; credentials from AWS_*); default: its data folder.") var blobs: String?
+    @Option(help: "Metadata in PostgreSQL: a postgres:// URL whose role may create databases (the bench makes one and drops it); default: SQLite.") var database: String?
+    @Flag(help: "Device B on a second server on the same --database and --blobs: the sync crosses servers (push through PostgreSQL).") var twoServers = false
     @Option(help: "Small files (1–8 KiB each).") var files = 10_000
     @Option(help: "Size of the big file in MiB (0 skips it).") var bigMiB = 1024
     @Option(help: "Runs of the start-up scan.") var scanRuns = 5
@@ -16,9 +18,11 @@ struct BulkBench: AsyncParsableCommand {
     var flushSource = false
 
     func run() async throws {
-        let server = try await BenchServer.start(label: "bulkbench", blobs: blobs)
+        let server = try await BenchServer.start(label: "bulkbench", blobs: blobs, database: database)
+        if twoServers && (server.made == nil || blobs == nil) { throw CleanExit.message("--two-servers needs --database and --blobs (what servers share)") }
+        let second = twoServers ? try await BenchServer.start(label: "bulkbench-2", blobs: blobs, shared: server.made) : nil
         let a = try await server.device("A", container: "bench.bulk")
-        let b = try await server.device("B", container: "bench.bulk")
+        let b = try await server.device("B", container: "bench.bulk", port: second?.port)
         await a.engine.start(); await b.engine.start()
         let docsA = a.folder.appendingPathComponent("Documents"), docsB = b.folder.appendingPathComponent("Documents")
 
@@ -100,6 +104,7 @@ struct BulkBench: AsyncParsableCommand {
         }
         print(String(format: "process RSS (server + two engines): %.0f MiB", rssMiB()))
         await a.engine.stop()
+        await second?.stop()
         await server.stop()
     }
 

@@ -231,6 +231,8 @@ struct ProcessTests {
         (status, _, err) = try ChildProcess.runUbiq(["server", "--data", file + "/sub", "--listen", "127.0.0.1:0"])
         #expect(status == 1 && err.hasPrefix("ubiq: ") && err.split(separator: "\n").count == 1)
         // A database that is not PostgreSQL's, or that nobody answers for: one line each.
+        (status, _, err) = try ChildProcess.runUbiq(["server", "migrate", "--data", data])
+        #expect(status == 1 && err.contains("--database") && err.split(separator: "\n").count == 1, "\(err)")
         (status, _, err) = try ChildProcess.runUbiq(["server", "user", "list", "--data", data, "--database", "mysql://u@h/db"])
         #expect(status == 1 && err.contains("postgres://") && err.split(separator: "\n").count == 1, "\(err)")
         (status, _, err) = try ChildProcess.runUbiq(["server", "user", "list", "--data", data, "--database", "postgres://u:secret-word@127.0.0.1:1/db"])

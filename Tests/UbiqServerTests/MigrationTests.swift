@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqServer
+import UbiqStorage
+import UbiqTesting
+
+/// `ubiq server migrate`: an embedded server copied into PostgreSQL and a bucket; its devices
+/// carry on against the new server with no new sign-in.
+@Suite("Moving up: migrate", .enabled(if: S3TestStore.runs && PostgresTestDatabase.runs))
+struct MigrationTests {
+    @Test func anEmbeddedServerMovesIntoPostgreSQLAndABucketAndItsDevicesCarryOn() async throws {
+        let dir = try TempDirectory("ubiq-migrate")
+        let old = try await TestServer.start(directory: dir)
+        let port = old.port
+        try await old.user("alice")
+        try await old.user("bob")
+        let (laptop, lid) = try await old.device("alice")
+        let (phone, pid) = try await old.device("alice", name: "phone")
+        let (bob, bid) = try await old.device("bob")
+        var rng = SeededRandom.forTest("migrate")
+        // A history: files (some big, many chunks), a folder, versions, a conflict, the trash, settings.
+        var files: [(ItemID, VersionID, [UInt8])] = []
+        for i in 0..<12 {
+            let bytes = rng.bytes(Int.random(in: 10...400_000, using: &rng))
+            let r = try await commitFile(laptop, "Documents/f\(i).bin", bytes: bytes)
+            files.append((r.item.id, try #require(r.version?.id), bytes))
+        }
+        let edited = try await commitFile(laptop, "Documents/f0.bin", bytes: Array("second version".utf8), item: files[0].0, base: files[0].1)
+        _ = try await commitFile(phone, "Documents/f0.bin", bytes: Array("a conflict".utf8), item: files[0].0, base: files[0].1)
+        _ = try await laptop.delete(notes, item: files[1].0)
+        _ = try await bob.kvSet(notes, [KVEntry(key: "theme", value: .string("dark"), stamp: HLCTimestamp(wallMillis: 5, counter: 0), device: bid)])
+        _ = try await phone.kvSet(notes, [KVEntry(key: "size", value: .int(12), stamp: HLCTimestamp(wallMillis: 6, counter: 0), device: pid)])
+        let feedBefore = try await laptop.changes(notes, after: 0)
+        let versionsBefore = try await laptop.versions(notes, item: files[0].0)
+        let trashBefore = try await laptop.trash(notes)
+        let kvBefore = try await phone.kvAll(notes)
+        let usageBefore = try await laptop.account()
+        await old.stop(keepData: true)
+
+        guard let pg = try await PostgresTestDatabase.fresh() else { return }
+        let blobs = StoreKind.s3.blobs
+        let report = try await Migration.run(data: dir.url, database: pg, blobs: blobs)
+        #expect(report.rows["accounts"] == 2 && report.rows["tokens"] == 3 && report.chunks > 12)
+        #expect(report.rows == report.rowsAfter)
+        // Again: refused, nothing doubled.
+        await #expect(throws: APIFailure.self) { _ = try await Migration.run(data: dir.url, database: pg, blobs: blobs) }
+
+        // The new server where the old one listened: the devices' tokens still work.
+        let new = try await TestServer.start(port: port, database: .postgres(pg), blobs: blobs)
+        let laptop2 = UbiqAPIClient(baseURL: new.baseURL, token: laptop.token)
+        let feedAfter = try await laptop2.changes(notes, after: 0)
+        #expect(feedAfter.items == feedBefore.items && feedAfter.cursor == feedBefore.cursor)
+        let versionsAfter = try await laptop2.versions(notes, item: files[0].0)
+        #expect(versionsAfter.current == versionsBefore.current && versionsAfter.conflicts == versionsBefore.conflicts
+                && versionsAfter.others == versionsBefore.others)
+        #expect(versionsAfter.current?.id == edited.version?.id)
+        #expect(try await laptop2.trash(notes).items.map(\.id) == trashBefore.items.map(\.id))
+        #expect(try await UbiqAPIClient(baseURL: new.baseURL, token: phone.token).kvAll(notes).entries == kvBefore.entries)
+        #expect(try await laptop2.account().used == usageBefore.used)
+        for (_, v, bytes) in files.dropFirst(2) { #expect(try await downloadBytes(laptop2, version: v) == bytes) }
+        // And they carry on: a new file through the new server, seen by another device.
+        let fresh = try await commitFile(laptop2, "Documents/after.txt", "after the move")
+        let seen = try await UbiqAPIClient(baseURL: new.baseURL, token: bob.token).changes(notes, after: 0)
+        #expect(seen.items.isEmpty)  // bob's account holds nothing of alice's
+        #expect(try await UbiqAPIClient(baseURL: new.baseURL, token: phone.token).changes(notes, after: feedBefore.cursor).items.map(\.id) == [fresh.item.id])
+        _ = lid
+        await new.stop()
+        dir.remove()
+    }
+}
