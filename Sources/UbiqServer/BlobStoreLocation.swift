@@ -91,7 +91,10 @@ extension ServerServices {
             let shared = meta.database as? PostgreSQLDatabase
             var services = build(meta, try await blobs.open(data: directory, environment: environment, shared: shared), clock)
             if let shared, case .s3 = blobs { services.sharedGuard = PostgreSQLChunkGuard(database: shared) }
-            if let shared { services.relay = PostgreSQLPushRelay(database: shared) }
+            if let shared {
+                services.relay = PostgreSQLPushRelay(database: shared)
+                services.failureLog = PostgreSQLFailureLog(database: shared)
+            }
             return services
         } catch {
             await meta.database.close()

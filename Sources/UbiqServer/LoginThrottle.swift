@@ -1,4 +1,5 @@
 import Foundation
+import UbiqCore
 
 /// Slows password guessing without letting a guesser lock a user out or stall the server.
 ///
@@ -16,7 +17,23 @@ actor LoginThrottle {
         var window: TimeInterval = 60
     }
 
-    enum Key: Hashable { case pair(String, String), address(String), user(String) }
+    enum Key: Hashable {
+        case pair(String, String), address(String), user(String)
+
+        /// The key as the servers of a shared database count it (`FailureLog`): hashed, so a
+        /// name with any bytes in it (a NUL, which PostgreSQL's text refuses) is counted too.
+        var text: String {
+            let plain: String
+            switch self {
+            case .pair(let u, let a): plain = "p:\(u)\u{0}\(a)"
+            case .address(let a): plain = "a:\(a)"
+            case .user(let u): plain = "u:\(u)"
+            }
+            return ContentHash.of(Array(plain.utf8)).hex
+        }
+    }
+
+    static func keys(user: String, address: String) -> [Key] { [.pair(user, address), .address(address), .user(user)] }
 
     /// A reserved attempt, given back with `finish`.
     struct Ticket: Sendable { let keys: [Key] }
@@ -35,13 +52,16 @@ actor LoginThrottle {
         }
     }
 
-    /// Reserves an attempt for `user` from `address`; nil when it must be refused.
-    func begin(user: String, address: String, now: Date) -> Ticket? {
-        let keys: [Key] = [.pair(user, address), .address(address), .user(user)]
+    /// Reserves an attempt for `user` from `address`; nil when it must be refused. `shared`: the
+    /// failures every server of a shared database counted (then this server's own count is not
+    /// used: it is among them).
+    func begin(user: String, address: String, now: Date, shared: [String: Int]? = nil) -> Ticket? {
+        let keys = Self.keys(user: user, address: address)
         for k in keys {
             let recent = (failures[k] ?? []).filter { now.timeIntervalSince($0) < limits.window }
             failures[k] = recent.isEmpty ? nil : recent
-            if recent.count + inFlight[k, default: 0] >= limit(k) { return nil }
+            let failed = shared.map { $0[k.text] ?? 0 } ?? recent.count
+            if failed + inFlight[k, default: 0] >= limit(k) { return nil }
         }
         for k in keys { inFlight[k, default: 0] += 1 }
         return Ticket(keys: keys)
@@ -59,6 +79,28 @@ actor LoginThrottle {
             failures[t.keys[0]] = nil
         } else {
             for k in t.keys { failures[k, default: []].append(now) }
+        }
+    }
+}
+
+extension ServerServices {
+    /// The failures the servers of a shared database counted for a login's keys (nil: none
+    /// shared, or the database did not answer — this server's own count decides then).
+    func sharedFailures(user: String, address: String, now: Date) async -> [String: Int]? {
+        guard let log = failureLog else { return nil }
+        let keys = LoginThrottle.keys(user: user, address: address).map(\.text)
+        return try? await log.recent(keys, since: now.addingTimeInterval(-throttle.limits.window))
+    }
+
+    /// Gives a login's slot back, and tells the other servers of a failure (or of a success,
+    /// which forgets the user's failures from that address).
+    func loginFinished(_ ticket: LoginThrottle.Ticket, success: Bool, now: Date) async {
+        await throttle.finish(ticket, success: success, now: now)
+        guard let log = failureLog else { return }
+        if success {
+            try? await log.clear(ticket.keys[0].text)
+        } else {
+            try? await log.record(ticket.keys.map(\.text), at: now, pruneBefore: now.addingTimeInterval(-throttle.limits.window))
         }
     }
 }

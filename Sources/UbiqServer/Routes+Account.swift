@@ -19,14 +19,15 @@ extension ServerServices {
             }
             let now = self.clock()
             // The slot is taken before the (slow) hashing and given back after it.
-            guard let ticket = await self.throttle.begin(user: String(user.prefix(256)), address: context.peer, now: now) else {
+            let shared = await self.sharedFailures(user: String(user.prefix(256)), address: context.peer, now: now)
+            guard let ticket = await self.throttle.begin(user: String(user.prefix(256)), address: context.peer, now: now, shared: shared) else {
                 throw APIFailure(.tooManyAttempts, "too many failed logins for '\(user.prefix(64))' or from this address; wait a minute")
             }
             let account: AccountRecord?
             do {
                 account = user.utf8.count <= WireLimits.maxUserNameBytes ? try await self.metadata.account(named: user) : nil
             } catch {
-                await self.throttle.finish(ticket, success: false, now: now)
+                await self.loginFinished(ticket, success: false, now: now)
                 throw error
             }
             // An unknown user costs the same hashing as a known one.
@@ -34,14 +35,14 @@ extension ServerServices {
             var checked: Bool? = false
             if let verifier { checked = await self.passwordChecks.verify(body.password, against: verifier) }
             guard let checked else {
-                await self.throttle.finish(ticket, success: false, now: now)
+                await self.loginFinished(ticket, success: false, now: now)
                 throw APIFailure(.tooManyAttempts, "the server is busy checking other logins; try again in a moment")
             }
             guard checked, let account else {
-                await self.throttle.finish(ticket, success: false, now: now)
+                await self.loginFinished(ticket, success: false, now: now)
                 throw APIFailure(.badCredentials, "wrong user name or password")
             }
-            await self.throttle.finish(ticket, success: true, now: now)
+            await self.loginFinished(ticket, success: true, now: now)
             let token = Self.newToken()
             let device = body.deviceID ?? DeviceID(uuid: UUID())
             let ctx = try await self.metadata.createSession(accountID: account.id, deviceID: device, deviceName: deviceName,

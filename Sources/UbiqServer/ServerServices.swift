@@ -39,6 +39,8 @@ public struct ServerServices: Sendable {
     public var sharedGuard: (any SharedChunkGuard)?
     /// Push notifications to and from the other servers of a shared database.
     public var relay: (any PushRelay)?
+    /// Failed logins counted across the servers of a shared database.
+    public var failureLog: (any FailureLog)?
     /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
     public var collectionDelay = ChunkCollection.afterEmptying
 

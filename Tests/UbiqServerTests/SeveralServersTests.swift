@@ -131,3 +131,25 @@ extension SeveralServersTests {
         await pair.stop()
     }
 }
+
+extension SeveralServersTests {
+    /// Failed logins count across the servers: ten guesses from one address spread over both
+    /// servers use up that address's allowance for the user on either; the user still signs in
+    /// from elsewhere.
+    @Test func failedLoginsCountAcrossServers() async throws {
+        guard let pair = try await Pair.start() else { return }
+        let one = pair.one.port, two = pair.two.port
+        let codes = try await offThePool {
+            try (0..<10).map { i in try RawSocket.login(port: i % 2 == 0 ? one : two, from: "127.0.0.4", user: "alice", password: "guess \(i)") }
+        }
+        #expect(codes.allSatisfy { $0 == 401 }, "\(codes)")
+        let refused = try await offThePool {
+            [try RawSocket.login(port: one, from: "127.0.0.4", user: "alice", password: "secret-pw"),
+             try RawSocket.login(port: two, from: "127.0.0.4", user: "alice", password: "secret-pw")]
+        }
+        #expect(refused == [429, 429], "\(refused)")
+        let elsewhere = try await offThePool { try RawSocket.login(port: two, from: "127.0.0.5", user: "alice", password: "secret-pw") }
+        #expect(elsewhere == 200)
+        await pair.stop()
+    }
+}

@@ -214,6 +214,12 @@ enum PostgreSQLSchema {
             "CREATE INDEX chunk_intents_hash ON chunk_intents(hash)",
             "CREATE INDEX chunk_intents_added ON chunk_intents(added)",
         ]),
+        // Failed logins across the servers (`FailureLog`): kept for the throttle's window.
+        Migration(name: "v4-login-failures", statements: [
+            "CREATE TABLE login_failures (key TEXT COLLATE \"C\" NOT NULL, at DOUBLE PRECISION NOT NULL)",
+            "CREATE INDEX login_failures_key ON login_failures(key, at)",
+            "CREATE INDEX login_failures_at ON login_failures(at)",
+        ]),
     ]
 }
 
