@@ -2,12 +2,18 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import UbiqCore
+import UbiqStorage
 
 extension ServerServices {
     /// Purges what has been in the trash longer than `TrashPolicy.keepAge` (by the services'
     /// clock), giving the space back to its accounts.
+    /// With several servers on one PostgreSQL database it runs on one of them at a time (an
+    /// advisory lock); the others skip it (0 items).
     public func purgeTrash() async throws -> (items: Int, bytes: Int64) {
-        try await metadata.purgeTrash(deletedBefore: clock().addingTimeInterval(-TrashPolicy.keepAge))
+        let cutoff = clock().addingTimeInterval(-TrashPolicy.keepAge)
+        let metadata = self.metadata
+        guard let shared = database as? PostgreSQLDatabase else { return try await metadata.purgeTrash(deletedBefore: cutoff) }
+        return try await shared.alone(job: PostgreSQLDatabase.purgeLock) { try await metadata.purgeTrash(deletedBefore: cutoff) } ?? (0, 0)
     }
 }
 

@@ -105,6 +105,14 @@ public struct PostgreSQLChunkGuard: SharedChunkGuard {
 }
 
 extension PostgreSQLDatabase {
+    /// The advisory lock one trash purge in the fleet holds.
+    public static let purgeLock: Int64 = 0x7562_6971_0003
+
+    /// Runs `body` unless another server on this database runs the same job now (nil then).
+    public func alone<T: Sendable>(job key: Int64, _ body: @Sendable () async throws -> T) async throws -> T? {
+        try await withSessionLock(key, body)
+    }
+
     /// Runs `body` holding the session-level advisory lock `key` on a connection of its own; nil
     /// (and `body` not run) when another session — another server — holds it.
     func withSessionLock<T: Sendable>(_ key: Int64, _ body: @Sendable () async throws -> T) async throws -> T? {
