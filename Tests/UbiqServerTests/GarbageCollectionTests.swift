@@ -3,6 +3,7 @@ import Testing
 import UbiqClient
 import UbiqCore
 import UbiqProtocol
+import UbiqServer
 import UbiqStorage
 import UbiqTesting
 
@@ -26,6 +27,31 @@ func commitPacked(_ c: UbiqAPIClient, _ p: String, _ bytes: [UInt8], container: 
 }
 
 /// A version's content, chunk by chunk, checked against its manifest.
+/// Collections back to back on `services` while alice makes and empties garbage and bob
+/// uploads the same contents (found stored, so not written again) and commits them; then one
+/// more collection. Returns how many collections ran and bob's versions with their contents.
+func raceCollections(_ services: ServerServices, alice: UbiqAPIClient, bob: UbiqAPIClient, contents: [[UInt8]]) async throws
+    -> (runs: Int, bobs: [(VersionID, [UInt8])]) {
+    let collector = Task {
+        var runs = 0
+        while !Task.isCancelled {
+            do { _ = try await services.collectGarbage(); runs += 1 } catch { if Task.isCancelled { break }; throw error }
+        }
+        return runs
+    }
+    var bobs: [(VersionID, [UInt8])] = []
+    for (i, content) in contents.enumerated() {
+        let a = try await commitPacked(alice, "Documents/a\(i).bin", content)
+        _ = try await alice.delete(notes, item: a.item.id)
+        _ = try await alice.emptyTrash(notes)
+        bobs.append((try #require(try await commitPacked(bob, "Documents/b\(i).bin", content).version?.id), content))
+    }
+    collector.cancel()
+    let runs = try await collector.value
+    _ = try await services.collectGarbage()
+    return (runs, bobs)
+}
+
 func downloadBytes(_ c: UbiqAPIClient, version: VersionID, container: ContainerID = notes) async throws -> [UInt8] {
     let m = try await c.manifest(container, version: version)
     var out: [UInt8] = []
@@ -146,23 +172,7 @@ struct GarbageCollectionTests {
         var rng = SeededRandom.forTest("gc.race")
         let contents = (0..<40).map { _ in rng.bytes(Int.random(in: 20_000...300_000, using: &rng)) }
         let services = server.services
-        let collector = Task {
-            var runs = 0
-            while !Task.isCancelled {
-                do { _ = try await services.collectGarbage(); runs += 1 } catch { if Task.isCancelled { break }; throw error }
-            }
-            return runs
-        }
-        var bobs: [(VersionID, [UInt8])] = []
-        for (i, content) in contents.enumerated() {
-            let a = try await commitPacked(alice, "Documents/a\(i).bin", content)
-            _ = try await alice.delete(notes, item: a.item.id)
-            _ = try await alice.emptyTrash(notes)
-            bobs.append((try #require(try await commitPacked(bob, "Documents/b\(i).bin", content).version?.id), content))
-        }
-        collector.cancel()
-        let runs = try await collector.value
-        _ = try await services.collectGarbage()
+        let (runs, bobs) = try await raceCollections(services, alice: alice, bob: bob, contents: contents)
         for (v, content) in bobs { #expect(try await downloadBytes(bob, version: v) == content) }
         #expect(try await alice.account().used == 0)
         print("[gc.race] \(runs) collection(s) ran beside \(contents.count) rounds")

@@ -45,23 +45,7 @@ struct SeveralServersTests {
         var rng = SeededRandom.forTest("fleet.gc.race")
         let contents = (0..<30).map { _ in rng.bytes(Int.random(in: 20_000...300_000, using: &rng)) }
         let services = pair.one.services
-        let collector = Task {
-            var runs = 0
-            while !Task.isCancelled {
-                do { _ = try await services.collectGarbage(); runs += 1 } catch { if Task.isCancelled { break }; throw error }
-            }
-            return runs
-        }
-        var bobs: [(VersionID, [UInt8])] = []
-        for (i, content) in contents.enumerated() {
-            let a = try await commitPacked(alice, "Documents/a\(i).bin", content)
-            _ = try await alice.delete(notes, item: a.item.id)
-            _ = try await alice.emptyTrash(notes)
-            bobs.append((try #require(try await commitPacked(bob, "Documents/b\(i).bin", content).version?.id), content))
-        }
-        collector.cancel()
-        let runs = try await collector.value
-        _ = try await services.collectGarbage()
+        let (runs, bobs) = try await raceCollections(services, alice: alice, bob: bob, contents: contents)
         await pair.one.stop(keepData: true)
         let three = try await TestServer.start(database: pair.database, blobs: pair.blobs)
         let fresh = UbiqAPIClient(baseURL: three.baseURL, token: bob.token)

@@ -33,9 +33,12 @@ public final class SQLiteDatabase: SQLDatabase {
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         let columns = self.columns
-        do {
-            return try await pool.write { db in try body(GRDBConnection(db, columns)) }
-        } catch let e as DatabaseError {
+        return try await Self.mapped { try await pool.write { db in try body(GRDBConnection(db, columns)) } }
+    }
+
+    /// `body`'s result, a SQLite failure as `storage_failure`.
+    static func mapped<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let e as DatabaseError {
             throw StorageError(.storageFailure, "database error: \(e.message ?? "\(e.resultCode)")")
         }
     }
@@ -52,11 +55,7 @@ public final class SQLiteDatabase: SQLDatabase {
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         let columns = self.columns
-        do {
-            return try await pool.read { db in try body(GRDBConnection(db, columns)) }
-        } catch let e as DatabaseError {
-            throw StorageError(.storageFailure, "database error: \(e.message ?? "\(e.resultCode)")")
-        }
+        return try await Self.mapped { try await pool.read { db in try body(GRDBConnection(db, columns)) } }
     }
 }
 
