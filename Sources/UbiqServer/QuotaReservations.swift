@@ -7,11 +7,20 @@ import UbiqCore
 /// reservation in the database (scale-out).
 actor QuotaReservations {
     private var held: [Int64: Int64] = [:]
+    /// Bytes given back so far, per account: a usage read begun before a release may not count
+    /// the bytes that release stopped reserving (recorded meanwhile), so they are counted as
+    /// still reserved (at worst twice, never not at all).
+    private var released: [Int64: Int64] = [:]
 
-    /// Reserves `bytes` for `account` if `used` plus what is reserved plus `bytes` fits `quota`.
-    func reserve(account: Int64, bytes: Int64, used: Int64, quota: Int64) -> Bool {
+    /// The bytes given back so far for `account` (read before the usage).
+    func mark(account: Int64) -> Int64 { released[account, default: 0] }
+
+    /// Reserves `bytes` for `account` if `used` plus what is reserved, plus what was given back
+    /// since `mark`, plus `bytes` fits `quota`.
+    func reserve(account: Int64, bytes: Int64, used: Int64, quota: Int64, since mark: Int64) -> Bool {
         let h = held[account, default: 0]
-        guard used + h + bytes <= quota else { return false }
+        let since = released[account, default: 0] &- mark
+        guard used + h + since + bytes <= quota else { return false }
         held[account] = h + bytes
         return true
     }
@@ -20,6 +29,7 @@ actor QuotaReservations {
     func release(account: Int64, bytes: Int64) {
         let left = held[account, default: 0] - bytes
         held[account] = left > 0 ? left : nil
+        released[account, default: 0] &+= bytes
     }
 }
 
@@ -27,8 +37,10 @@ extension ServerServices {
     /// Runs `write` (storing and recording `bytes` new bytes of `account`) under a reservation;
     /// `storage_full` without writing anything when they do not fit with what others are writing.
     func withReservedQuota(account: Int64, bytes: Int64, _ write: () async throws -> Void) async throws {
+        // The usage is read after the mark: what is given back meanwhile still counts.
+        let mark = await reservations.mark(account: account)
         let usage = try await metadata.usage(accountID: account)
-        guard await reservations.reserve(account: account, bytes: bytes, used: usage.used, quota: usage.quota) else {
+        guard await reservations.reserve(account: account, bytes: bytes, used: usage.used, quota: usage.quota, since: mark) else {
             throw APIFailure(.storageFull, "storage full: \(ByteSize.format(usage.used)) of \(ByteSize.format(usage.quota)) used")
         }
         do {
