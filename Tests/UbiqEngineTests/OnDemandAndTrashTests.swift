@@ -190,6 +190,8 @@ struct OnDemandAndTrashTests {
             #expect(await eventually { b.read("Documents/Reports/q1.txt") == "q1 v1" })
             try a.write("Documents/Reports/q1.txt", "q1 v2")
             #expect(await eventually { b.read("Documents/Reports/q1.txt") == "q1 v2" })
+            // The download landed; B's engine also settles what it saw of it before the remove.
+            _ = await eventually { await b.engine.isIdle() }
             let r = await b.engine.remove(paths("Documents/Reports"))
             #expect(r.allSatisfy { $0.error == nil }, "\(r)")
             #expect(await eventually { !a.exists("Documents/Reports") && !b.exists("Documents/Reports") })
