@@ -51,7 +51,13 @@ final class PGConnection: SQLConnection {
             }
         }
         guard arguments.count <= Int(UInt16.max) else { throw StorageError(.internalError, "a statement with \(arguments.count) arguments") }
-        return try connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).wait()
+        // PostgresNIO loses a statement written to a connection the server already closed (its
+        // answer never comes: a pooled connection whose server restarted would hang its thread
+        // for ever), so the answer is also given up when the connection closes.
+        let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+        connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).cascade(to: answer)
+        connection.closeFuture.whenComplete { _ in answer.fail(ChannelError.ioOnClosedChannel) }
+        return try answer.futureResult.wait()
     }
 
     /// `sql` with each `?` outside quotes replaced by `$1`, `$2`, … in order.

@@ -27,6 +27,8 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
     private var idle: [PostgresConnection] = []
     private var nextID = 0
     private var closed = false
+    /// How long a new connection may take, start-up and sign-in included.
+    let connectBound: TimeAmount = .seconds(15)
 
     /// Connects, creates or upgrades the schema (`PostgreSQLSchema`), and returns the database.
     public static func open(_ location: PostgreSQLLocation, logger: Logger = Logger(label: "ubiq.postgres")) async throws -> PostgreSQLDatabase {
@@ -141,14 +143,44 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     func checkout() throws -> PostgresConnection {
-        let (reused, id): (PostgresConnection?, Int) = try lock.withLock {
-            guard !closed else { throw StorageError(.storageFailure, "the database at \(location.redacted) is closed") }
-            if let c = idle.popLast() { return (c, 0) }
-            nextID += 1
-            return (nil, nextID)
+        while true {
+            let (reused, id): (PostgresConnection?, Int) = try lock.withLock {
+                guard !closed else { throw StorageError(.storageFailure, "the database at \(location.redacted) is closed") }
+                if let c = idle.popLast() { return (c, 0) }
+                nextID += 1
+                return (nil, nextID)
+            }
+            guard let reused else { return try connect(id: id) }
+            if !reused.isClosed { return reused }
+            discard(reused)  // the server ended it while it was idle (a restart)
         }
-        if let reused { return reused }
-        return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: id, logger: logger).wait()
+    }
+
+    /// A new connection, or a failure within `connectBound` (a server that takes the TCP
+    /// connection but never answers its start-up — one shutting down — fails it too).
+    private func connect(id: Int) throws -> PostgresConnection {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let made = loop.makePromise(of: PostgresConnection.self)
+        let bound = connectBound
+        let redacted = location.redacted
+        // Both callbacks run on `loop`, one after the other: the first to come decides.
+        final class Decided: @unchecked Sendable { var yes = false }
+        let decided = Decided()
+        let timer = loop.scheduleTask(in: bound) {
+            decided.yes = true
+            made.fail(StorageError(.storageFailure, "the database at \(redacted) did not answer in \(bound.nanoseconds / 1_000_000_000) s"))
+        }
+        PostgresConnection.connect(on: loop, configuration: configuration, id: id, logger: logger).whenComplete { result in
+            timer.cancel()
+            switch result {
+            case .success(let c) where decided.yes:
+                c.close().whenComplete { _ in withExtendedLifetime(c) {} }  // too late: given up on
+            case .success(let c): made.succeed(c)
+            case .failure(let e): made.fail(e)
+            }
+            decided.yes = true
+        }
+        return try made.futureResult.wait()
     }
 
     func checkin(_ c: PostgresConnection) {

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+import UbiqStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PostgreSQL server of a test's own (its own data folder and port, from the machine's
+/// `postgresql` package), so the test may stop, crash and restart it while the suites beside it
+/// keep using the shared one. The postmaster runs in the foreground as this object's child
+/// (as the `postgres` user when the tests run as root, through `setpriv`, which execs it in
+/// place: the child's pid is the postmaster's). Trust authentication on 127.0.0.1.
+public final class PrivatePostgres: @unchecked Sendable {
+    public let directory: URL
+    public let port: Int
+    let bin: String
+    let lock = NSLock()
+    var server: ChildProcess?
+
+    /// The installed server's programs (the newest version), or nil.
+    public static var binaries: String? {
+        let base = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
+        guard let newest = versions.compactMap({ Int($0) }).max() else { return nil }
+        let bin = "\(base)/\(newest)/bin"
+        return FileManager.default.isExecutableFile(atPath: bin + "/postgres") ? bin : nil
+    }
+
+    /// Whether tests of a private server run: PostgreSQL tests run and the server is installed.
+    public static var runs: Bool { PostgresTestDatabase.runs }
+
+    /// The database URL the servers use (the `postgres` database as the `postgres` role).
+    public var location: PostgreSQLLocation {
+        get throws { try PostgreSQLLocation(parsing: "postgres://postgres@127.0.0.1:\(port)/postgres?connections=8") }
+    }
+
+    /// Makes a new cluster (initdb) and starts it; nil, with an issue recorded, when PostgreSQL
+    /// is not installed.
+    public static func start() throws -> PrivatePostgres? {
+        guard let bin = binaries else {
+            Issue.record("PostgreSQL is not installed (apt-get install postgresql; .ci/run does)")
+            return nil
+        }
+        let dir = URL(fileURLWithPath: "/tmp/ubiq-private-pg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let pg = PrivatePostgres(directory: dir, port: try freePort(), bin: bin)
+        if getuid() == 0 {
+            guard let pw = getpwnam("postgres") else {
+                throw pg.failure("no 'postgres' user (the postgresql package makes it)")
+            }
+            chown(dir.path, pw.pointee.pw_uid, pw.pointee.pw_gid)
+        }
+        let initdb = try pg.spawn("initdb", ["-D", pg.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"])
+        guard initdb.wait(timeout: 120) == 0 else { throw pg.failure("initdb failed: \(initdb.stderr.suffix(400))") }
+        let conf = """
+
+            listen_addresses = '127.0.0.1'
+            port = \(pg.port)
+            unix_socket_directories = '\(dir.path)'
+            fsync = on
+            max_connections = 60
+            shared_buffers = 32MB
+            log_min_messages = warning
+
+            """
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: pg.data + "/postgresql.conf"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(conf.utf8))
+        try handle.close()
+        try pg.startServer()
+        return pg
+    }
+
+    init(directory: URL, port: Int, bin: String) {
+        self.directory = directory; self.port = port; self.bin = bin
+    }
+
+    var data: String { directory.path + "/data" }
+
+    /// Starts the postmaster and waits (at most 60 s) until it takes connections.
+    public func startServer() throws {
+        let p = try spawn("postgres", ["-D", data])
+        lock.withLock { server = p }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if accepts() { return }
+            var status: Int32 = 0
+            if waitpid(p.pid, &status, WNOHANG) == p.pid { throw failure("postgres exited: \(p.stderr.suffix(600))") }
+            usleep(50_000)
+        }
+        p.signal(SIGKILL)
+        p.wait()
+        throw failure("postgres did not take connections in 60 s: \(p.stderr.suffix(600))")
+    }
+
+    /// How the server is stopped: `fast` (SIGINT: sessions ended, a clean shutdown) or
+    /// `immediate` (SIGQUIT: no checkpoint, recovery from the log at the next start — what a
+    /// crash leaves).
+    public enum Shutdown: Sendable { case fast, immediate }
+
+    /// Stops the postmaster (its sessions end with it) and waits until it has exited.
+    public func stopServer(_ how: Shutdown) {
+        guard let p = lock.withLock({ () -> ChildProcess? in defer { server = nil }; return server }) else { return }
+        p.signal(how == .fast ? SIGINT : SIGQUIT)
+        p.wait(timeout: 60)
+    }
+
+    /// Stops the server and removes its folder.
+    public func destroy() {
+        stopServer(.immediate)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Whether something listens on the port.
+    func accepts() -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        return rc == 0
+    }
+
+    /// One of the server's programs, as the `postgres` user when we are root.
+    func spawn(_ program: String, _ arguments: [String]) throws -> ChildProcess {
+        var env = ProcessInfo.processInfo.environment
+        env["LC_ALL"] = "C.UTF-8"
+        if getuid() == 0 {
+            return try ChildProcess("/usr/bin/setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", "\(bin)/\(program)"] + arguments,
+                                    environment: env)
+        }
+        return try ChildProcess("\(bin)/\(program)", arguments, environment: env)
+    }
+
+    func failure(_ why: String) -> Error {
+        try? FileManager.default.removeItem(at: directory)
+        return NSError(domain: "PrivatePostgres", code: 1, userInfo: [NSLocalizedDescriptionKey: "private PostgreSQL: \(why)"])
+    }
+
+    /// A port nothing listens on now (bound and let go; below the ephemeral range).
+    static func freePort() throws -> Int {
+        for _ in 0..<200 {
+            let candidate = Int.random(in: 20_000..<32_000)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = in_port_t(UInt16(candidate).bigEndian)
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            if rc == 0 { return candidate }
+        }
+        throw NSError(domain: "PrivatePostgres", code: 2, userInfo: [NSLocalizedDescriptionKey: "no free port"])
+    }
+}
