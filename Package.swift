@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .executable(name: "ubiq", targets: ["ubiq"]),
         .executable(name: "ubiq-bench", targets: ["ubiq-bench"]),
+        // For apps: containers, metadata queries, settings and versions through the device's daemon.
+        .library(name: "Ubiquity", targets: ["Ubiquity"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -77,6 +79,8 @@ let package = Package(
                 "UbiqCore", "UbiqProtocol", "UbiqClient", "UbiqTransport", "CFileSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Linux file calls Glibc's Swift module does not expose (renameat2) and the direct-I/O writer and reader.
@@ -102,6 +106,15 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The library apps import: the seeds' APIs (containers, MetadataQuery, KeyValueStore,
+        // FileVersion) on Swift concurrency, answered by the daemon over its socket.
+        .target(
+            name: "Ubiquity",
+            dependencies: [
+                "UbiqCore", "UbiqEngine",
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(name: "ubiq", dependencies: ["UbiqCLI"]),
@@ -135,6 +148,7 @@ let package = Package(
             name: "UbiqEngineTests",
             dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport", "UbiqTransport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "NIOCore", package: "swift-nio")]
         ),
+        .testTarget(name: "UbiquityTests", dependencies: ["Ubiquity", "UbiqCore", "UbiqEngine", "UbiqTesting", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
             name: "UbiqServerTests",
             dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting", .product(name: "GRDB", package: "GRDB.swift"),

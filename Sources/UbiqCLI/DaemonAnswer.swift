@@ -13,7 +13,7 @@ enum DaemonAnswer {
         let end = ContinuousClock.now + patience
         var said = false
         while true {
-            if let r = DaemonSocket.ask(home.socketPath, request, onEvent: onEvent) { return r }
+            if let r = try? await DaemonClient(socketPath: home.socketPath).send(request, onEvent: { onEvent($0) }) { return r }
             if ContinuousClock.now >= end {
                 throw CLIError(.invalidRequest, "another engine holds this home but has not answered for \(Int(patience.components.seconds)) s (is 'ubiq daemon' stuck? see \(home.logFile.path))")
             }

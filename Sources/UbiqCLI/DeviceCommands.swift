@@ -164,7 +164,7 @@ struct DaemonCommand: AsyncParsableCommand {
         let engine = device.engine
         let service = device.service
         let socket = DaemonSocket(path: h.socketPath) { req, emit in await service.handle(req, emit: emit) }
-        try socket.start()
+        try await socket.start()
         await device.start()
         print("ubiq daemon: syncing \(engine.folder.path) with \(config.server) as \(config.user)")
         fflush(nil)

@@ -27,7 +27,7 @@ struct ListCommand: AsyncParsableCommand {
         }
         if watch {
             let json = self.json
-            let r = try await DeviceSession.perform(home, .watch(spec), live: true) { response in
+            let r = try await DeviceSession.perform(home, .watch(query: spec), live: true) { response in
                 guard let e = response.event else { return true }
                 if json {
                     guard let data = try? WireCoding.encode(e) else { return false }
@@ -45,7 +45,7 @@ struct ListCommand: AsyncParsableCommand {
             if !r.ok { throw CLIError(.invalidRequest, r.message ?? "the query stopped") }
             return
         }
-        let items = try await DeviceSession.require(home, .list(spec)).items ?? []
+        let items = try await DeviceSession.require(home, .list(query: spec)).items ?? []
         if json { try printJSON(items); return }
         for i in items { print(Self.line(i)) }
     }

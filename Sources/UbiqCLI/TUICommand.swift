@@ -65,7 +65,7 @@ struct TUICommand: AsyncParsableCommand {
         // No daemon: the front end runs the engine itself (and answers other commands meanwhile).
         let runtime = try DeviceRuntime(home: h, config: config, logger: logger)
         let socket = DaemonSocket(path: h.socketPath) { req, emit in await runtime.service.handle(req, emit: emit) }
-        try? socket.start()
+        try? await socket.start()
         await runtime.start()
         let app = await TUIApp(connection: .local(runtime), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
         await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0, themeSource: settings.theme(flag: look.theme).0)

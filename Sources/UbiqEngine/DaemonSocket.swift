@@ -1,16 +1,28 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import UbiqProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The daemon's control socket: other `ubiq` commands of the same home send it a
-/// ``DeviceRequest`` and read the ``DeviceResponse`` (stream events first, one per line).
+/// The daemon's control socket, served with NIO: any number of programs connect at once, each
+/// connection carries one ``DeviceRequest`` (one JSON line) and gets its ``DeviceResponse``
+/// (stream events first, one per line; the last line has no `event`). A client that closes its
+/// end ends its request (a live query stops); one that sends no complete line within 30 s, or a
+/// line over 16 MiB, is disconnected. Nothing here blocks a thread: a client that stops
+/// reading holds back only its own stream. The protocol is described in the engine's DocC
+/// catalog ("The daemon protocol").
 public final class DaemonSocket: @unchecked Sendable {
     public typealias Handler = @Sendable (DeviceRequest, @escaping @Sendable (DeviceResponse) async -> Bool) async -> DeviceResponse
+    /// The protocol's version, answered to `hello`.
+    public static let protocolVersion = 1
+    static let requestLimit = 16 << 20
+    static let requestDeadline: TimeAmount = .seconds(30)
     let path: String
-    var fd: Int32 = -1
     let handler: Handler
+    private let lock = NSLock()
+    private var serving: Task<Void, Never>?
 
     public init(path: String, handler: @escaping Handler) {
         self.path = path
@@ -29,93 +41,83 @@ public final class DaemonSocket: @unchecked Sendable {
         return addr
     }
 
-    /// Binds and serves on a background thread.
-    public func start() throws {
-        unlink(path)
-        guard var addr = Self.address(path) else { throw EngineError(.invalidPath, "socket path too long: \(path)") }
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw EngineError(.storageFailure, "cannot create the daemon socket") }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        guard rc == 0, listen(fd, 16) == 0 else { throw EngineError(.storageFailure, "cannot listen on \(path): \(String(cString: strerror(errno)))") }
-        // The state folder is 0700 (nobody else can reach the socket between bind and chmod).
-        guard chmod(path, 0o600) == 0 else { throw EngineError(.storageFailure, "cannot make \(path) private: \(String(cString: strerror(errno)))") }
-        let listener = fd
-        let thread = Thread { [handler] in
-            while true {
-                let c = accept(listener, nil, nil)
-                if c < 0 { if errno == EINTR { continue }; return }
-                Task {
-                    defer { close(c) }
-                    guard let line = LineReader(c).next(limit: 16 << 20), let req = try? WireCoding.decode(DeviceRequest.self, from: Data(line.utf8)) else {
-                        Self.writeLine(c, DeviceResponse(ok: false, message: "bad request"))
-                        return
+    /// Binds (replacing a socket a previous daemon left) and serves until `stop`.
+    public func start() async throws {
+        guard Self.address(path) != nil else { throw EngineError(.invalidPath, "socket path too long: \(path)") }
+        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 256)
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(limit: Self.requestLimit)))
+                        try channel.pipeline.syncOperations.addHandler(RequestDeadline(after: Self.requestDeadline))
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
-                    let final = await handler(req) { Self.writeLine(c, $0) }
-                    Self.writeLine(c, final)
+                }
+        } catch {
+            throw EngineError(.storageFailure, "cannot listen on \(path): \(error)")
+        }
+        // The state folder is 0700 (nobody else can reach the socket between bind and chmod).
+        guard chmod(path, 0o600) == 0 else {
+            try? await server.channel.close()
+            throw EngineError(.storageFailure, "cannot make \(path) private: \(String(cString: strerror(errno)))")
+        }
+        let handler = self.handler
+        let task = Task<Void, Never> {
+            _ = try? await server.executeThenClose { inbound in
+                await withDiscardingTaskGroup { group in
+                    do {
+                        for try await connection in inbound {
+                            group.addTask { await Self.serve(connection, handler) }
+                        }
+                    } catch {}
+                    group.cancelAll()
                 }
             }
         }
-        thread.start()
+        lock.withLock { serving = task }
     }
 
+    /// Stops listening and ends every open request.
     public func stop() {
-        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)); close(fd); fd = -1 }
+        lock.withLock { serving }?.cancel()
         unlink(path)
     }
 
-    /// Reads newline-terminated lines from a socket, in blocks.
-    final class LineReader {
-        let fd: Int32
-        var buffer: [UInt8] = []
-        var start = 0
-        init(_ fd: Int32) { self.fd = fd }
-
-        func next(limit: Int = 1 << 20) -> String? {
-            while true {
-                if let nl = buffer[start...].firstIndex(of: 0x0A) {
-                    let line = String(decoding: buffer[start..<nl], as: UTF8.self)
-                    start = nl + 1
-                    if start > 1 << 16 { buffer.removeFirst(start); start = 0 }
-                    return line
-                }
-                guard buffer.count - start < limit else { return nil }
-                var block = [UInt8](repeating: 0, count: 1 << 16)
-                let n = Glibc.read(fd, &block, block.count)
-                if n <= 0 {
-                    guard start < buffer.count else { return nil }
-                    let line = String(decoding: buffer[start...], as: UTF8.self)
-                    start = buffer.count
-                    return line
-                }
-                buffer += block[..<n]
+    /// One connection: its request, answered; the client leaving ends the work for it.
+    static func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ handler: @escaping Handler) async {
+        let channel = connection.channel
+        try? await connection.executeThenClose { inbound, outbound in
+            await withTaskGroup(of: Void.self) { group in
+                var started = false
+                do {
+                    for try await line in inbound where !started {
+                        started = true
+                        let request: DeviceRequest
+                        do {
+                            request = try WireCoding.decode(DeviceRequest.self, from: Data(line.readableBytesView))
+                        } catch {
+                            try? await outbound.write(encodeLine(DeviceResponse(ok: false, message: "bad request: \(Self.describe(error))")))
+                            return
+                        }
+                        group.addTask {
+                            let final = await handler(request) { r in (try? await outbound.write(encodeLine(r))) != nil }
+                            try? await outbound.write(encodeLine(final))
+                            channel.close(promise: nil)
+                        }
+                    }
+                } catch let e as LineDecoder.TooLong {
+                    try? await outbound.write(encodeLine(DeviceResponse(ok: false, message: "bad request: a line over \(e.limit) bytes")))
+                } catch {}
+                group.cancelAll()  // the client has gone: a stream for it ends
             }
         }
     }
 
-    /// Writes one JSON line; false when the peer has gone.
-    @discardableResult
-    static func writeLine<T: Encodable>(_ fd: Int32, _ value: T) -> Bool {
-        guard var data = try? WireCoding.encode(value) else { return false }
+    static func encodeLine<T: Encodable>(_ value: T) -> ByteBuffer {
+        var data = (try? WireCoding.encode(value)) ?? Data(#"{"ok":false,"message":"the answer could not be encoded"}"#.utf8)
         data.append(0x0A)
-        return data.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == data.count
-    }
-
-    /// Sends one request to the daemon of a home and returns its final answer, passing stream
-    /// events to `onEvent` (return false to stop listening); nil if no daemon answers.
-    public static func ask(_ path: String, _ request: DeviceRequest, onEvent: (DeviceResponse) -> Bool = { _ in true }) -> DeviceResponse? {
-        guard var addr = address(path) else { return nil }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        guard rc == 0 else { return nil }
-        writeLine(fd, request)
-        let reader = LineReader(fd)
-        while let line = reader.next(limit: 512 << 20) {
-            guard let r = try? WireCoding.decode(DeviceResponse.self, from: Data(line.utf8)) else { return nil }
-            if !r.isStreamEvent { return r }
-            if !onEvent(r) { return DeviceResponse(ok: true) }
-        }
-        return nil
+        return ByteBuffer(bytes: data)
     }
 }

@@ -6,12 +6,21 @@ import UbiqProtocol
 /// What a `ubiq` command asks of a device's engine: answered in-process when no daemon runs,
 /// else by the daemon over its socket (one JSON line each way; streams send several).
 public enum DeviceRequest: Codable, Sendable, Equatable {
+    /// Who the daemon is (``DaemonHello``): a program's first question. `version` is the
+    /// protocol version the program speaks; `client` names it in the daemon's log.
+    case hello(version: Int, client: String? = nil)
+    /// A stream whose first line is the `hello` answer (with `ready`) and that lasts as long as
+    /// the daemon: its end tells a program the daemon has stopped (sign-out stops it).
+    case watchIdentity
+    /// Sends settings written on this device and fetches others' now (answer: `ok`, and
+    /// `savedLocally` when the server could not be reached).
+    case kvSync
     case status
     case sync
     /// A one-shot metadata query (`ubiq ls`).
-    case list(QuerySpec)
+    case list(query: QuerySpec)
     /// A live metadata query (`ubiq ls --watch`): a stream of events until the client leaves.
-    case watch(QuerySpec)
+    case watch(query: QuerySpec)
     case versions(path: String)
     case resolve(path: String, keep: String)
     /// Keep the current version; each conflict version becomes a document beside it.
@@ -94,6 +103,8 @@ public struct DeviceResponse: Codable, Sendable {
 
     /// The first line of a `kvWatch` stream: from here on every external change is reported.
     public var ready: Bool?
+    /// The answer to `hello`.
+    public var hello: DaemonHello?
 
     /// True for the lines of a stream (every line but the last).
     public var isStreamEvent: Bool { event != nil || kvChange != nil || ready == true }
@@ -131,4 +142,31 @@ public struct PathResult: Codable, Sendable, Equatable {
     /// nil when it worked; otherwise one line saying why not.
     public var error: String?
     public init(path: String, error: String? = nil) { self.path = path; self.error = error }
+}
+
+/// Who answers on a daemon's socket: the protocol it speaks and the account, device and
+/// container it syncs.
+public struct DaemonHello: Codable, Sendable, Equatable {
+    /// The protocol version the daemon speaks (``DaemonSocket/protocolVersion``).
+    public var version: Int
+    public var container: String
+    /// The container's folder on this device.
+    public var folder: String
+    public var server: String
+    public var user: String
+    public var device: String
+    public var deviceName: String
+    /// The same for every device signed in to the same account on the same server, different
+    /// for any other account (like `ubiquityIdentityToken`): 64 hex digits.
+    public var identity: String
+
+    public init(version: Int, container: String, folder: String, server: String, user: String, device: String, deviceName: String, identity: String) {
+        self.version = version; self.container = container; self.folder = folder; self.server = server
+        self.user = user; self.device = device; self.deviceName = deviceName; self.identity = identity
+    }
+
+    /// The identity token of `user` on `server`.
+    public static func identity(server: String, user: String) -> String {
+        ContentHash.of(Array("ubiq-identity\n\(server)\n\(user)".utf8)).hex
+    }
 }

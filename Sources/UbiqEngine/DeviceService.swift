@@ -14,6 +14,23 @@ public struct DeviceService: Sendable {
     public func handle(_ request: DeviceRequest, emit: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in false }) async -> DeviceResponse {
         do {
             switch request {
+            case .hello:
+                var r = DeviceResponse(ok: true)
+                r.hello = hello
+                return r
+            case .watchIdentity:
+                var r = DeviceResponse(ok: true)
+                r.hello = hello
+                r.ready = true
+                guard await emit(r) else { return DeviceResponse(ok: true) }
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                return DeviceResponse(ok: true)
+            case .kvSync:
+                let synced = await kv.synchronize()
+                var r = DeviceResponse(ok: true)
+                r.savedLocally = !synced
+                r.message = synced ? nil : await kv.lastError
+                return r
             case .status:
                 return DeviceResponse(ok: true, status: await engine.status())
             case .sync:
@@ -139,6 +156,14 @@ public struct DeviceService: Sendable {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// Who this device is (the answer to `hello`).
+    var hello: DaemonHello {
+        let c = engine.config
+        return DaemonHello(version: DaemonSocket.protocolVersion, container: c.container.string, folder: engine.folder.path, server: c.server,
+                           user: c.user, device: c.deviceID.description, deviceName: c.deviceName,
+                           identity: DaemonHello.identity(server: c.server, user: c.user))
     }
 
     static func results(_ results: [PathResult]) -> DeviceResponse {

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import UbiqEngine
 
@@ -24,28 +23,16 @@ public struct DeviceConnection: Sendable {
         DeviceConnection(attachedToDaemon: false) { req, emit in await runtime.service.handle(req, emit: emit) }
     }
 
-    /// A daemon runs the engine; each request is one connection to its socket, made on a Dispatch
-    /// thread (socket I/O blocks, and streams last as long as the front end).
+    /// A daemon runs the engine; each request is one connection to its socket (``DaemonClient``:
+    /// nothing blocks a thread, and a stream lasts as long as the front end listens).
     public static func daemon(socketPath: String) -> DeviceConnection {
-        DeviceConnection(attachedToDaemon: true) { req, emit in
-            await withCheckedContinuation { (c: CheckedContinuation<DeviceResponse, Never>) in
-                let thread = Thread {
-                    let r = DaemonSocket.ask(socketPath, req) { event in
-                        let box = ResultBox()
-                        let sem = DispatchSemaphore(value: 0)
-                        Task { box.value = await emit(event); sem.signal() }
-                        sem.wait()
-                        return box.value
-                    }
-                    c.resume(returning: r ?? DeviceResponse(ok: false, message: "the daemon stopped answering"))
-                }
-                thread.start()
+        let client = DaemonClient(socketPath: socketPath)
+        return DeviceConnection(attachedToDaemon: true) { req, emit in
+            do {
+                return try await client.send(req, onEvent: emit)
+            } catch {
+                return DeviceResponse(ok: false, message: "the daemon stopped answering")
             }
         }
     }
-}
-
-/// A value handed from a task back to a waiting thread.
-final class ResultBox: @unchecked Sendable {
-    var value = true
 }

@@ -180,7 +180,7 @@ public final class TUIApp {
 
     /// The live query (everything in the `data` scope), streamed for as long as the app runs.
     func startQuery() async {
-        let r = await connection.send(.watch(QuerySpec())) { [weak self] response in
+        let r = await connection.send(.watch(query: QuerySpec())) { [weak self] response in
             guard let e = response.event else { return true }
             return await MainActor.run {
                 guard let self, self.finished != nil else { return false }

@@ -1,0 +1,58 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import UbiqProtocol
+
+/// A program's side of the daemon's socket, without blocking a thread: each request is one
+/// connection; stream events are handed to `onEvent` as they come (return false to stop, which
+/// closes the connection and so ends the stream on the daemon's side).
+public struct DaemonClient: Sendable {
+    public let socketPath: String
+    /// The longest answer line taken (a listing of a large folder is one line).
+    static let answerLimit = 512 << 20
+
+    public init(socketPath: String) { self.socketPath = socketPath }
+
+    /// Why a request got no answer.
+    public enum Failure: Error, Sendable, Equatable {
+        /// Nothing listens on the socket (no daemon runs for the home).
+        case noDaemon(String)
+        /// The daemon closed the connection before its final answer, or sent something else.
+        case brokenAnswer(String)
+    }
+
+    /// Sends `request` and returns the daemon's final answer.
+    public func send(_ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
+        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: socketPath) { ch in
+                    ch.eventLoop.makeCompletedFuture {
+                        try ch.pipeline.syncOperations.addHandler(ByteToMessageHandler(DaemonSocket.LineDecoder(limit: Self.answerLimit)))
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: ch)
+                    }
+                }
+        } catch {
+            throw Failure.noDaemon("no daemon answers on \(socketPath) (\(error))")
+        }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(DaemonSocket.encodeLine(request))
+            do {
+                for try await line in inbound {
+                    let r: DeviceResponse
+                    do { r = try WireCoding.decode(DeviceResponse.self, from: Data(line.readableBytesView)) } catch {
+                        throw Failure.brokenAnswer("the daemon sent something that is not an answer: \(DaemonSocket.describe(error))")
+                    }
+                    if !r.isStreamEvent { return r }
+                    if !(await onEvent(r)) { return DeviceResponse(ok: true) }
+                }
+            } catch let f as Failure {
+                throw f
+            } catch {
+                throw Failure.brokenAnswer("the connection to the daemon broke: \(error)")
+            }
+            if Task.isCancelled { throw CancellationError() }
+            throw Failure.brokenAnswer("the daemon closed the connection without an answer")
+        }
+    }
+}

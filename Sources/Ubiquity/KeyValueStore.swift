@@ -1,0 +1,137 @@
+import Foundation
+import UbiqEngine
+
+/// The account's synced settings, as `NSUbiquitousKeyValueStore`: typed values under string
+/// keys, written at once on this device and sent to the others (the last write wins per key);
+/// `changes()` reports what others changed, with the reason and the keys.
+///
+/// ```swift
+/// let settings = KeyValueStore()
+/// try await settings.set(.string("dark"), forKey: "theme")
+/// for try await change in settings.changes() where change.keys.contains("theme") { … }
+/// ```
+public final class KeyValueStore: Sendable {
+    /// Why values changed (as `NSUbiquitousKeyValueStoreChangeReasonKey`).
+    public enum Reason: String, Sendable, Equatable {
+        case serverChange, initialSyncChange, quotaViolationChange, accountChange
+    }
+
+    /// One change made elsewhere: why, and which keys.
+    public struct Change: Sendable, Equatable {
+        public let reason: Reason
+        public let keys: [String]
+    }
+
+    /// The store's ID (the container's); nil: the device's own container.
+    public let storeID: String?
+    let ubiquity: Ubiquity
+
+    public init(_ storeID: String? = nil, ubiquity: Ubiquity = .standard) {
+        self.storeID = storeID
+        self.ubiquity = ubiquity
+    }
+
+    /// The daemon's answer, once the store is known to be the one it syncs.
+    func ask(_ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
+        if let storeID {
+            let h = try await ubiquity.hello()
+            guard h.container == storeID else { throw UbiquityError(.notInContainer, "this device syncs the store of \(h.container), not \(storeID)") }
+        }
+        return try await ubiquity.ask(request, onEvent: onEvent)
+    }
+
+    /// The value of `key`, or nil.
+    public func value(forKey key: String) async throws -> KVValue? {
+        do {
+            return try await ask(.kvGet(key: key)).kv?.first?.value
+        } catch let e as UbiquityError where e.code == .refused && e.message.hasPrefix("no key") {
+            return nil
+        }
+    }
+
+    public func string(forKey key: String) async throws -> String? {
+        if case .string(let s)? = try await value(forKey: key) { return s }
+        return nil
+    }
+
+    public func int(forKey key: String) async throws -> Int64? {
+        if case .int(let i)? = try await value(forKey: key) { return i }
+        return nil
+    }
+
+    public func double(forKey key: String) async throws -> Double? {
+        switch try await value(forKey: key) {
+        case .double(let d)?: return d
+        case .int(let i)?: return Double(i)
+        default: return nil
+        }
+    }
+
+    public func bool(forKey key: String) async throws -> Bool? {
+        if case .bool(let b)? = try await value(forKey: key) { return b }
+        return nil
+    }
+
+    public func data(forKey key: String) async throws -> Data? {
+        if case .data(let d)? = try await value(forKey: key) { return d }
+        return nil
+    }
+
+    public func date(forKey key: String) async throws -> Date? {
+        if case .date(let d)? = try await value(forKey: key) { return d }
+        return nil
+    }
+
+    /// Every key and its value.
+    public func dictionaryRepresentation() async throws -> [String: KVValue] {
+        var out: [String: KVValue] = [:]
+        for e in try await ask(.kvList).kv ?? [] { if let v = e.value { out[e.key] = v } }
+        return out
+    }
+
+    /// Writes one value (nil removes the key). Returns false when it is kept on this device
+    /// only for now (the server could not be reached; it is sent later by itself).
+    @discardableResult
+    public func set(_ value: KVValue?, forKey key: String) async throws -> Bool {
+        try await set([key: value])
+    }
+
+    /// Writes several keys at once: every device sees all of them or none (nil removes).
+    @discardableResult
+    public func set(_ values: [String: KVValue?]) async throws -> Bool {
+        try await ask(.kvSet(values: values, origin: nil)).savedLocally != true
+    }
+
+    @discardableResult
+    public func removeObject(forKey key: String) async throws -> Bool { try await set([key: nil]) }
+
+    /// Sends what this device wrote and fetches what others wrote, now. False when the
+    /// server could not be reached.
+    @discardableResult
+    public func synchronize() async throws -> Bool {
+        try await ask(.kvSync).savedLocally != true
+    }
+
+    /// Changes made on other devices (and the first sync, quota refusals, an account change),
+    /// from the moment the stream starts (`ready` is called then: a change made after it is
+    /// reported); ends when the consuming task stops iterating.
+    public func changes(ready: (@Sendable () -> Void)? = nil) -> AsyncThrowingStream<Change, Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    _ = try await ask(.kvWatch(local: nil)) { r in
+                        if r.ready == true { ready?() }
+                        if let c = r.kvChange, let reason = Reason(rawValue: c.reason.rawValue) {
+                            continuation.yield(Change(reason: reason, keys: c.keys))
+                        }
+                        return !Task.isCancelled
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
