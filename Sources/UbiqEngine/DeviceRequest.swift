@@ -15,6 +15,10 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     /// Sends settings written on this device and fetches others' now (answer: `ok`, and
     /// `savedLocally` when the server could not be reached).
     case kvSync
+    /// Holds the paths under coordination (`writing`: a program writes them; else it reads):
+    /// a `ready` line once they are held, then nothing until the program closes the connection,
+    /// which lets go (see ``Coordination``).
+    case coordinate(paths: [String], writing: Bool)
     case status
     case sync
     /// A one-shot metadata query (`ubiq ls`).

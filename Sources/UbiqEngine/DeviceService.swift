@@ -25,6 +25,18 @@ public struct DeviceService: Sendable {
                 guard await emit(r) else { return DeviceResponse(ok: true) }
                 while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 return DeviceResponse(ok: true)
+            case .coordinate(let paths, let writing):
+                let rels = try paths.map(RelativePath.init(validating:))
+                guard !rels.isEmpty, rels.count <= 1000 else { return DeviceResponse(ok: false, message: "coordinate 1 to 1,000 paths") }
+                let tokens = rels.map { engine.coordination.enter($0.string, writing: writing) }
+                var r = DeviceResponse(ok: true)
+                r.ready = true
+                if await emit(r) {
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                }
+                for t in tokens { engine.coordination.leave(t) }
+                await engine.requestPass()
+                return DeviceResponse(ok: true)
             case .kvSync:
                 let synced = await kv.synchronize()
                 var r = DeviceResponse(ok: true)

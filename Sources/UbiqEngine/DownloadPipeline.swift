@@ -73,7 +73,7 @@ struct DownloadPipeline: Sendable {
     /// them, renames each into place at `dest(target)` unless its local file changed meanwhile,
     /// and flushes their folders. One stamp per file (nil: skipped for a local edit).
     func writeAndPlace(_ jobs: [(Wanted, Manifest)], dest: (RelativePath) -> String, chunks: [ContentHash: [UInt8]],
-                       watcher: DirectoryWatcher?, settle: Duration) async throws -> [FileStamp?] {
+                       watcher: DirectoryWatcher?, settle: Duration, coordination: Coordination? = nil) async throws -> [FileStamp?] {
         let files = WrittenFiles(items: jobs.map { w, m in
             WrittenFiles.Item(manifest: m, partial: partial(w.id, w.version), modified: w.remote.modified, permissions: w.remote.permissions,
                               placement: Placement(partial: partial(w.id, w.version), dest: dest(w.target), path: w.target.string, expected: w.expected))
@@ -84,7 +84,7 @@ struct DownloadPipeline: Sendable {
         let stamps: [FileStamp?]
         do {
             stamps = try await Task.detached(priority: .userInitiated) {
-                try files.writeAndPlace(chunks: chunks, disk: disk, watcher: watcher, settle: settle)
+                try files.writeAndPlace(chunks: chunks, disk: disk, watcher: watcher, settle: settle, coordination: coordination)
             }.value
         } catch {
             watcher?.cancelMoves(into: targets)

@@ -34,13 +34,15 @@ struct Placement: Sendable {
     /// size and modification time), else it is swapped back and the download dropped.
     /// `beforeRename` lets tests act in that instant.
     static func place(_ items: [Placement], disk: any FolderAccess = SystemFolder(), watcher: DirectoryWatcher?, settle: Duration,
-                      beforeRename: ((Placement) -> Void)? = nil) throws -> [FileStamp?] {
+                      coordination: Coordination? = nil, beforeRename: ((Placement) -> Void)? = nil) throws -> [FileStamp?] {
         var out = [FileStamp?](repeating: nil, count: items.count)
         let seq = watcher?.writes(settle: settle).seq ?? 0
         var renamed: [Int] = []
         var parentsSeen = Set<Substring>()
         for (i, p) in items.enumerated() {
-            guard LocalFiles.stamp(p.dest)?.1 == p.expected, let (_, partialStamp) = LocalFiles.stamp(p.partial) else {
+            // A file a program holds under coordination is not replaced (the download comes again).
+            guard coordination?.covers(p.path) != true, LocalFiles.stamp(p.dest)?.1 == p.expected,
+                  let (_, partialStamp) = LocalFiles.stamp(p.partial) else {
                 unlink(p.partial)
                 continue
             }
@@ -131,7 +133,8 @@ struct WrittenFiles: Sendable {
     /// fsyncs the folders it went into. Only this batch's files are flushed, never the whole
     /// file system (other programs' writes would make every batch wait). Returns the stamps to
     /// record, one per item (nil: skipped for a local edit).
-    func writeAndPlace(chunks: [ContentHash: [UInt8]], disk: any FolderAccess, watcher: DirectoryWatcher?, settle: Duration) throws -> [FileStamp?] {
+    func writeAndPlace(chunks: [ContentHash: [UInt8]], disk: any FolderAccess, watcher: DirectoryWatcher?, settle: Duration,
+                       coordination: Coordination? = nil) throws -> [FileStamp?] {
         let items = self.items
         try FileIOSync.inParallel(items.count) { i in
             let item = items[i], m = item.manifest
@@ -147,7 +150,7 @@ struct WrittenFiles: Sendable {
             }
             try PartialDownload.writeFile(bytes, to: item.partial, modified: item.modified, permissions: item.permissions, sync: true)
         }
-        let stamps = try Placement.place(items.map(\.placement), disk: disk, watcher: watcher, settle: settle)
+        let stamps = try Placement.place(items.map(\.placement), disk: disk, watcher: watcher, settle: settle, coordination: coordination)
         var folders = Set<String>()
         for (item, stamp) in zip(items, stamps) where stamp != nil { folders.insert(String(Placement.parent(item.placement.dest))) }
         try FileIOSync.folders(folders)

@@ -70,6 +70,7 @@ extension SyncEngine {
             }
             if let m = contents.manifest(for: l.entry.stamp) { hashes[id] = m.hash; continue }
             if scheduler.isBeingWritten(l.path, now: now) { unstableCount += 1; continue }  // still being written
+            if coordination.beingWritten(l.path.string) { continue }  // a program writes it (it asks for a pass when done)
             if writesBefore?.recent[l.path.string] != nil { unstableCount += 1; continue }
             toHash.append((id, files.path(l.path), l.entry.stamp))
         }

@@ -20,6 +20,8 @@ public actor SyncEngine {
     let client: any SyncServer
     let store: EngineStore
     let files: LocalFiles
+    /// Paths programs hold under coordination (see ``Coordination``).
+    public nonisolated let coordination = Coordination()
     /// Every change this engine makes to the folder goes through it (tests: a failing disk).
     let disk: any FolderAccess
     /// The plan's local steps and the other changes to the folder (see `LocalSteps`).
@@ -316,6 +318,11 @@ public actor SyncEngine {
         var ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: wishes.pinnedForPlan(remote: remote), evicted: evicted,
                                               streaming: streamable(), abandoned: abandoned))
         if !transfer.held.isEmpty { ops.removeAll { $0.isTransfer && transfer.held.contains($0.item) } }
+        if !coordination.isEmpty {
+            ops.removeAll { op in
+                [local[op.item]?.path, remote[op.item]?.node.path, synced[op.item]?.node.path].contains { $0.map { coordination.covers($0.string) } ?? false }
+            }
+        }
         for case .createLocalFolder(let id) in ops {
             guard let s = t.synced[id], t.local[id] == nil, let r = t.remote[id] else { continue }
             let news = Planner.news(in: t, under: r.path, deletedAt: s.path, wanted: { _ in true }, abandoned: abandoned)

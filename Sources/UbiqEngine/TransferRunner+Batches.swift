@@ -156,7 +156,8 @@ extension TransferRunner {
         }
         let chunks = have
         have = [:]
-        let stamps = try await downloads.writeAndPlace(jobs, dest: e.files.path, chunks: chunks, watcher: e.watcher, settle: e.settleTime)
+        let stamps = try await downloads.writeAndPlace(jobs, dest: e.files.path, chunks: chunks, watcher: e.watcher, settle: e.settleTime,
+                                                       coordination: e.coordination)
         if jobs.contains(where: { $0.0.expected != nil }) { e.heldCheckDue = true }
         let t3 = ContinuousClock.now
         let placed = zip(jobs, stamps).compactMap { job, stamp in stamp.map { DownloadPipeline.Placed(wanted: job.0, manifest: job.1, stamp: $0) } }

@@ -217,7 +217,7 @@ final class TransferRunner {
         try e.files.checkParents(target)
         let dest = e.files.url(target)
         guard let stamp = try Placement.place([Placement(partial: partial, dest: dest.path, path: target.string, expected: w.expected)],
-                                              disk: e.disk, watcher: e.watcher, settle: e.settleTime)[0] else {
+                                              disk: e.disk, watcher: e.watcher, settle: e.settleTime, coordination: e.coordination)[0] else {
             e.logger.info("\(target) changed locally during download; keeping the e.local edit")
             return false
         }

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import Ubiquity
+import UbiqCore
+import UbiqTesting
+
+/// File coordination across two devices with daemons: a program writing under coordination is
+/// never synced half-written; a program reading under coordination never has its file replaced.
+@Suite("File coordination", .serialized)
+struct CoordinationTests {
+    @Test func aCoordinatedWriteOf200MBWithLongPausesIsNeverUploadedHalfWritten() async throws {
+        let d = try await Daemons.start(["A", "B"])
+        let a = d.ubiquity("A"), b = d.ubiquity("B")
+        let url = d.folder("A").appendingPathComponent("Documents/export.bin")
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // B watches the document: every size it is ever listed with.
+        let seen = Collected<Int>()
+        let query = MetadataQuery(predicate: "name == 'export.bin'", ubiquity: b)
+        let watching = Task {
+            for try await n in query.notifications() {
+                switch n {
+                case .didFinishGathering(let items): items.forEach { seen.add($0.size) }
+                case .didUpdate(let added, let changed, _): (added + changed).forEach { seen.add($0.size) }
+                }
+            }
+        }
+        var rng = SeededRandom.forTest("coordination.write")
+        let piece = rng.bytes(25 << 20)
+        let pieces = 8
+        let total = pieces * piece.count
+        try await FileCoordinator(ubiquity: a).coordinate(writingItemAt: url) { url in
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+            let h = try FileHandle(forWritingTo: url)
+            for i in 0..<pieces {
+                var p = piece
+                withUnsafeBytes(of: UInt64(i).bigEndian) { for (j, byte) in $0.enumerated() { p[j] = byte } }
+                try h.write(contentsOf: p)
+                try h.synchronize()
+                // Longer than the daemon's settle time (2 s): without coordination the engine
+                // would take the file as finished here.
+                if i % 2 == 1 && i < pieces - 1 { try await Task.sleep(for: .milliseconds(2600)) }
+            }
+            try h.close()
+        }
+        let bURL = d.folder("B").appendingPathComponent("Documents/export.bin")
+        let whole = await eventually(timeout: .seconds(180)) {
+            let status = (try? await b.status(of: bURL))?.status
+            return status == .current && (try? FileManager.default.attributesOfItem(atPath: bURL.path)[.size] as? Int) == total
+        }
+        #expect(whole, "B has \(String(describing: try? FileManager.default.attributesOfItem(atPath: bURL.path)[.size]))")
+        #expect(FileManager.default.contentsEqual(atPath: url.path, andPath: bURL.path), "B's copy is A's file byte for byte")
+        let versions = try await FileVersion.versions(of: url, ubiquity: a)
+        #expect(versions.current?.size == total)
+        #expect(versions.others.allSatisfy { $0.size == total } && versions.unresolvedConflicts.isEmpty,
+                "no half-written version ever reached the server: \(versions.others.map(\.size))")
+        #expect(!seen.all.isEmpty && seen.all.allSatisfy { $0 == total }, "B only ever listed the whole file: \(seen.all)")
+        watching.cancel()
+        await d.stop()
+    }
+
+    @Test func aCoordinatedReaderKeepsItsFileUntilItLetsGo() async throws {
+        let d = try await Daemons.start(["A", "B"])
+        let b = d.ubiquity("B")
+        let aURL = d.folder("A").appendingPathComponent("Documents/read.txt")
+        let bURL = d.folder("B").appendingPathComponent("Documents/read.txt")
+        try FileManager.default.createDirectory(at: aURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("version one".utf8).write(to: aURL)
+        #expect(await eventually { (try? String(contentsOf: bURL, encoding: .utf8)) == "version one" })
+
+        try await FileCoordinator(ubiquity: b).coordinate(readingItemAt: bURL) { url in
+            try Data("version two, longer".utf8).write(to: aURL)
+            // B's engine learns of the new version (listed as an older local copy)…
+            #expect(await eventually(timeout: .seconds(30)) { (try? await b.status(of: url))?.status == .downloaded })
+            // …and leaves the file alone while it is read.
+            for _ in 0..<10 {
+                #expect(try String(contentsOf: url, encoding: .utf8) == "version one")
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        #expect(await eventually(timeout: .seconds(30)) { (try? String(contentsOf: bURL, encoding: .utf8)) == "version two, longer" },
+                "the download landed once the reader let go")
+        await d.stop()
+    }
+}
