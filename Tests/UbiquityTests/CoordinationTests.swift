@@ -81,4 +81,29 @@ struct CoordinationTests {
                 "the download landed once the reader let go")
         await d.stop()
     }
+
+    @Test func aPresenterOnBIsToldOfAsEditMoveAndDelete() async throws {
+        let d = try await Daemons.start(["A", "B"])
+        let aURL = d.folder("A").appendingPathComponent("Documents/open.txt")
+        let bURL = d.folder("B").appendingPathComponent("Documents/open.txt")
+        try FileManager.default.createDirectory(at: aURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("first".utf8).write(to: aURL)
+        #expect(await eventually { (try? String(contentsOf: bURL, encoding: .utf8)) == "first" })
+        #expect(await eventually { (try? await d.ubiquity("B").status(of: bURL)) != nil })
+
+        let events = Collected<FilePresenter.Event>()
+        let ready = Collected<Bool>()
+        let presenting = Task { for try await e in FilePresenter(bURL, ubiquity: d.ubiquity("B")).events(ready: { ready.add(true) }) { events.add(e) } }
+        #expect(await eventually { !ready.all.isEmpty }, "the presenter follows the document before A acts")
+        try Data("second, edited on A".utf8).write(to: aURL)
+        #expect(await eventually(timeout: .seconds(30)) { events.all.contains(.changed) }, "\(events.all)")
+        let renamed = d.folder("A").appendingPathComponent("Documents/renamed.txt")
+        try FileManager.default.moveItem(at: aURL, to: renamed)
+        let movedTo = d.folder("B").appendingPathComponent("Documents/renamed.txt")
+        #expect(await eventually(timeout: .seconds(30)) { events.all.contains(.moved(to: movedTo)) }, "\(events.all)")
+        try FileManager.default.removeItem(at: renamed)
+        #expect(await eventually(timeout: .seconds(30)) { events.all.last == .deleted }, "\(events.all)")
+        presenting.cancel()
+        await d.stop()
+    }
 }
