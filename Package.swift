@@ -148,7 +148,8 @@ let package = Package(
             name: "UbiqEngineTests",
             dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport", "UbiqTransport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "NIOCore", package: "swift-nio")]
         ),
-        .testTarget(name: "UbiquityTests", dependencies: ["Ubiquity", "UbiqCore", "UbiqEngine", "UbiqTesting", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "UbiquityTests", dependencies: ["Ubiquity", "UbiqCore", "UbiqEngine", "UbiqTesting", .product(name: "NIOCore", package: "swift-nio"),
+                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "UbiqServerTests",
             dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting", .product(name: "GRDB", package: "GRDB.swift"),

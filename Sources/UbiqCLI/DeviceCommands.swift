@@ -158,7 +158,8 @@ struct DaemonCommand: AsyncParsableCommand {
     func run() async throws {
         let (h, config) = try home.config()
         guard let lock = try HomeLock.acquire(h) else { throw CLIError(.invalidRequest, "another engine is already running for this home") }
-        var logger = Logger(label: "ubiq.daemon")
+        // The daemon logs to <state>/ubiq.log, rotated (a service's output is seldom read).
+        var logger = Logger(label: "ubiq.daemon") { FileLogHandler(label: $0, url: h.logFile) }
         logger.logLevel = try EffectiveSettings.load().logLevel().0
         let device = try DeviceRuntime(home: h, config: config, logger: logger)
         let engine = device.engine
@@ -166,7 +167,7 @@ struct DaemonCommand: AsyncParsableCommand {
         let socket = DaemonSocket(path: h.socketPath) { req, emit in await service.handle(req, emit: emit) }
         try await socket.start()
         await device.start()
-        print("ubiq daemon: syncing \(engine.folder.path) with \(config.server) as \(config.user)")
+        print("ubiq daemon: syncing \(engine.folder.path) with \(config.server) as \(config.user) (log: \(h.logFile.path))")
         fflush(nil)
         // Run until SIGTERM or SIGINT.
         await SignalWaiter.waitForTermination()

@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import Testing
+import Ubiquity
+import UbiqCore
+import UbiqEngine
+import UbiqTesting
+
+/// `ubiq service` and the daemon's log, as a user meets them.
+@Suite("The daemon as a service", .serialized)
+struct ServiceTests {
+    @Test func installWritesAUnitStatusSeesTheDaemonUninstallRemovesIt() async throws {
+        let d = try await Daemons.start(["A"])
+        let config = d.dir.url.appendingPathComponent("xdg-config")
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_CONFIG_HOME"] = config.path
+        let home = d.home("A").path
+        let (s1, out1, e1) = try ChildProcess.runUbiq(["service", "install", "--no-start", "--home", home], environment: env)
+        #expect(s1 == 0, "\(e1)")
+        let unitName = try #require(out1.split(separator: "/").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
+        #expect(unitName.hasPrefix("ubiq-") && unitName.hasSuffix(".service"), "\(out1)")
+        let unit = try String(contentsOf: config.appendingPathComponent("systemd/user/\(unitName)"), encoding: .utf8)
+        #expect(unit.contains(" daemon --home \"\(URL(fileURLWithPath: home).standardizedFileURL.path)\""), "\(unit)")
+        #expect(unit.contains("Restart=on-failure") && unit.contains("WantedBy=default.target"))
+        let exec = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }).dropFirst("ExecStart=".count).split(separator: " ").first.map(String.init)
+        #expect(exec.map { FileManager.default.isExecutableFile(atPath: $0) } == true, "the unit names the ubiq binary by its absolute path: \(exec ?? "")")
+
+        let (s2, out2, _) = try ChildProcess.runUbiq(["service", "status", "--json", "--home", home], environment: env)
+        #expect(s2 == 0)
+        #expect(out2.contains("\"installed\" : true") && out2.contains("\"daemonRunning\" : true"), "\(out2)")
+        d.stopDaemon("A")
+        let (_, out3, _) = try ChildProcess.runUbiq(["service", "status", "--json", "--home", home], environment: env)
+        #expect(out3.contains("\"daemonRunning\" : false"), "\(out3)")
+
+        let (s4, out4, _) = try ChildProcess.runUbiq(["service", "uninstall", "--no-start", "--home", home], environment: env)
+        #expect(s4 == 0 && out4.contains("removed"))
+        #expect(!FileManager.default.fileExists(atPath: config.appendingPathComponent("systemd/user/\(unitName)").path))
+        // The daemon wrote its log to the state folder.
+        let log = d.home("A").appendingPathComponent("state/ubiq.log")
+        #expect(FileManager.default.fileExists(atPath: log.path))
+        await d.stop()
+    }
+
+    @Test func theLogIsRotatedAndStaysBounded() throws {
+        let dir = try TempDirectory("ubiq-log")
+        defer { dir.remove() }
+        let url = dir.url.appendingPathComponent("ubiq.log")
+        let logger = Logger(label: "test") { FileLogHandler(label: $0, url: url, limit: 4096) }
+        let other = Logger(label: "another part") { FileLogHandler(label: $0, url: url, limit: 4096) }  // shares the file's rotation
+        let line = String(repeating: "x", count: 100)
+        for i in 0..<1000 { (i % 2 == 0 ? logger : other).info("\(i) \(line)") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+        #expect(names == ["ubiq.log", "ubiq.log.1", "ubiq.log.2", "ubiq.log.3"], "\(names)")
+        for n in names {
+            let size = (try FileManager.default.attributesOfItem(atPath: dir.url.appendingPathComponent(n).path)[.size] as? Int) ?? 0
+            #expect(size <= 4096 + 200, "\(n): \(size) bytes")
+        }
+        #expect(try String(contentsOf: url, encoding: .utf8).contains("999 "), "the newest line is in the current file")
+    }
+}
