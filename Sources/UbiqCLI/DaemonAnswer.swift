@@ -1,4 +1,5 @@
 import Foundation
+import UbiqCore
 import UbiqEngine
 
 /// Asking the daemon that holds a home. A daemon that has just started holds the home's lock a
@@ -9,11 +10,12 @@ enum DaemonAnswer {
     static let patience: Duration = .seconds(15)
 
     /// The daemon's answer to `request`, waiting up to `patience` for its socket.
-    static func ask(_ home: DeviceHome, _ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) -> Bool = { _ in true }) async throws -> DeviceResponse {
+    static func ask(_ home: DeviceHome, _ request: DeviceRequest, container: ContainerID? = nil,
+                    onEvent: @escaping @Sendable (DeviceResponse) -> Bool = { _ in true }) async throws -> DeviceResponse {
         let end = ContinuousClock.now + patience
         var said = false
         while true {
-            if let r = try? await DaemonClient(socketPath: home.socketPath).send(request, onEvent: { onEvent($0) }) { return r }
+            if let r = try? await DaemonClient(socketPath: home.socketPath).send(request, container: container, onEvent: { onEvent($0) }) { return r }
             if ContinuousClock.now >= end {
                 throw CLIError(.invalidRequest, "another engine holds this home but has not answered for \(Int(patience.components.seconds)) s (is 'ubiq daemon' stuck? see \(home.logFile.path))")
             }

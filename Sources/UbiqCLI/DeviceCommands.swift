@@ -17,7 +17,6 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Account name.") var user: String
     @Flag(name: .long, help: "Read the password from the first line of standard input.") var passwordStdin = false
     @Option(name: .long, help: "This device's name (default: the host name).") var device: String?
-    @Option(name: .long, help: "Container ID (default: iCloud.default).") var container: String?
     @Option(name: .long, help: "all (keep every file's content) or on-demand (default: config.toml's, else all).") var download: String?
     @Option(name: .long, help: "For an https:// server with a certificate of its own: trust the certificates in this PEM file (its authority's, or its self-signed one) instead of the system's authorities.")
     var caCert: String?
@@ -28,15 +27,15 @@ struct LoginCommand: AsyncParsableCommand {
             throw ValidationError("the server URL must look like http://HOST:PORT")
         }
         if let download, DeviceConfig.DownloadPolicy(rawValue: download) == nil { throw ValidationError("--download must be 'all' or 'on-demand'") }
-        if let container { do { _ = try ContainerID(validating: container) } catch let e as CoreError { throw ValidationError(e.message) } }
     }
 
     func run() async throws {
         let h = home.resolve()
-        let containerID = try container.map(ContainerID.init(validating:)) ?? DeviceConfig.defaultContainer
         let previous = try? DeviceConfig.load(h)
         let base0 = url.hasSuffix("/") ? String(url.dropLast()) : url
-        let switching = previous.map { $0.user != user || $0.server != base0 || $0.container != containerID } ?? false
+        let switching = previous.map { $0.user != user || $0.server != base0 } ?? false
+        // The first container: the one named, else (signing in again) the one there was.
+        let containerID = try home.containerID() ?? (switching ? nil : previous?.container) ?? DeviceConfig.defaultContainer
         if let p = previous, switching, try HomeLock.acquire(h) == nil {
             throw CLIError(.invalidRequest, "a daemon is running for this home (signed in as \(p.user)); stop it first")
         }
@@ -76,6 +75,9 @@ struct LoginCommand: AsyncParsableCommand {
         var config = DeviceConfig(server: base, user: r.user, deviceID: r.deviceID, deviceName: r.deviceName, container: containerID,
                                   download: DeviceConfig.DownloadPolicy(rawValue: try EffectiveSettings.load().download(flag: download).0) ?? .all, token: r.token)
         config.serverCertificates = trusted
+        if let p = previous, !switching {
+            for id in p.containers { _ = try? config.adding(id) }  // the same account: every container stays
+        }
         try config.save(h)
         try FileManager.default.createDirectory(at: h.containerFolder(containerID).appendingPathComponent("Documents"), withIntermediateDirectories: true)
         print("signed in to \(base) as \(r.user) (device \(r.deviceName)); folder \(h.containerFolder(containerID).path)")
@@ -111,41 +113,48 @@ struct LogoutCommand: AsyncParsableCommand {
 enum SignOut {
     static func run(_ h: DeviceHome, _ config: DeviceConfig, force: Bool) async throws {
         guard let lock = try HomeLock.acquire(h) else { throw CLIError(.invalidRequest, "a daemon is running for this home; stop it first") }
-        let device = try DeviceRuntime(home: h, config: config)
-        let engine = device.engine
-        let pending = await engine.unsyncedLocalPaths()
-        await device.kv.synchronize()
-        let settings = await device.kv.pendingKeys()
-        if (!pending.isEmpty || !settings.isEmpty) && !force {
-            let what = pending.isEmpty ? "\(settings.count) setting(s) not uploaded yet (e.g. \(settings[0]))"
-                : "\(pending.count) local change(s) not uploaded yet (e.g. \(pending[0]))"
-            throw CLIError(.invalidRequest, "\(what); run 'ubiq sync' when the server is reachable, or use --force")
+        // Every container the device syncs is checked (and rescued) before anything is removed.
+        var devices: [(ContainerID, DeviceRuntime)] = []
+        for id in config.containers { devices.append((id, try DeviceRuntime(home: h, config: config.acting(on: id)))) }
+        var unsynced: [(ContainerID, DeviceRuntime, pending: [String], settings: [String])] = []
+        for (id, device) in devices {
+            let pending = await device.engine.unsyncedLocalPaths().map { "\($0)" }
+            await device.kv.synchronize()
+            unsynced.append((id, device, pending, await device.kv.pendingKeys()))
         }
-        let keep = pending + (await engine.excludedPaths())
-        var rescued: URL?
-        if !keep.isEmpty {
-            rescued = try await engine.rescue(keep)
-            print("\(keep.count) item(s) not on the server copied to \(rescued!.path)")
+        if !force, let first = unsynced.first(where: { !$0.pending.isEmpty || !$0.settings.isEmpty }) {
+            let what = first.pending.isEmpty ? "\(first.settings.count) setting(s) not uploaded yet (e.g. \(first.settings[0]))"
+                : "\(first.pending.count) local change(s) not uploaded yet (e.g. \(first.pending[0]))"
+            throw CLIError(.invalidRequest, "\(what) in \(first.0); run 'ubiq sync' when the server is reachable, or use --force")
         }
-        if !settings.isEmpty {
-            var entries: [KVEntry] = []
-            for k in settings { if let e = await device.kv.entry(forKey: k) { entries.append(e) } }
-            var folder = rescued
-            if folder == nil { folder = try await engine.rescue([]) }
-            let file = folder!.appendingPathComponent("settings-not-synced.json")
-            try WireCoding.encode(entries).write(to: file)
-            print("\(settings.count) setting(s) not on the server saved to \(file.path)")
+        for (_, device, _, settings) in unsynced {
+            let engine = device.engine
+            let keep = await engine.unsyncedLocalPaths() + (await engine.excludedPaths())
+            var rescued: URL?
+            if !keep.isEmpty {
+                rescued = try await engine.rescue(keep)
+                print("\(keep.count) item(s) not on the server copied to \(rescued!.path)")
+            }
+            if !settings.isEmpty {
+                var entries: [KVEntry] = []
+                for k in settings { if let e = await device.kv.entry(forKey: k) { entries.append(e) } }
+                var folder = rescued
+                if folder == nil { folder = try await engine.rescue([]) }
+                let file = folder!.appendingPathComponent("settings-not-synced.json")
+                try WireCoding.encode(entries).write(to: file)
+                print("\(settings.count) setting(s) not on the server saved to \(file.path)")
+            }
         }
         try? await config.apiClient.revoke()
         try FileManager.default.removeItem(at: h.configFile)
-        for suffix in ["", "-wal", "-shm"] {
-            try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.stateDatabase(config.container).path + suffix))
+        for id in config.containers {
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.stateDatabase(id).path + suffix))
+                try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.keyValueDatabase(id).path + suffix))
+            }
+            try? FileManager.default.removeItem(at: h.partialFolder(id))
+            try? FileManager.default.removeItem(at: h.containerFolder(id))
         }
-        for suffix in ["", "-wal", "-shm"] {
-            try? FileManager.default.removeItem(at: URL(fileURLWithPath: h.keyValueDatabase(config.container).path + suffix))
-        }
-        try? FileManager.default.removeItem(at: h.partialFolder(config.container))
-        try? FileManager.default.removeItem(at: h.containerFolder(config.container))
         withExtendedLifetime(lock) {}
     }
 }
@@ -161,17 +170,17 @@ struct DaemonCommand: AsyncParsableCommand {
         // The daemon logs to <state>/ubiq.log, rotated (a service's output is seldom read).
         var logger = Logger(label: "ubiq.daemon") { FileLogHandler(label: $0, url: h.logFile) }
         logger.logLevel = try EffectiveSettings.load().logLevel().0
-        let device = try DeviceRuntime(home: h, config: config, logger: logger)
-        let engine = device.engine
-        let service = device.service
-        let socket = DaemonSocket(path: h.socketPath) { req, emit in await service.handle(req, emit: emit) }
+        // One engine per container the device syncs; programs add containers by naming them.
+        let devices = try DeviceRuntimes(home: h, config: config, logger: logger)
+        let socket = DaemonSocket(path: h.socketPath) { req, container, emit in await devices.handle(req, container: container, emit: emit) }
         try await socket.start()
-        await device.start()
-        print("ubiq daemon: syncing \(engine.folder.path) with \(config.server) as \(config.user) (log: \(h.logFile.path))")
+        await devices.start()
+        let folders = config.containers.map { h.containerFolder($0).path }.joined(separator: ", ")
+        print("ubiq daemon: syncing \(folders) with \(config.server) as \(config.user) (log: \(h.logFile.path))")
         fflush(nil)
         // Run until SIGTERM or SIGINT.
         await SignalWaiter.waitForTermination()
-        await engine.stop()
+        await devices.stop()
         socket.stop()
         _ = lock
     }
@@ -187,7 +196,7 @@ struct SyncCommand: AsyncParsableCommand {
     func run() async throws {
         let (h, config) = try home.config()
         guard let lock = try HomeLock.acquire(h) else {
-            let r = try await DaemonAnswer.ask(h, .sync)
+            let r = try await DaemonAnswer.ask(h, .sync, container: config.container)
             if !r.ok { throw CLIError(.invalidRequest, r.message ?? "not in sync") }
             print("in sync")
             return
@@ -213,12 +222,13 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         let h = home.resolve()
         let status: EngineStatus
-        if let config = try DeviceConfig.load(h) {
+        if try DeviceConfig.load(h) != nil {
+            let (_, config) = try home.config()
             if let lock = try HomeLock.acquire(h) {
                 let engine = try SyncEngine(home: h, config: config)
                 status = await engine.peek()
                 _ = lock
-            } else if let s = try await DaemonAnswer.ask(h, .status).status {
+            } else if let s = try await DaemonAnswer.ask(h, .status, container: config.container).status {
                 status = s
             } else {
                 throw CLIError(.invalidRequest, "the daemon answered without a status")

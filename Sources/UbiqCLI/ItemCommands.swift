@@ -140,16 +140,17 @@ struct PauseCommand: AsyncParsableCommand {
     func run() async throws { try await Self.ask(home, pause: true, paths: paths) }
 
     static func ask(_ home: HomeOption, pause: Bool, paths: [String]) async throws {
-        let (h, _) = try home.config()
+        let (h, config) = try home.config()
         if let lock = try HomeLock.acquire(h) {
             withExtendedLifetime(lock) {}
             throw CLIError(.invalidRequest, "no daemon or front end runs on this home: nothing is syncing to \(pause ? "pause" : "resume")")
         }
         if !paths.isEmpty {
-            try report(try await DaemonAnswer.ask(h, .hold(paths: paths, on: pause), onEvent: { _ in true }), done: pause ? "paused" : "resumed")
+            try report(try await DaemonAnswer.ask(h, .hold(paths: paths, on: pause), container: config.container, onEvent: { _ in true }),
+                       done: pause ? "paused" : "resumed")
             return
         }
-        let r = try await DaemonAnswer.ask(h, .pause(on: pause), onEvent: { _ in true })
+        let r = try await DaemonAnswer.ask(h, .pause(on: pause), container: config.container, onEvent: { _ in true })
         guard r.ok else { throw CLIError(.invalidRequest, r.message ?? "failed") }
         print(r.message ?? "")
     }

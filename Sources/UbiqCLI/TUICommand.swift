@@ -63,15 +63,16 @@ struct TUICommand: AsyncParsableCommand {
             return
         }
         // No daemon: the front end runs the engine itself (and answers other commands meanwhile).
-        let runtime = try DeviceRuntime(home: h, config: config, logger: logger)
-        let socket = DaemonSocket(path: h.socketPath) { req, emit in await runtime.service.handle(req, emit: emit) }
+        let devices = try DeviceRuntimes(home: h, config: config, logger: logger)
+        let runtime = try await devices.runtime(nil)
+        let socket = DaemonSocket(path: h.socketPath) { req, container, emit in await devices.handle(req, container: container, emit: emit) }
         try? await socket.start()
-        await runtime.start()
+        await devices.start()
         let app = await TUIApp(connection: .local(runtime), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
         await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0, themeSource: settings.theme(flag: look.theme).0)
         await app.run(flash: warning)
         socket.stop()
-        await runtime.stop()
+        await devices.stop()
         withExtendedLifetime(lock) {}
     }
 }

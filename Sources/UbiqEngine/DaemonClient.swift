@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import UbiqCore
 import UbiqProtocol
 
 /// A program's side of the daemon's socket, without blocking a thread: each request is one
@@ -22,7 +23,8 @@ public struct DaemonClient: Sendable {
     }
 
     /// Sends `request` and returns the daemon's final answer.
-    public func send(_ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
+    public func send(_ request: DeviceRequest, container: ContainerID? = nil,
+                     onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -36,7 +38,7 @@ public struct DaemonClient: Sendable {
             throw Failure.noDaemon("no daemon answers on \(socketPath) (\(error))")
         }
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(DaemonSocket.encodeLine(request))
+            try await outbound.write(DaemonSocket.encodeRequest(request, container: container))
             do {
                 for try await line in inbound {
                     let r: DeviceResponse

@@ -70,6 +70,7 @@ extension DaemonSocket {
 
     /// A request that is not one, in a line: where in the JSON and what was wrong.
     static func describe(_ error: Error) -> String {
+        if let p = error as? Problem { return p.description }
         guard let e = error as? DecodingError else { return "not JSON" }
         func at(_ path: [CodingKey]) -> String { path.isEmpty ? "" : " at \(path.map(\.stringValue).joined(separator: "."))" }
         switch e {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import UbiqCore
 import UbiqProtocol
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +15,9 @@ import Glibc
 /// reading holds back only its own stream. The protocol is described in the engine's DocC
 /// catalog ("The daemon protocol").
 public final class DaemonSocket: @unchecked Sendable {
-    public typealias Handler = @Sendable (DeviceRequest, @escaping @Sendable (DeviceResponse) async -> Bool) async -> DeviceResponse
+    /// Answers a request addressed to a container (nil: the default one), streaming events
+    /// through the closure it is given.
+    public typealias Handler = @Sendable (DeviceRequest, ContainerID?, @escaping @Sendable (DeviceResponse) async -> Bool) async -> DeviceResponse
     /// The protocol's version, answered to `hello`.
     public static let protocolVersion = 1
     static let requestLimit = 16 << 20
@@ -94,15 +97,15 @@ public final class DaemonSocket: @unchecked Sendable {
                 do {
                     for try await line in inbound where !started {
                         started = true
-                        let request: DeviceRequest
+                        let request: DeviceRequest, container: ContainerID?
                         do {
-                            request = try WireCoding.decode(DeviceRequest.self, from: Data(line.readableBytesView))
+                            (request, container) = try Self.decodeRequest(Data(line.readableBytesView))
                         } catch {
                             try? await outbound.write(encodeLine(DeviceResponse(ok: false, message: "bad request: \(Self.describe(error))")))
                             return
                         }
                         group.addTask {
-                            let final = await handler(request) { r in (try? await outbound.write(encodeLine(r))) != nil }
+                            let final = await handler(request, container) { r in (try? await outbound.write(encodeLine(r))) != nil }
                             try? await outbound.write(encodeLine(final))
                             channel.close(promise: nil)
                         }
@@ -111,6 +114,39 @@ public final class DaemonSocket: @unchecked Sendable {
                     try? await outbound.write(encodeLine(DeviceResponse(ok: false, message: "bad request: a line over \(e.limit) bytes")))
                 } catch {}
                 group.cancelAll()  // the client has gone: a stream for it ends
+            }
+        }
+    }
+
+    /// A request line: the request (one key), and beside it, optionally, `"container": "ID"`.
+    static func decodeRequest(_ data: Data) throws -> (DeviceRequest, ContainerID?) {
+        guard data.contains(Array("\"container\"".utf8)) else { return (try WireCoding.decode(DeviceRequest.self, from: data), nil) }
+        guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw Problem.notAnObject }
+        guard let value = object.removeValue(forKey: "container") else { return (try WireCoding.decode(DeviceRequest.self, from: data), nil) }
+        guard let text = value as? String else { throw Problem.containerNotText }
+        let id: ContainerID
+        do { id = try ContainerID(validating: text) } catch { throw Problem.badContainer("\(error)") }
+        return (try WireCoding.decode(DeviceRequest.self, from: try JSONSerialization.data(withJSONObject: object)), id)
+    }
+
+    /// The JSON line of `request` addressed to `container`.
+    static func encodeRequest(_ request: DeviceRequest, container: ContainerID?) -> ByteBuffer {
+        guard let container else { return encodeLine(request) }
+        guard let data = try? WireCoding.encode(request), var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return encodeLine(request) }
+        object["container"] = container.string
+        var line = (try? JSONSerialization.data(withJSONObject: object)) ?? data
+        line.append(0x0A)
+        return ByteBuffer(bytes: line)
+    }
+
+    enum Problem: Error, CustomStringConvertible {
+        case notAnObject, containerNotText
+        case badContainer(String)
+        var description: String {
+            switch self {
+            case .notAnObject: return "a request is one JSON object"
+            case .containerNotText: return "'container' must be a string"
+            case .badContainer(let why): return "'container': \(why)"
             }
         }
     }

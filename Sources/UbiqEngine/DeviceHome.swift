@@ -58,7 +58,12 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     public var user: String
     public var deviceID: DeviceID
     public var deviceName: String
+    /// The container commands act on when none is named (the first one signed in with).
     public var container: ContainerID
+    /// Every container this device syncs (the default one first). Grows when a command's
+    /// `--container` or a program names a new one; a config written before there were several
+    /// has only its one.
+    public var containers: [ContainerID]
     public var download: DownloadPolicy
     public var token: String
     /// Certificates (PEM) an `https://` server may present instead of the system's
@@ -68,6 +73,45 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     public init(server: String, user: String, deviceID: DeviceID, deviceName: String, container: ContainerID, download: DownloadPolicy, token: String) {
         self.server = server; self.user = user; self.deviceID = deviceID; self.deviceName = deviceName
         self.container = container; self.download = download; self.token = token
+        self.containers = [container]
+    }
+
+    enum CodingKeys: String, CodingKey { case server, user, deviceID, deviceName, container, containers, download, token, serverCertificates }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        server = try c.decode(String.self, forKey: .server)
+        user = try c.decode(String.self, forKey: .user)
+        deviceID = try c.decode(DeviceID.self, forKey: .deviceID)
+        deviceName = try c.decode(String.self, forKey: .deviceName)
+        container = try c.decode(ContainerID.self, forKey: .container)
+        download = try c.decode(DownloadPolicy.self, forKey: .download)
+        token = try c.decode(String.self, forKey: .token)
+        serverCertificates = try c.decodeIfPresent(String.self, forKey: .serverCertificates)
+        let listed = try c.decodeIfPresent([ContainerID].self, forKey: .containers) ?? []
+        var all = [container]
+        for id in listed where !all.contains(id) { all.append(id) }
+        containers = all
+    }
+
+    /// The most containers one device syncs (each has an engine, a folder watch and a database).
+    public static let containerLimit = 32
+
+    /// This config acting on `id` (the engine of that container uses it).
+    public func acting(on id: ContainerID) -> DeviceConfig {
+        var c = self
+        c.container = id
+        return c
+    }
+
+    /// Adds `id` to the synced containers; false when it was there already. Throws past the limit.
+    public mutating func adding(_ id: ContainerID) throws -> Bool {
+        guard !containers.contains(id) else { return false }
+        guard containers.count < Self.containerLimit else {
+            throw EngineError(.invalidRequest, "this device already syncs \(Self.containerLimit) containers, the most it syncs")
+        }
+        containers.append(id)
+        return true
     }
 
     /// The default container when `--container` is not given.

@@ -19,6 +19,8 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     /// a `ready` line once they are held, then nothing until the program closes the connection,
     /// which lets go (see ``Coordination``).
     case coordinate(paths: [String], writing: Bool)
+    /// The containers this device syncs (answer: `containers`).
+    case containers
     case status
     case sync
     /// A one-shot metadata query (`ubiq ls`).
@@ -109,6 +111,8 @@ public struct DeviceResponse: Codable, Sendable {
     public var ready: Bool?
     /// The answer to `hello`.
     public var hello: DaemonHello?
+    /// The answer to `containers`.
+    public var containers: [ContainerState]?
 
     /// True for the lines of a stream (every line but the last).
     public var isStreamEvent: Bool { event != nil || kvChange != nil || ready == true }

@@ -37,6 +37,15 @@ public struct DeviceService: Sendable {
                 for t in tokens { engine.coordination.leave(t) }
                 await engine.requestPass()
                 return DeviceResponse(ok: true)
+            case .containers:
+                // One engine in this process: its own container (a daemon answers for all).
+                let s = await engine.status()
+                var r = DeviceResponse(ok: true)
+                r.containers = engine.config.containers.map { id in
+                    ContainerState(id: id.string, folder: engine.home.containerFolder(id).path, isDefault: id == engine.config.container,
+                                   state: id == engine.config.container ? s.state.rawValue : "stopped", idle: id == engine.config.container && s.idle)
+                }
+                return r
             case .kvSync:
                 let synced = await kv.synchronize()
                 var r = DeviceResponse(ok: true)

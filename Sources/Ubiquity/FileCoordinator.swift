@@ -30,13 +30,16 @@ public struct FileCoordinator: Sendable {
 
     /// Holds every URL (all inside the container) while `body` runs.
     public func coordinate<T: Sendable>(_ urls: [URL], writing: Bool, _ body: () async throws -> T) async throws -> T {
-        var paths: [String] = []
-        for u in urls { paths.append(try await ubiquity.relativePath(u).1) }
+        let located = try urls.map { try self.ubiquity.locate($0) }
+        guard let container = located.first?.container, located.allSatisfy({ $0.container == container }) else {
+            throw UbiquityError(.notInContainer, "coordinate one or more items of one container")
+        }
+        let paths = located.map(\.path)
         let (ready, signal) = AsyncStream<Result<Void, UbiquityError>>.makeStream()
         let ubiquity = self.ubiquity
         let holding = Task {
             do {
-                _ = try await ubiquity.ask(.coordinate(paths: paths, writing: writing)) { r in
+                _ = try await ubiquity.ask(.coordinate(paths: paths, writing: writing), container: container) { r in
                     if r.ready == true { signal.yield(.success(())) }
                     return !Task.isCancelled
                 }

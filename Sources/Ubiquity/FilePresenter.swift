@@ -44,14 +44,14 @@ public struct FilePresenter: Sendable {
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    let (hello, _) = try await ubiquity.relativePath(url)
+                    let at = try ubiquity.locate(url)
                     guard let item = try await ubiquity.status(of: url) else {
                         throw UbiquityError(.refused, "\(url.path) is not a synced item (yet)")
                     }
-                    let folder = URL(fileURLWithPath: hello.folder)
+                    let folder = at.folder
                     let predicate = QueryPredicate.compare(.itemID, .equal, .string(item.itemID.description), caseInsensitive: false)
                     let last = Locked<MetadataItem?>(nil)
-                    _ = try await ubiquity.ask(.watch(query: QuerySpec(predicate: predicate.description, scope: "data"))) { r in
+                    _ = try await ubiquity.ask(.watch(query: QuerySpec(predicate: predicate.description, scope: "data")), container: at.container) { r in
                         guard let e = r.event else { return true }
                         if e.event == "gathered" {
                             last.withLock { $0 = e.added.first }

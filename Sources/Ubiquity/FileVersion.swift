@@ -26,8 +26,8 @@ public struct FileVersion: Sendable, Equatable, Identifiable {
 
     /// The document's versions now.
     public static func versions(of url: URL, ubiquity: Ubiquity = .standard) async throws -> Versions {
-        let (_, rel) = try await ubiquity.relativePath(url)
-        guard let v = try await ubiquity.ask(.versions(path: rel)).versions else {
+        let at = try ubiquity.locate(url)
+        guard let v = try await ubiquity.ask(.versions(path: at.path), container: at.container).versions else {
             throw UbiquityError(.brokenAnswer, "the daemon's answer has no versions")
         }
         func make(_ r: VersionRecord, conflict: Bool) -> FileVersion {
@@ -47,11 +47,11 @@ public struct FileVersion: Sendable, Equatable, Identifiable {
 
     /// This version's bytes (fetched from the server when this device does not hold them).
     public func content(ubiquity: Ubiquity = .standard) async throws -> Data {
-        let (_, rel) = try await ubiquity.relativePath(url)
+        let at = try ubiquity.locate(url)
         var out = Data()
         let step = 1 << 20
         while true {
-            let piece = try await ubiquity.ask(.versionContent(path: rel, version: id, limit: step, offset: out.count)).content ?? Data()
+            let piece = try await ubiquity.ask(.versionContent(path: at.path, version: id, limit: step, offset: out.count), container: at.container).content ?? Data()
             out.append(piece)
             if piece.count < step || out.count >= size { return out }
         }
@@ -60,16 +60,16 @@ public struct FileVersion: Sendable, Equatable, Identifiable {
     /// Resolves the document's conflicts by keeping `version` as its current version (the
     /// others leave; `NSFileVersion`'s "resolved" plus `removeOtherVersionsOfItem`).
     public static func resolve(_ url: URL, keeping version: FileVersion, ubiquity: Ubiquity = .standard) async throws {
-        let (_, rel) = try await ubiquity.relativePath(url)
-        _ = try await ubiquity.ask(.resolve(path: rel, keep: version.id))
+        let at = try ubiquity.locate(url)
+        _ = try await ubiquity.ask(.resolve(path: at.path, keep: version.id), container: at.container)
     }
 
     /// Resolves by keeping everything: the current version stays, each conflict version
     /// becomes a document beside it; returns the new documents' URLs.
     @discardableResult
     public static func keepBoth(_ url: URL, ubiquity: Ubiquity = .standard) async throws -> [URL] {
-        let (h, rel) = try await ubiquity.relativePath(url)
-        let made = try await ubiquity.ask(.keepBoth(path: rel)).results ?? []
-        return made.map { URL(fileURLWithPath: h.folder).appendingPathComponent($0.path) }
+        let at = try ubiquity.locate(url)
+        let made = try await ubiquity.ask(.keepBoth(path: at.path), container: at.container).results ?? []
+        return made.map { at.folder.appendingPathComponent($0.path) }
     }
 }

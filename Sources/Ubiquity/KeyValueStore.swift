@@ -22,7 +22,8 @@ public final class KeyValueStore: Sendable {
         public let keys: [String]
     }
 
-    /// The store's ID (the container's); nil: the device's own container.
+    /// The store's ID (a container's ID; the device starts syncing that container if it did
+    /// not); nil: the device's first container's.
     public let storeID: String?
     let ubiquity: Ubiquity
 
@@ -31,13 +32,15 @@ public final class KeyValueStore: Sendable {
         self.ubiquity = ubiquity
     }
 
-    /// The daemon's answer, once the store is known to be the one it syncs.
+    /// The daemon's answer for this store.
     func ask(_ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
+        var container: ContainerID?
         if let storeID {
-            let h = try await ubiquity.hello()
-            guard h.container == storeID else { throw UbiquityError(.notInContainer, "this device syncs the store of \(h.container), not \(storeID)") }
+            do { container = try ContainerID(validating: storeID) } catch {
+                throw UbiquityError(.notInContainer, "'\(storeID)' is not a store ID (a container ID: letters, digits, . _ -)")
+            }
         }
-        return try await ubiquity.ask(request, onEvent: onEvent)
+        return try await ubiquity.ask(request, container: container, onEvent: onEvent)
     }
 
     /// The value of `key`, or nil.

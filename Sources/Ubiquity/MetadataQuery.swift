@@ -30,6 +30,8 @@ public final class MetadataQuery: Sendable {
     public let scope: Scope
     public let sort: Sort
     public let interval: Duration
+    /// The container queried (nil: the device's first).
+    public let container: String?
     let ubiquity: Ubiquity
     let state = Locked(State())
 
@@ -42,14 +44,15 @@ public final class MetadataQuery: Sendable {
     }
 
     /// `predicate` in the query language (`name LIKE '*.txt' AND size > 1MB`; nil: every item).
-    public init(predicate: String? = nil, scope: Scope = .data, sort: Sort = .name, interval: Duration = .milliseconds(100), ubiquity: Ubiquity = .standard) {
-        self.predicate = predicate; self.scope = scope; self.sort = sort; self.interval = interval; self.ubiquity = ubiquity
+    public init(predicate: String? = nil, scope: Scope = .data, sort: Sort = .name, interval: Duration = .milliseconds(100), container: String? = nil,
+                ubiquity: Ubiquity = .standard) {
+        self.predicate = predicate; self.scope = scope; self.sort = sort; self.interval = interval; self.container = container; self.ubiquity = ubiquity
     }
 
     /// A predicate built in Swift (`.compare(.name, .like, .string("*.txt"), caseInsensitive: true)`).
     public convenience init(_ predicate: QueryPredicate, scope: Scope = .data, sort: Sort = .name, interval: Duration = .milliseconds(100),
-                            ubiquity: Ubiquity = .standard) {
-        self.init(predicate: predicate.description, scope: scope, sort: sort, interval: interval, ubiquity: ubiquity)
+                            container: String? = nil, ubiquity: Ubiquity = .standard) {
+        self.init(predicate: predicate.description, scope: scope, sort: sort, interval: interval, container: container, ubiquity: ubiquity)
     }
 
     /// The items matching now (as of the last notification delivered), in the query's sort.
@@ -78,10 +81,14 @@ public final class MetadataQuery: Sendable {
     public func notifications() -> AsyncThrowingStream<Notification, Error> {
         let spec = QuerySpec(predicate: predicate, scope: scope.rawValue, sort: sort.rawValue,
                              intervalMillis: max(1, Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)))
+        let container = self.container
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    _ = try await ubiquity.ask(.watch(query: spec)) { [self] r in
+                    let id = try container.map { c in
+                        do { return try ContainerID(validating: c) } catch { throw UbiquityError(.notInContainer, "'\(c)' is not a container ID") }
+                    }
+                    _ = try await ubiquity.ask(.watch(query: spec), container: id) { [self] r in
                         guard let e = r.event else { return true }
                         if let n = await self.take(e) { continuation.yield(n) }
                         return !Task.isCancelled

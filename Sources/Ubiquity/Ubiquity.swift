@@ -28,9 +28,10 @@ public struct Ubiquity: Sendable {
     }
 
     /// The daemon's answer to `request` (a refusal is thrown as `.refused`).
-    func ask(_ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
+    func ask(_ request: DeviceRequest, container: ContainerID? = nil,
+             onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
         let r: DeviceResponse
-        do { r = try await client.send(request, onEvent: onEvent) } catch let f as DaemonClient.Failure {
+        do { r = try await client.send(request, container: container, onEvent: onEvent) } catch let f as DaemonClient.Failure {
             throw UbiquityError.from(f, home: home.stateDirectory.path)
         }
         guard r.ok else { throw UbiquityError(.refused, r.message ?? "the daemon refused the request") }
@@ -38,8 +39,8 @@ public struct Ubiquity: Sendable {
     }
 
     /// Who the daemon is: its protocol version, account and container.
-    func hello() async throws -> DaemonHello {
-        guard let h = try await ask(.hello(version: DaemonSocket.protocolVersion, client: "Ubiquity library")).hello else {
+    func hello(container: ContainerID? = nil) async throws -> DaemonHello {
+        guard let h = try await ask(.hello(version: DaemonSocket.protocolVersion, client: "Ubiquity library"), container: container).hello else {
             throw UbiquityError(.protocolMismatch, "the daemon did not say who it is (an older ubiq?)")
         }
         guard h.version == DaemonSocket.protocolVersion else {
@@ -50,11 +51,23 @@ public struct Ubiquity: Sendable {
 
     // MARK: Containers and identity
 
-    /// The folder of container `id` on this device (nil: the daemon's own container), or nil
-    /// when no daemon runs, the device is signed out, or it does not sync that container.
+    /// The folder of container `id` on this device (nil: the device's first container), or nil
+    /// when no daemon runs, the device is signed out, or `id` is not a container ID. A container
+    /// the device does not sync yet is added: its folder is made and syncs from now on (as an
+    /// app's first `url(forUbiquityContainerIdentifier:)`).
     public func containerURL(_ id: String? = nil) async -> URL? {
-        guard let h = try? await hello(), id == nil || id == h.container else { return nil }
+        var container: ContainerID?
+        if let id {
+            guard let c = try? ContainerID(validating: id) else { return nil }
+            container = c
+        }
+        guard let h = try? await hello(container: container) else { return nil }
         return URL(fileURLWithPath: h.folder, isDirectory: true)
+    }
+
+    /// The containers this device syncs (the first is the default).
+    public func containers() async throws -> [String] {
+        (try await ask(.containers).containers ?? []).map(\.id)
     }
 
     /// An opaque token of the signed-in account (the same on every device of that account on
@@ -95,59 +108,70 @@ public struct Ubiquity: Sendable {
 
     // MARK: Items
 
-    /// The container-relative path of a URL inside this device's container, or a clear error.
-    func relativePath(_ url: URL) async throws -> (DaemonHello, String) {
-        let h = try await hello()
-        let folder = URL(fileURLWithPath: h.folder).standardizedFileURL.path
+    /// Where a URL is: its container and its path in the container folder
+    /// (`<root>/<container>/<path>`), or a clear error. Pure: nothing is asked of the daemon.
+    struct Located: Sendable {
+        let container: ContainerID
+        let path: String
+        let folder: URL
+    }
+
+    func locate(_ url: URL) throws -> Located {
+        let root = home.containersRoot.standardizedFileURL.path
         let path = url.standardizedFileURL.path
-        guard path.hasPrefix(folder + "/"), path.count > folder.count + 1 else {
-            throw UbiquityError(.notInContainer, "\(path) is not inside the container folder \(folder)")
+        guard path.hasPrefix(root + "/") else {
+            throw UbiquityError(.notInContainer, "\(path) is not inside a container folder (\(root)/CONTAINER/…)")
         }
-        let rel = String(path.dropFirst(folder.count + 1))
+        let rest = path.dropFirst(root.count + 1)
+        guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex else {
+            throw UbiquityError(.notInContainer, "\(path) is a container folder, not an item in one")
+        }
+        let container: ContainerID
+        do { container = try ContainerID(validating: String(rest[..<slash])) } catch {
+            throw UbiquityError(.notInContainer, "\(path): '\(rest[..<slash])' is not a container ID")
+        }
+        let rel = String(rest[rest.index(after: slash)...])
         do { _ = try RelativePath(validating: rel) } catch { throw UbiquityError(.notInContainer, "\(rel): \(error)") }
-        return (h, rel)
+        return Located(container: container, path: rel, folder: home.containerFolder(container))
     }
 
     /// Asks the engine to download the item (a folder: everything in it) now, as
     /// `startDownloadingUbiquitousItem`. Returns once the download is queued.
     public func startDownloading(_ url: URL) async throws {
-        let (_, rel) = try await relativePath(url)
-        _ = try await ask(.download(paths: [rel]))
+        let at = try locate(url)
+        _ = try await ask(.download(paths: [at.path]), container: at.container)
     }
 
     /// Removes the local copy of a file (its content stays in the cloud and downloads again
     /// on demand), as `evictUbiquitousItem`. Refused for a file with changes not uploaded.
     public func evict(_ url: URL) async throws {
-        let (_, rel) = try await relativePath(url)
-        _ = try await ask(.evict(paths: [rel]))
+        let at = try locate(url)
+        _ = try await ask(.evict(paths: [at.path]), container: at.container)
     }
 
     /// The item's attributes now (download and upload status and progress, conflicts…), or
     /// nil when the engine does not know the path.
     public func status(of url: URL) async throws -> MetadataItem? {
-        let (_, rel) = try await relativePath(url)
-        let predicate = QueryPredicate.compare(.path, .equal, .string(rel), caseInsensitive: false)
-        return try await ask(.list(query: QuerySpec(predicate: predicate.description))).items?.first
+        let at = try locate(url)
+        let predicate = QueryPredicate.compare(.path, .equal, .string(at.path), caseInsensitive: false)
+        return try await ask(.list(query: QuerySpec(predicate: predicate.description)), container: at.container).items?.first
     }
 
-    /// Moves a local file into the container (`ubiquitous: true`; `destination` must be inside
-    /// the container folder) or out of it (`false`: `item` inside, `destination` outside — the
-    /// item leaves the cloud, into the trash there), as `setUbiquitous(_:itemAt:destinationURL:)`.
+    /// Moves a local file into a container (`ubiquitous: true`; `destination` inside a
+    /// container folder) or out of it (`false`: `item` inside, `destination` outside — the item
+    /// leaves the cloud, into the trash there), as `setUbiquitous(_:itemAt:destinationURL:)`.
     /// The destination must not exist. Across file systems the file is copied, flushed, then
     /// the original removed.
     public func setUbiquitous(_ ubiquitous: Bool, item: URL, destination: URL) async throws {
-        let h = try await hello()
-        let folder = URL(fileURLWithPath: h.folder).standardizedFileURL.path + "/"
-        let inside = { (u: URL) in u.standardizedFileURL.path.hasPrefix(folder) }
+        let inside = { (u: URL) in (try? self.locate(u)) != nil }
         if ubiquitous {
-            guard inside(destination), !inside(item) else {
-                throw UbiquityError(.notInContainer, "moving into the cloud needs a file outside \(folder) and a destination inside it")
-            }
-            _ = try await relativePath(destination)
+            guard !inside(item) else { throw UbiquityError(.notInContainer, "\(item.path) is in the cloud already") }
+            let at = try locate(destination)
+            _ = try await hello(container: at.container)  // a daemon runs, and syncs that container from now on
         } else {
-            guard inside(item), !inside(destination) else {
-                throw UbiquityError(.notInContainer, "moving out of the cloud needs a file inside \(folder) and a destination outside it")
-            }
+            _ = try locate(item)
+            guard !inside(destination) else { throw UbiquityError(.notInContainer, "\(destination.path) is inside a container folder") }
+            _ = try await hello()
         }
         try LocalMove.move(item, to: destination)
     }

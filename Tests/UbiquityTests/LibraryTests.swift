@@ -15,7 +15,7 @@ struct LibraryTests {
         let folderA = try #require(await a.containerURL())
         #expect(folderA.standardizedFileURL.path == d.folder("A").standardizedFileURL.path)
         #expect(await a.containerURL("iCloud.default") != nil)
-        #expect(await a.containerURL("TEAM.com.example.other") == nil, "a container this device does not sync")
+        #expect(await a.containerURL("not a container/..") == nil, "not a container ID")
         let tokenA = await a.identityToken, tokenB = await b.identityToken
         #expect(tokenA != nil && tokenA == tokenB, "one account: one token on both devices")
         #expect(tokenA?.count == 64)
@@ -59,7 +59,7 @@ struct LibraryTests {
         #expect(try await storeB.int(forKey: "fontSize") == 12)
         #expect(try await storeB.value(forKey: "nothing") == nil)
         #expect(try await storeB.synchronize())
-        await #expect(throws: UbiquityError.self) { _ = try await KeyValueStore("TEAM.com.example.other", ubiquity: b).value(forKey: "theme") }
+        await #expect(throws: UbiquityError.self) { _ = try await KeyValueStore("../elsewhere", ubiquity: b).value(forKey: "theme") }
 
         // Versions: the current one reads back; evict and download again on B.
         let versions = try await FileVersion.versions(of: noteB, ubiquity: b)
