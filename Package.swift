@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "ubiq-bench", targets: ["ubiq-bench"]),
         // For apps: containers, metadata queries, settings and versions through the device's daemon.
         .library(name: "Ubiquity", targets: ["Ubiquity"]),
+        .executable(name: "ubiq-notes", targets: ["ubiq-notes"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -118,6 +119,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "ubiq", dependencies: ["UbiqCLI"]),
+        // The example app of the library's guide: a terminal notes app using only `import Ubiquity`.
+        .executableTarget(name: "ubiq-notes", dependencies: ["Ubiquity", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "ubiq-bench",
             dependencies: [
