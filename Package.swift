@@ -124,7 +124,7 @@ let package = Package(
         .executableTarget(
             name: "ubiq-bench",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqTUI",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqTUI", "Ubiquity",
                 "UbiqTesting",  // the loopback proxy that counts wire bytes
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
