@@ -64,11 +64,10 @@ struct TUICommand: AsyncParsableCommand {
         }
         // No daemon: the front end runs the engine itself (and answers other commands meanwhile).
         let devices = try DeviceRuntimes(home: h, config: config, logger: logger)
-        let runtime = try await devices.runtime(nil)
         let socket = DaemonSocket(path: h.socketPath) { req, container, emit in await devices.handle(req, container: container, emit: emit) }
         try? await socket.start()
         await devices.start()
-        let app = await TUIApp(connection: .local(runtime), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
+        let app = await TUIApp(connection: .local(devices), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
         await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0, themeSource: settings.theme(flag: look.theme).0)
         await app.run(flash: warning)
         socket.stop()

@@ -1,4 +1,5 @@
 import Foundation
+import UbiqCore
 import UbiqEngine
 
 /// How the front end reaches a device's engine: every call is a ``DeviceRequest`` (streams
@@ -8,17 +9,31 @@ public struct DeviceConnection: Sendable {
     public let send: @Sendable (DeviceRequest, @escaping @Sendable (DeviceResponse) async -> Bool) async -> DeviceResponse
     /// A line for the header ("engine in this process" / "daemon").
     public let attachedToDaemon: Bool
+    /// The container requests go to (nil: the device's first); `:container ID` changes it.
+    public let choice: ContainerChoice
+    /// Whether the engine behind this connection syncs several containers.
+    public let switchable: Bool
 
-    public init(attachedToDaemon: Bool,
+    public init(attachedToDaemon: Bool, choice: ContainerChoice = ContainerChoice(), switchable: Bool = false,
                 send: @escaping @Sendable (DeviceRequest, @escaping @Sendable (DeviceResponse) async -> Bool) async -> DeviceResponse) {
         self.attachedToDaemon = attachedToDaemon
+        self.choice = choice
+        self.switchable = switchable
         self.send = send
     }
 
     /// Requests without a stream.
     public func ask(_ request: DeviceRequest) async -> DeviceResponse { await send(request) { _ in true } }
 
-    /// The engine runs in this process.
+    /// The engines of every container run in this process.
+    public static func local(_ devices: DeviceRuntimes) -> DeviceConnection {
+        let choice = ContainerChoice()
+        return DeviceConnection(attachedToDaemon: false, choice: choice, switchable: true) { req, emit in
+            await devices.handle(req, container: choice.value, emit: emit)
+        }
+    }
+
+    /// One container's engine runs in this process.
     public static func local(_ runtime: DeviceRuntime) -> DeviceConnection {
         DeviceConnection(attachedToDaemon: false) { req, emit in await runtime.service.handle(req, emit: emit) }
     }
@@ -27,12 +42,24 @@ public struct DeviceConnection: Sendable {
     /// nothing blocks a thread, and a stream lasts as long as the front end listens).
     public static func daemon(socketPath: String) -> DeviceConnection {
         let client = DaemonClient(socketPath: socketPath)
-        return DeviceConnection(attachedToDaemon: true) { req, emit in
+        let choice = ContainerChoice()
+        return DeviceConnection(attachedToDaemon: true, choice: choice, switchable: true) { req, emit in
             do {
-                return try await client.send(req, onEvent: emit)
+                return try await client.send(req, container: choice.value, onEvent: emit)
             } catch {
                 return DeviceResponse(ok: false, message: "the daemon stopped answering")
             }
         }
+    }
+}
+
+/// Which container a connection's requests go to (shared by its copies).
+public final class ContainerChoice: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: ContainerID?
+    public init() {}
+    public var value: ContainerID? {
+        get { lock.withLock { current } }
+        set { lock.withLock { current = newValue } }
     }
 }

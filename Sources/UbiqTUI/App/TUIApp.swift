@@ -15,6 +15,9 @@ import Glibc
 @MainActor
 public final class TUIApp {
     let connection: DeviceConnection
+    /// The live query's and the settings watch's tasks, and which container showing they serve.
+    var streams: [Task<Void, Never>] = []
+    var generation = 0
     /// Tags this front end's own settings writes: the watch leaves them out and reports every
     /// other write on this device (`ubiq kv set` beside it) as a local change.
     let settingsOrigin = UUID().uuidString
@@ -58,8 +61,7 @@ public final class TUIApp {
         startSignals()
         startTimers()
         redraw()
-        Task { await self.startQuery() }
-        Task { await self.startSettings() }
+        startStreams()
         await withCheckedContinuation { finished = $0 }
         shutdown()
     }
@@ -178,29 +180,39 @@ public final class TUIApp {
 
     // MARK: engine
 
+    /// The live query and the settings watch of the container shown (again after a switch:
+    /// the old streams end, and whatever they still deliver is dropped).
+    func startStreams() {
+        streams.forEach { $0.cancel() }
+        generation += 1
+        let g = generation
+        streams = [Task { await self.startQuery(g) }, Task { await self.startSettings(g) }]
+    }
+
     /// The live query (everything in the `data` scope), streamed for as long as the app runs.
-    func startQuery() async {
+    func startQuery(_ g: Int) async {
         let r = await connection.send(.watch(query: QuerySpec())) { [weak self] response in
             guard let e = response.event else { return true }
             return await MainActor.run {
-                guard let self, self.finished != nil else { return false }
+                guard let self, self.finished != nil, self.generation == g else { return false }
                 if e.event == "gathered" { self.send(.gathered(e.added)) } else {
                     self.send(.update(QueryDiff(added: e.added, changed: e.changed, removed: e.removed)))
                 }
                 return true
             }
         }
-        if !r.ok { send(.failed(r.message ?? "the live query stopped")) }
+        if !r.ok, generation == g { send(.failed(r.message ?? "the live query stopped")) }
     }
 
     /// Settings now, then each change made elsewhere.
-    func startSettings() async {
+    func startSettings(_ g: Int) async {
         await reloadSettings()
         _ = await connection.send(.kvWatch(local: settingsOrigin)) { [weak self] response in
             guard let c = response.kvChange else { return true }
+            guard await MainActor.run(body: { self?.generation == g }) else { return false }
             await self?.reloadSettings()
             return await MainActor.run {
-                guard let self, self.finished != nil else { return false }
+                guard let self, self.finished != nil, self.generation == g else { return false }
                 self.send(.settingsChanged(keys: c.keys, reason: c.reason, at: Date()))
                 return true
             }
@@ -280,6 +292,26 @@ public final class TUIApp {
                     ?? .preview(v.id, lines: LineDiff.hexDump(bytes), isText: false, currentText: nil)
                 await MainActor.run { self.send(event) }
             }
+        case .listContainers:
+            let connection = self.connection
+            Task {
+                let r = await connection.ask(.containers)
+                let list = (r.containers ?? []).map { c in (c.id == (connection.choice.value?.string ?? r.containers?.first { $0.isDefault }?.id) ? "[\(c.id)]" : c.id) }
+                state.flash = Flash(text: r.ok ? "containers: \(list.joined(separator: ", ")) — :container ID shows another" : (r.message ?? "no containers"),
+                                    level: r.ok ? .info : .warn)
+                scheduleRedraw()
+            }
+        case .switchContainer(let id):
+            guard connection.switchable else {
+                state.flash = Flash(text: "this engine syncs one container (start 'ubiq daemon' for several)", level: .warn)
+                scheduleRedraw()
+                return
+            }
+            connection.choice.value = id
+            state.forgetContainer()
+            startStreams()
+            state.flash = Flash(text: "container \(id)", level: .info)
+            scheduleRedraw()
         case .setTheme(let name):
             do {
                 theme = try ThemeLoader.standard().load(name)

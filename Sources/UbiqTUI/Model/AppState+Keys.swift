@@ -24,7 +24,7 @@ extension AppState {
             return view == .trash ? [.loadTrash] : []
         case .char("R"), .f5: flash = Flash(text: "syncing now…", level: .info); return [.syncNow]
         case .char(":"):
-            prompt = Prompt(purpose: .command, label: "command (q, files, conflicts, kv, trash, theme NAME, sort FIELD, help)", text: "")
+            prompt = Prompt(purpose: .command, label: "command (q, files, conflicts, kv, trash, theme NAME, sort FIELD, container [ID], help)", text: "")
             return []
         case .ctrlZ: return [.suspend]
         case .char("P") where !(view == .files && versions == nil && !files.marked.isEmpty):
@@ -319,7 +319,7 @@ extension AppState {
     // MARK: the command line
 
     /// `:q`, `:files`, `:conflicts`, `:kv` (or `:settings`), `:trash`, `:theme NAME`,
-    /// `:sort FIELD`, `:help`; anything else stays in the prompt with the reason.
+    /// `:sort FIELD`, `:container [ID]`, `:help`; anything else stays in the prompt with the reason.
     mutating func runCommand(_ p: Prompt) -> [Effect] {
         var p = p
         let words = p.text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
@@ -333,11 +333,15 @@ extension AppState {
         case ("trash", 1): view = .trash; versions = nil; return [.loadTrash]
         case ("help", 1): help = true; helpTop = 0; return []
         case ("theme", 2): return [.setTheme(words[1])]
+        case ("container", 1), ("containers", 1): return [.listContainers]
+        case ("container", 2):
+            if let id = try? ContainerID(validating: words[1]) { return [.switchContainer(id)] }
+            p.error = "'\(words[1])' is not a container ID (letters, digits, . _ -)"
         case ("sort", 2):
             if let key = FilesState.SortKey(rawValue: words[1]) { files.setSort(key); return [] }
             p.error = "sort by name, size, modified or status"
         default:
-            p.error = "unknown command '\(p.text)': q, files, conflicts, kv, trash, theme NAME, sort FIELD, help"
+            p.error = "unknown command '\(p.text)': q, files, conflicts, kv, trash, theme NAME, sort FIELD, container [ID], help"
         }
         prompt = p
         return []

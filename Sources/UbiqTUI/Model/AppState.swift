@@ -99,3 +99,21 @@ public struct AppState: Sendable {
     public var quit = false
     public init() {}
 }
+
+extension AppState {
+    /// Everything shown of one container forgotten (another is about to be shown): the Files
+    /// view keeps its order and dotfile choice.
+    mutating func forgetContainer() {
+        let sort = files.sortKey, descending = files.sortDescending, hidden = files.showHidden
+        files = FilesState()
+        files.setSort(sort, descending: descending)
+        files.setShowHidden(hidden)
+        versions = nil
+        conflictCursor = ListCursor()
+        choices = ConflictChoices()
+        filesUndo = []
+        trash = TrashState()
+        settings = SettingsState()
+        view = .files
+    }
+}

@@ -64,6 +64,9 @@ public enum Effect: Equatable, Sendable {
     case loadTrash
     /// Switch to a theme (`:theme NAME`), or read the theme and config.toml again (`Ctrl-R`).
     case setTheme(String)
+    /// Show the device's containers (`:container`); switch to one (`:container ID`).
+    case listContainers
+    case switchContainer(ContainerID)
     case reloadLook
     case restore(RelativePath)
     case emptyTrash
