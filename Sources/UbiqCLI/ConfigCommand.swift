@@ -51,6 +51,7 @@ struct EffectiveSettings {
 
     var sort: (String, Source) { file.sort.map { ($0, .config) } ?? ("name", .default) }
     var showHidden: (Bool, Source) { file.showHidden.map { ($0, .config) } ?? (false, .default) }
+    var autostart: (Bool, Source) { file.autostart.map { ($0, .config) } ?? (false, .default) }
 }
 
 /// `ubiq config show`
@@ -67,7 +68,7 @@ struct ConfigCommand: AsyncParsableCommand {
                 ("theme", s.theme(flag: nil).0, s.theme(flag: nil).1), ("color", s.color(flag: nil).0, s.color(flag: nil).1),
                 ("ascii", "\(s.ascii(flag: false).0)", s.ascii(flag: false).1), ("sort", s.sort.0, s.sort.1),
                 ("show-hidden", "\(s.showHidden.0)", s.showHidden.1), ("download", s.download(flag: nil).0, s.download(flag: nil).1),
-                ("log-level", s.logLevel().0.rawValue, s.logLevel().1),
+                ("log-level", s.logLevel().0.rawValue, s.logLevel().1), ("autostart", "\(s.autostart.0)", s.autostart.1),
             ]
             for (k, v, src) in rows {
                 let shown = v == "true" || v == "false" ? v : "\"\(v)\""

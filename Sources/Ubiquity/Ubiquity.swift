@@ -13,25 +13,39 @@ import UbiqEngine
 public struct Ubiquity: Sendable {
     let home: DeviceHome
     let client: DaemonClient
+    let starter: DaemonStarter
 
     /// The home `ubiq` commands use: `$UBIQ_HOME`, else the XDG locations.
     public static var standard: Ubiquity {
-        Ubiquity(resolved: DeviceHome.resolve(explicit: nil, environment: ProcessInfo.processInfo.environment))
+        Ubiquity(resolved: DeviceHome.resolve(explicit: nil, environment: ProcessInfo.processInfo.environment), homeArgument: nil,
+                 autostart: nil, executable: nil)
     }
 
-    /// The device home rooted at `folder` (what `ubiq --home FOLDER` uses).
-    public init(home folder: URL) { self.init(resolved: .rooted(at: folder.standardizedFileURL)) }
+    /// The device home rooted at `folder` (what `ubiq --home FOLDER` uses). `autostart`: start
+    /// the daemon when none runs (nil: as `autostart = true` in `config.toml` says);
+    /// `executable`: the `ubiq` program that does (nil: `ubiq` on `PATH`).
+    public init(home folder: URL, autostart: Bool? = nil, executable: URL? = nil) {
+        self.init(resolved: .rooted(at: folder.standardizedFileURL), homeArgument: folder.standardizedFileURL.path, autostart: autostart,
+                  executable: executable)
+    }
 
-    init(resolved home: DeviceHome) {
+    init(resolved home: DeviceHome, homeArgument: String?, autostart: Bool?, executable: URL?) {
         self.home = home
         client = DaemonClient(socketPath: home.socketPath)
+        starter = DaemonStarter(homeArgument: homeArgument, autostart: autostart, executable: executable)
     }
 
-    /// The daemon's answer to `request` (a refusal is thrown as `.refused`).
+    /// The daemon's answer to `request` (a refusal is thrown as `.refused`). With autostart on,
+    /// a daemon that does not run is started first (once; its answer waited for up to 15 s).
     func ask(_ request: DeviceRequest, container: ContainerID? = nil,
              onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
         let r: DeviceResponse
-        do { r = try await client.send(request, container: container, onEvent: onEvent) } catch let f as DaemonClient.Failure {
+        do {
+            do { r = try await client.send(request, container: container, onEvent: onEvent) } catch DaemonClient.Failure.noDaemon(let why) where starter.enabled {
+                try await starter.start(waitingFor: client, because: why)
+                r = try await client.send(request, container: container, onEvent: onEvent)
+            }
+        } catch let f as DaemonClient.Failure {
             throw UbiquityError.from(f, home: home.stateDirectory.path)
         }
         guard r.ok else { throw UbiquityError(.refused, r.message ?? "the daemon refused the request") }

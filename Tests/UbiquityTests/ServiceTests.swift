@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-import Ubiquity
+@testable import Ubiquity
 import UbiqCore
 import UbiqEngine
 import UbiqTesting
@@ -56,5 +56,50 @@ struct ServiceTests {
             #expect(size <= 4096 + 200, "\(n): \(size) bytes")
         }
         #expect(try String(contentsOf: url, encoding: .utf8).contains("999 "), "the newest line is in the current file")
+    }
+
+    /// Processes whose command line holds every one of `words` (from /proc).
+    static func processes(with words: [String]) -> [pid_t] {
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return ids.compactMap { Int32($0) }.filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let line = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+            return words.allSatisfy { line.contains($0) }
+        }
+    }
+
+    @Test func aProgramStartsTheDaemonWhenAutostartIsOn() async throws {
+        let d = try await Daemons.start(["A"])
+        d.stopDaemon("A")
+        let off = Ubiquity(home: d.home("A"), autostart: false)
+        let e = await #expect(throws: UbiquityError.self) { _ = try await KeyValueStore(ubiquity: off).value(forKey: "k") }
+        #expect(e?.code == .noDaemon && e?.message.contains("ubiq daemon") == true)
+
+        let on = Ubiquity(home: d.home("A"), autostart: true, executable: URL(fileURLWithPath: ChildProcess.ubiqBinary()))
+        #expect(try await on.containers() == ["iCloud.default"], "the daemon was started and answered")
+        let started = Self.processes(with: [ChildProcess.ubiqBinary(), "daemon", d.home("A").path])
+        #expect(started.count == 1, "one daemon: \(started)")
+        #expect(await off.identityToken != nil, "it keeps running for every program")
+        for pid in started { kill(pid, SIGTERM) }
+        #expect(await eventually { Self.processes(with: [ChildProcess.ubiqBinary(), "daemon", d.home("A").path]).isEmpty })
+        await d.stop()
+    }
+
+    @Test func autostartIsReadFromTheConfigFile() throws {
+        let dir = try TempDirectory("ubiq-autostart")
+        defer { dir.remove() }
+        let file = dir.url.appendingPathComponent("ubiquity/config.toml")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let env = ["XDG_CONFIG_HOME": dir.url.path, "HOME": "/nonexistent"]
+        let cases: [(String, Bool)] = [
+            ("autostart = true\n", true), ("theme = \"dusk\"\nautostart=true # yes\n", true), ("autostart = false\n", false),
+            ("autostart = \"true\"\n", false), ("[table]\nautostart = true\n", false), ("", false), ("autostart\n", false),
+        ]
+        for (text, expected) in cases {
+            try Data(text.utf8).write(to: file)
+            #expect(DaemonStarter.configAllows(environment: env) == expected, "\(text.debugDescription)")
+        }
+        try FileManager.default.removeItem(at: file)
+        #expect(!DaemonStarter.configAllows(environment: env), "no file: off")
     }
 }

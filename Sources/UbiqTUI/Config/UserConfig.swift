@@ -22,13 +22,15 @@ public struct UserConfig: Sendable, Equatable {
     public var showHidden: Bool?
     public var download: String?
     public var logLevel: String?
+    /// Programs using the library start the daemon when none runs.
+    public var autostart: Bool?
     public init() {}
 
     /// Every key, with the values each takes (nil: any text).
     public static let keys: [(name: String, values: [String]?)] = [
         ("theme", nil), ("color", ["auto", "always", "never"]), ("ascii", ["true", "false"]), ("sort", ["name", "size", "modified", "status"]),
         ("show-hidden", ["true", "false"]), ("download", ["all", "on-demand"]),
-        ("log-level", ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
+        ("log-level", ["trace", "debug", "info", "notice", "warning", "error", "critical"]), ("autostart", ["true", "false"]),
     ]
 
     /// Where the file is for this environment.
@@ -84,6 +86,7 @@ public struct UserConfig: Sendable, Equatable {
             case "sort": c.sort = text
             case "show-hidden": c.showHidden = text == "true"
             case "download": c.download = text
+            case "autostart": c.autostart = text == "true"
             default: c.logLevel = text
             }
         }
