@@ -65,7 +65,8 @@ public final class MetadataQuery: Sendable {
         }
     }
 
-    /// Holds updates back (as `disableUpdates`); `resume` delivers what came meanwhile as one.
+    /// Holds updates back (as `disableUpdates`): `results` stays as it is; `resume` applies and
+    /// delivers what came meanwhile as one update.
     public func pause() { state.withLock { $0.paused = true } }
 
     public func resume() {
@@ -110,10 +111,15 @@ public final class MetadataQuery: Sendable {
                 s.results = Dictionary(e.added.map { ($0.itemID, $0) }, uniquingKeysWith: { $1 })
                 return .didFinishGathering(e.added)
             }
-            for i in e.added + e.changed { s.results[i.itemID] = i }
-            for i in e.removed { s.results[i.itemID] = nil }
-            guard s.paused else { return .didUpdate(added: e.added, changed: e.changed, removed: e.removed) }
-            for i in e.added { s.held.added[i.itemID] = i; s.held.removed[i.itemID] = nil }
+            guard s.paused else {
+                for i in e.added + e.changed { s.results[i.itemID] = i }
+                for i in e.removed { s.results[i.itemID] = nil }
+                return .didUpdate(added: e.added, changed: e.changed, removed: e.removed)
+            }
+            for i in e.added {
+                // Removed and back while paused: to the program it changed.
+                if s.held.removed.removeValue(forKey: i.itemID) != nil { s.held.changed[i.itemID] = i } else { s.held.added[i.itemID] = i }
+            }
             for i in e.changed {
                 if s.held.added[i.itemID] != nil { s.held.added[i.itemID] = i } else { s.held.changed[i.itemID] = i }
             }
@@ -125,12 +131,20 @@ public final class MetadataQuery: Sendable {
         }
     }
 
+    /// `take` of a daemon event given by its parts.
+    func take(event: String, added: [MetadataItem], changed: [MetadataItem], removed: [MetadataItem]) async -> Notification? {
+        await take(QueryEventLine(event: event, added: added, changed: changed, removed: removed))
+    }
+
     /// The updates held while paused, as one (nil when there were none).
     func release() -> Notification? {
         state.withLock { s in
             let h = s.held
             s.held = ([:], [:], [:])
             guard !h.added.isEmpty || !h.changed.isEmpty || !h.removed.isEmpty else { return nil }
+            for i in h.added.values { s.results[i.itemID] = i }
+            for i in h.changed.values { s.results[i.itemID] = i }
+            for id in h.removed.keys { s.results[id] = nil }
             return .didUpdate(added: Array(h.added.values), changed: Array(h.changed.values), removed: Array(h.removed.values))
         }
     }

@@ -86,6 +86,9 @@ public enum PostgresTestDatabase {
         let name = "ubiq_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         try await PostgreSQLDatabase.administer(location, ["CREATE DATABASE \(name)"])
         location.database = name
+        // Dozens of test servers share one PostgreSQL at a time: small pools keep them under
+        // its connection limit (a real deployment keeps the default 10 per server).
+        location.connections = 4
         return location
     }
 

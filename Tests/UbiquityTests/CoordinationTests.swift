@@ -106,4 +106,28 @@ struct CoordinationTests {
         presenting.cancel()
         await d.stop()
     }
+
+    @Test func aPresenterIsToldWhenItsDocumentGainsAConflict() async throws {
+        let d = try await Daemons.start(["A", "B"])
+        let aURL = d.folder("A").appendingPathComponent("Documents/shared.txt")
+        let bURL = d.folder("B").appendingPathComponent("Documents/shared.txt")
+        try FileManager.default.createDirectory(at: aURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("start".utf8).write(to: aURL)
+        #expect(await eventually { (try? String(contentsOf: bURL, encoding: .utf8)) == "start" })
+        #expect(await eventually { (try? await d.ubiquity("A").status(of: aURL))?.uploaded == true })
+        let events = Collected<FilePresenter.Event>(), ready = Collected<Bool>()
+        let presenting = Task { for try await e in FilePresenter(aURL, ubiquity: d.ubiquity("A")).events(ready: { ready.add(true) }) { events.add(e) } }
+        #expect(await eventually { !ready.all.isEmpty })
+        // B edits while its daemon is stopped; A edits meanwhile: B's edit becomes a conflict.
+        d.stopDaemon("B")
+        try Data("A's edit".utf8).write(to: aURL)
+        #expect(await eventually { events.all.contains(.changed) }, "\(events.all)")
+        #expect(await eventually { (try? await d.ubiquity("A").status(of: aURL))?.uploaded == true })
+        try Data("B's edit".utf8).write(to: bURL)
+        try d.startDaemon("B")
+        #expect(await eventually(timeout: .seconds(60)) { events.all.contains(.gainedConflict) }, "\(events.all)")
+        #expect(try await FileVersion.unresolvedConflicts(of: aURL, ubiquity: d.ubiquity("A")).count == 1)
+        presenting.cancel()
+        await d.stop()
+    }
 }

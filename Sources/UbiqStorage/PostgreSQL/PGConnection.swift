@@ -54,9 +54,11 @@ final class PGConnection: SQLConnection {
         // PostgresNIO loses a statement written to a connection the server already closed (its
         // answer never comes: a pooled connection whose server restarted would hang its thread
         // for ever), so the answer is also given up when the connection closes.
+        let flight = InFlight.of(connection)
         let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+        guard flight.begin(answer) else { throw ChannelError.ioOnClosedChannel }
+        defer { flight.end() }
         connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).cascade(to: answer)
-        connection.closeFuture.whenComplete { _ in answer.fail(ChannelError.ioOnClosedChannel) }
         return try answer.futureResult.wait()
     }
 
@@ -135,5 +137,56 @@ enum PGFailure {
         }
         if connectionLost(error) { return StorageError(.storageFailure, "cannot reach the database at \(location.redacted): \(error)") }
         return StorageError(.storageFailure, "database error: \(error)")
+    }
+}
+
+/// The statement a connection is waiting on, failed when the connection closes: one watcher per
+/// connection (registered on its close future once, forgotten when it closes), not one per
+/// statement.
+final class InFlight: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: EventLoopPromise<PostgresQueryResult>?
+    private var closed = false
+
+    /// Records the statement's answer; false when the connection has closed already.
+    func begin(_ answer: EventLoopPromise<PostgresQueryResult>) -> Bool {
+        lock.withLock {
+            guard !closed else { return false }
+            current = answer
+            return true
+        }
+    }
+
+    func end() { lock.withLock { current = nil } }
+
+    func connectionClosed() {
+        let waiting = lock.withLock { () -> EventLoopPromise<PostgresQueryResult>? in
+            closed = true
+            defer { current = nil }
+            return current
+        }
+        waiting?.fail(ChannelError.ioOnClosedChannel)
+    }
+
+    private static let registryLock = NSLock()
+    nonisolated(unsafe) private static var registry: [ObjectIdentifier: InFlight] = [:]
+
+    /// The watcher of `connection` (made, and its close watched, on first use).
+    static func of(_ connection: PostgresConnection) -> InFlight {
+        let id = ObjectIdentifier(connection)
+        let (flight, made) = registryLock.withLock { () -> (InFlight, Bool) in
+            if let f = registry[id] { return (f, false) }
+            let f = InFlight()
+            registry[id] = f
+            return (f, true)
+        }
+        if made {
+            // Outside the lock: on a closed connection the callback runs at once.
+            connection.closeFuture.whenComplete { _ in
+                flight.connectionClosed()
+                registryLock.withLock { if registry[id] === flight { registry[id] = nil } }
+            }
+        }
+        return flight
     }
 }
