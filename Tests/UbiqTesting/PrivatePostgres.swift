@@ -113,15 +113,7 @@ public final class PrivatePostgres: @unchecked Sendable {
 
     /// Whether something listens on the port.
     func accepts() -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        return rc == 0
+        Self.onLoopback(port) { fd, address, length in connect(fd, address, length) } == 0
     }
 
     /// One of the server's programs, as the `postgres` user when we are root.
@@ -144,16 +136,21 @@ public final class PrivatePostgres: @unchecked Sendable {
     static func freePort() throws -> Int {
         for _ in 0..<200 {
             let candidate = Int.random(in: 20_000..<32_000)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_port = in_port_t(UInt16(candidate).bigEndian)
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            if rc == 0 { return candidate }
+            if onLoopback(candidate, { fd, address, length in bind(fd, address, length) }) == 0 { return candidate }
         }
         throw NSError(domain: "PrivatePostgres", code: 2, userInfo: [NSLocalizedDescriptionKey: "no free port"])
+    }
+
+    /// `call` (connect or bind) on a fresh TCP socket with 127.0.0.1:`port`, closed after; its
+    /// result (-1 when no socket could be made).
+    static func onLoopback(_ port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
     }
 }
