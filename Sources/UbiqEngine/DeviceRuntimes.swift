@@ -45,6 +45,7 @@ public actor DeviceRuntimes {
         try FileManager.default.createDirectory(at: home.containerFolder(id).appendingPathComponent("Documents"), withIntermediateDirectories: true)
         let r = try DeviceRuntime(home: home, config: c.acting(on: id), logger: logger, settleTime: settleTime)
         try c.save(home)
+        c.container = config.container  // this run's default stays (a daemon started with --container keeps it)
         config = c
         runtimes[id] = r
         logger.info("now syncing container \(id) in \(home.containerFolder(id).path)")

@@ -63,7 +63,10 @@ struct DaemonProtocolTests {
         #expect(silent.count == 40)
         let t0 = ContinuousClock.now
         #expect(await a.identityToken != nil)
-        #expect(ContinuousClock.now - t0 < .seconds(5), "answered beside 40 silent clients in \(ContinuousClock.now - t0)")
+        // Answered while they are still connected (they are cut off only after 30 s): a server
+        // that read its clients with blocking calls would wait for them (5.3 s was seen under
+        // CI's load, so the bound is loose: it is not a speed test).
+        #expect(ContinuousClock.now - t0 < .seconds(20), "answered beside 40 silent clients in \(ContinuousClock.now - t0)")
         silent.forEach { close($0) }
 
         // 1,000 clients come and go: some leave at once, some mid-line, some after an answer.
