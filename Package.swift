@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "UbiqTUI",
             dependencies: [
-                "UbiqCore", "UbiqEngine", "UbiqProtocol", "CNCursesW", "CTuiSupport",
+                "UbiqCore", "UbiqEngine", "UbiqProtocol", "Ubiquity", "CNCursesW", "CTuiSupport",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -103,7 +103,7 @@ let package = Package(
         .target(
             name: "UbiqCLI",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqClient", "UbiqTUI", "UbiqProtocol",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqClient", "UbiqTUI", "UbiqProtocol", "Ubiquity",
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -114,8 +114,9 @@ let package = Package(
         .target(
             name: "Ubiquity",
             dependencies: [
-                "UbiqCore", "UbiqEngine",
+                "UbiqCore", "UbiqEngine", "UbiqProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(name: "ubiq", dependencies: ["UbiqCLI"]),

@@ -17,7 +17,7 @@ struct ContainersCommand: AsyncParsableCommand {
             list = config.containers.map { ContainerState(id: $0.string, folder: h.containerFolder($0).path, isDefault: $0 == (try? DeviceConfig.load(h))??.container,
                                                            state: "stopped", idle: false) }
         } else {
-            let r = try await DaemonAnswer.ask(h, .containers)
+            let r = try await DaemonAnswer.ask(h, explicitHome: home.home, .containers)
             guard r.ok, let listed = r.containers else { throw CLIError(.invalidRequest, r.message ?? "the daemon did not list its containers") }
             list = listed
         }

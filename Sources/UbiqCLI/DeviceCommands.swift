@@ -196,7 +196,7 @@ struct SyncCommand: AsyncParsableCommand {
     func run() async throws {
         let (h, config) = try home.config()
         guard let lock = try HomeLock.acquire(h) else {
-            let r = try await DaemonAnswer.ask(h, .sync, container: config.container)
+            let r = try await DaemonAnswer.ask(h, explicitHome: home.home, .sync, container: config.container)
             if !r.ok { throw CLIError(.invalidRequest, r.message ?? "not in sync") }
             print("in sync")
             return
@@ -228,7 +228,7 @@ struct StatusCommand: AsyncParsableCommand {
                 let engine = try SyncEngine(home: h, config: config)
                 status = await engine.peek()
                 _ = lock
-            } else if let s = try await DaemonAnswer.ask(h, .status, container: config.container).status {
+            } else if let s = try await DaemonAnswer.ask(h, explicitHome: home.home, .status, container: config.container).status {
                 status = s
             } else {
                 throw CLIError(.invalidRequest, "the daemon answered without a status")

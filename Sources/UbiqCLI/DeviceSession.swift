@@ -12,7 +12,7 @@ enum DeviceSession {
                         onEvent: @escaping @Sendable (DeviceResponse) -> Bool = { _ in true }) async throws -> DeviceResponse {
         let (h, config) = try home.config()
         guard let lock = try HomeLock.acquire(h) else {
-            return try await DaemonAnswer.ask(h, request, container: config.container, onEvent: onEvent)
+            return try await DaemonAnswer.ask(h, explicitHome: home.home, request, container: config.container, onEvent: onEvent)
         }
         let device = try DeviceRuntime(home: h, config: config, settleTime: .milliseconds(500))
         if live { await device.start() } else { await device.refresh() }

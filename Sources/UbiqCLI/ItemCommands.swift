@@ -146,11 +146,11 @@ struct PauseCommand: AsyncParsableCommand {
             throw CLIError(.invalidRequest, "no daemon or front end runs on this home: nothing is syncing to \(pause ? "pause" : "resume")")
         }
         if !paths.isEmpty {
-            try report(try await DaemonAnswer.ask(h, .hold(paths: paths, on: pause), container: config.container, onEvent: { _ in true }),
+            try report(try await DaemonAnswer.ask(h, explicitHome: home.home, .hold(paths: paths, on: pause), container: config.container, onEvent: { _ in true }),
                        done: pause ? "paused" : "resumed")
             return
         }
-        let r = try await DaemonAnswer.ask(h, .pause(on: pause), container: config.container, onEvent: { _ in true })
+        let r = try await DaemonAnswer.ask(h, explicitHome: home.home, .pause(on: pause), container: config.container, onEvent: { _ in true })
         guard r.ok else { throw CLIError(.invalidRequest, r.message ?? "failed") }
         print(r.message ?? "")
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import UbiqCore
 import UbiqEngine
+@_spi(UbiqTools) import Ubiquity
 
 /// `ubiq service install|uninstall|status`: the daemon as a systemd user service (started at
 /// login, restarted when it fails).
@@ -64,9 +65,9 @@ struct ServiceCommand: AsyncParsableCommand {
         func run() async throws {
             let h = home.resolve()
             let unit = ServiceUnit(home: h, explicitHome: home.home)
-            let hello = try? await DaemonClient(socketPath: h.socketPath).send(.hello(version: DaemonSocket.protocolVersion, client: "ubiq service status"))
+            let running = await Ubiquity(device: h, explicitHome: home.home).daemonAnswers
             let r = Report(unit: unit.name, unitFile: unit.file.path, installed: FileManager.default.fileExists(atPath: unit.file.path),
-                           daemonRunning: hello?.hello != nil, log: h.logFile.path)
+                           daemonRunning: running, log: h.logFile.path)
             if json { return try printJSON(r) }
             print("\(r.unit): \(r.installed ? "installed (\(r.unitFile))" : "not installed ('ubiq service install' installs it)")")
             print("daemon: \(r.daemonRunning ? "running" : "not running")")

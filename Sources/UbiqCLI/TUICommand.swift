@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import UbiqCore
 import UbiqEngine
+@_spi(UbiqTools) import Ubiquity
 import UbiqTUI
 #if canImport(Glibc)
 import Glibc
@@ -54,10 +55,10 @@ struct TUICommand: AsyncParsableCommand {
         logger.logLevel = settings.logLevel().0
         guard let lock = try HomeLock.acquire(h) else {
             // A daemon runs this home's engine: attach to it through its socket.
-            guard try await DaemonAnswer.ask(h, .status).status != nil else {
+            guard try await DaemonAnswer.ask(h, explicitHome: home.home, .status).status != nil else {
                 throw CLIError(.invalidRequest, "the daemon answered without a status")
             }
-            let app = await TUIApp(connection: .daemon(socketPath: h.socketPath), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
+            let app = await TUIApp(connection: .daemon(Ubiquity(device: h, explicitHome: home.home)), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
             await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0, themeSource: settings.theme(flag: look.theme).0)
             await app.run(flash: warning)
             return

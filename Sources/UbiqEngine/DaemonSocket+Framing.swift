@@ -5,14 +5,17 @@ extension DaemonSocket {
     /// Splits what a client sends into lines (without their newline), none longer than
     /// `limit` bytes; a longer one is an error (the connection is answered and closed). Each
     /// byte is looked at once, however the line arrives.
-    struct LineDecoder: ByteToMessageDecoder {
-        typealias InboundOut = ByteBuffer
+    @_spi(DaemonWire)
+    public struct LineDecoder: ByteToMessageDecoder {
+        public typealias InboundOut = ByteBuffer
         struct TooLong: Error { let limit: Int }
         let limit: Int
         /// How far past the reader index a newline has already been looked for.
         var searched = 0
 
-        mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        public init(limit: Int) { self.limit = limit }
+
+        public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
             let view = buffer.readableBytesView
             guard let newline = view.dropFirst(searched).firstIndex(of: 0x0A) else {
                 searched = view.count
@@ -28,7 +31,7 @@ extension DaemonSocket {
             return .continue
         }
 
-        mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
             while try decode(context: context, buffer: &buffer) == .continue {}
             return .needMoreData
         }
@@ -69,7 +72,8 @@ extension DaemonSocket {
     }
 
     /// A request that is not one, in a line: where in the JSON and what was wrong.
-    static func describe(_ error: Error) -> String {
+    @_spi(DaemonWire)
+    public static func describe(_ error: Error) -> String {
         if let p = error as? Problem { return p.description }
         guard let e = error as? DecodingError else { return "not JSON" }
         func at(_ path: [CodingKey]) -> String { path.isEmpty ? "" : " at \(path.map(\.stringValue).joined(separator: "."))" }

@@ -130,7 +130,8 @@ public final class DaemonSocket: @unchecked Sendable {
     }
 
     /// The JSON line of `request` addressed to `container`.
-    static func encodeRequest(_ request: DeviceRequest, container: ContainerID?) -> ByteBuffer {
+    @_spi(DaemonWire)
+    public static func encodeRequest(_ request: DeviceRequest, container: ContainerID?) -> ByteBuffer {
         guard let container else { return encodeLine(request) }
         guard let data = try? WireCoding.encode(request), var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return encodeLine(request) }
         object["container"] = container.string

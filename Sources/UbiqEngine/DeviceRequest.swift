@@ -101,7 +101,7 @@ public struct DeviceResponse: Codable, Sendable {
     public var event: QueryEventLine?
     public var kv: [KVEntry]?
     public var devices: [DeviceInfo]?
-    public var kvChange: KeyValueStore.Change?
+    public var kvChange: SettingsReplica.Change?
     /// Content bytes (`versionContent`).
     public var content: Data?
     /// Set when a write is stored on this device but the server could not be reached yet.

@@ -8,12 +8,12 @@ import UbiqProtocol
 /// also sends writes made offline). Used by `ubiq daemon`, the front end and one-shot commands.
 public final class DeviceRuntime: Sendable {
     public let engine: SyncEngine
-    public let kv: KeyValueStore
+    public let kv: SettingsReplica
     public let service: DeviceService
 
     public init(home: DeviceHome, config: DeviceConfig, logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
         engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: settleTime)
-        kv = try KeyValueStore(home: home, config: config, logger: logger)
+        kv = try SettingsReplica(home: home, config: config, logger: logger)
         service = DeviceService(engine: engine, kv: kv)
     }
 

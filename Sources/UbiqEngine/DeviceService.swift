@@ -5,9 +5,9 @@ import UbiqCore
 /// commands that run the engine in-process.
 public struct DeviceService: Sendable {
     public let engine: SyncEngine
-    public let kv: KeyValueStore
+    public let kv: SettingsReplica
 
-    public init(engine: SyncEngine, kv: KeyValueStore) { self.engine = engine; self.kv = kv }
+    public init(engine: SyncEngine, kv: SettingsReplica) { self.engine = engine; self.kv = kv }
 
     /// Sends stream events through `emit` (which returns false once the listener has gone) and
     /// returns the final answer.

@@ -12,8 +12,8 @@ extension SyncEngine {
     /// `update` per batch, until `emit` reports that the listener has gone.
     public nonisolated func watch(_ spec: QuerySpec, emit: @escaping @Sendable (DeviceResponse) async -> Bool) async throws {
         let def = try MetadataQueryDefinition(scope: spec.scope, predicate: spec.predicate, sort: spec.sort)
-        let query = MetadataQuery(engine: self, definition: def, interval: .milliseconds(max(1, min(spec.intervalMillis, 60_000))))
-        let (stream, cont) = AsyncStream<MetadataQuery.Notification>.makeStream()
+        let query = LiveQuery(engine: self, definition: def, interval: .milliseconds(max(1, min(spec.intervalMillis, 60_000))))
+        let (stream, cont) = AsyncStream<LiveQuery.Notification>.makeStream()
         await query.start { cont.yield($0) }
         for await n in stream {
             var r = DeviceResponse(ok: true)

@@ -39,15 +39,7 @@ public struct Ubiquity: Sendable {
     /// a daemon that does not run is started first (once; its answer waited for up to 15 s).
     func ask(_ request: DeviceRequest, container: ContainerID? = nil,
              onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
-        let r: DeviceResponse
-        do {
-            do { r = try await client.send(request, container: container, onEvent: onEvent) } catch DaemonClient.Failure.noDaemon(let why) where starter.enabled {
-                try await starter.start(waitingFor: client, because: why)
-                r = try await client.send(request, container: container, onEvent: onEvent)
-            }
-        } catch let f as DaemonClient.Failure {
-            throw UbiquityError.from(f, home: home.stateDirectory.path)
-        }
+        let r = try await answer(request, container: container, onEvent: onEvent)
         guard r.ok else { throw UbiquityError(.refused, r.message ?? "the daemon refused the request") }
         return r
     }

@@ -70,7 +70,7 @@ struct EngineMemoryBench: AsyncParsableCommand {
         // A live query over all of them: gathering time and the memory it adds.
         for text in ["TRUEPREDICATE", "name LIKE '*7*.txt' AND size < 1KB"] {
             let rssBefore = rssMiB()
-            let q = MetadataQuery(engine: engine, definition: MetadataQueryDefinition(predicate: try QueryPredicate.parse(text)))
+            let q = LiveQuery(engine: engine, definition: MetadataQueryDefinition(predicate: try QueryPredicate.parse(text)))
             let gathered = Gathered()
             let g = await clock.measure {
                 await q.start { n in if case .didFinishGathering(let items) = n { gathered.set(items.count) } }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import UbiqCore
 import UbiqEngine
+import Ubiquity
 
 /// What going through the daemon's socket costs a program: the same changes observed, in the
 /// same run, by an in-process observer on the engine and by a program using `import Ubiquity`
@@ -17,7 +18,7 @@ struct LibraryBench: AsyncParsableCommand {
         let devices: DeviceRuntimes
         let runtime: DeviceRuntime
         let socket: DaemonSocket
-        let library: LibraryEntry
+        let library: Ubiquity
     }
 
     func daemon(_ name: String, server: BenchServer) async throws -> Daemon {
@@ -29,7 +30,7 @@ struct LibraryBench: AsyncParsableCommand {
         try await socket.start()
         await devices.start()
         return Daemon(devices: devices, runtime: try await devices.runtime(nil), socket: socket,
-                      library: LibraryEntry(home: server.dir.appendingPathComponent("home-\(name)")))
+                      library: Ubiquity(home: server.dir.appendingPathComponent("home-\(name)")))
     }
 
     func run() async throws {
@@ -40,9 +41,9 @@ struct LibraryBench: AsyncParsableCommand {
         // 1. A file written in A → "did update" on B: the engine's query in B's process, and a
         //    program's query through B's socket.
         let inProcess = Arrivals(), library = Arrivals()
-        let query = MetadataQuery(engine: b.runtime.engine, definition: MetadataQueryDefinition(), interval: .milliseconds(intervalMs))
+        let query = LiveQuery(engine: b.runtime.engine, definition: MetadataQueryDefinition(), interval: .milliseconds(intervalMs))
         await query.start { n in if case .didUpdate(let d) = n { let now = ContinuousClock.now; Task { await inProcess.note(d.added.map(\.name), at: now) } } }
-        let program = LibraryQuery(interval: .milliseconds(intervalMs), ubiquity: b.library)
+        let program = MetadataQuery(interval: .milliseconds(intervalMs), ubiquity: b.library)
         let watching = Task {
             for try await n in program.notifications() {
                 if case .didUpdate(let added, _, _) = n { let now = ContinuousClock.now; await library.note(added.map(\.name), at: now) }
@@ -77,13 +78,13 @@ struct LibraryBench: AsyncParsableCommand {
         }
         let (ready, signal) = AsyncStream<Void>.makeStream()
         let listening = Task {
-            for try await c in LibraryStore(ubiquity: b.library).changes(ready: { signal.yield() }) {
+            for try await c in KeyValueStore(ubiquity: b.library).changes(ready: { signal.yield() }) {
                 let now = ContinuousClock.now
                 await kvLibrary.note(c.keys, at: now)
             }
         }
         for await _ in ready { break }
-        let writer = LibraryStore(ubiquity: a.library)
+        let writer = KeyValueStore(ubiquity: a.library)
         for i in 0..<runs {
             let key = "library.\(i)"
             let start = ContinuousClock.now

@@ -23,8 +23,8 @@ struct LiveBench: AsyncParsableCommand {
         // 1. File written in A → "did update" (added) on A's and on B's query.
         let seenA = Arrivals(), seenB = Arrivals()
         let def = MetadataQueryDefinition()
-        let qa = MetadataQuery(engine: a.engine, definition: def, interval: .milliseconds(intervalMs))
-        let qb = MetadataQuery(engine: b.engine, definition: def, interval: .milliseconds(intervalMs))
+        let qa = LiveQuery(engine: a.engine, definition: def, interval: .milliseconds(intervalMs))
+        let qb = LiveQuery(engine: b.engine, definition: def, interval: .milliseconds(intervalMs))
         await qa.start { n in if case .didUpdate(let d) = n { let now = ContinuousClock.now; Task { await seenA.note(d.added.map(\.name), at: now) } } }
         await qb.start { n in if case .didUpdate(let d) = n { let now = ContinuousClock.now; Task { await seenB.note(d.added.map(\.name), at: now) } } }
         var same: [Double] = [], other: [Double] = []

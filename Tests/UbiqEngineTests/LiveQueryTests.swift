@@ -8,7 +8,7 @@ import UbiqTesting
 actor QueryLog {
     var gathered: [MetadataItem]?
     var updates: [QueryDiff] = []
-    func note(_ n: MetadataQuery.Notification) {
+    func note(_ n: LiveQuery.Notification) {
         switch n {
         case .didFinishGathering(let items): gathered = items
         case .didUpdate(let d): updates.append(d)
@@ -30,7 +30,7 @@ struct LiveQueryTests {
             try a.write("Documents/image.raw", "not a text file")
             #expect(await eventually { b.read("Documents/existing.txt") != nil && b.read("Documents/image.raw") != nil })
             let def = MetadataQueryDefinition(scope: .documents, predicate: try QueryPredicate.parse("name LIKE '*.txt' OR size > 1MB"), sort: .name)
-            let query = MetadataQuery(engine: b.engine, definition: def)
+            let query = LiveQuery(engine: b.engine, definition: def)
             let log = QueryLog()
             await query.start { n in Task { await log.note(n) } }
             // Gathering: what matches now, nothing else.
@@ -67,7 +67,7 @@ struct LiveQueryTests {
     @Test func immediateSchedulerGivesOneUpdatePerChangeOnTheSameDevice() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A")
-            let query = MetadataQuery(engine: a.engine, definition: MetadataQueryDefinition(), scheduler: ImmediateQueryScheduler())
+            let query = LiveQuery(engine: a.engine, definition: MetadataQueryDefinition(), scheduler: ImmediateQueryScheduler())
             let log = QueryLog()
             await query.start { n in Task { await log.note(n) } }
             #expect(await eventually { await log.gathered != nil })

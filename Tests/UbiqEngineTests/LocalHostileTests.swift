@@ -20,7 +20,7 @@ struct LocalHostileTests {
     @Test func aDevicesConfigurationAndStateAreItsUsersAlone() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A")
-            let kv = try KeyValueStore(home: a.home, config: a.config)
+            let kv = try SettingsReplica(home: a.home, config: a.config)
             try await kv.set(.string("secret"), forKey: "k")
             func mode(_ url: URL) -> Int { ((try? FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions]) as? Int) ?? -1 }
             #expect(mode(a.home.stateDirectory) == 0o700, "state \(String(mode(a.home.stateDirectory), radix: 8))")

@@ -10,7 +10,7 @@ struct PauseTests {
     @Test func aPausedDeviceNeitherSendsNorFetchesUntilResumed() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
-            let service = DeviceService(engine: a.engine, kv: try KeyValueStore(home: a.home, config: a.config))
+            let service = DeviceService(engine: a.engine, kv: try SettingsReplica(home: a.home, config: a.config))
             try a.write("Documents/before.txt", "both see this")
             #expect(await eventually { b.read("Documents/before.txt") == "both see this" })
             let paused = await service.handle(.pause(on: true))
@@ -42,7 +42,7 @@ extension PauseTests {
     @Test func heldFilesWaitWhileTheRestSyncs() async throws {
         try await withFleet { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
-            let service = DeviceService(engine: a.engine, kv: try KeyValueStore(home: a.home, config: a.config))
+            let service = DeviceService(engine: a.engine, kv: try SettingsReplica(home: a.home, config: a.config))
             for n in ["x", "y", "z"] { try a.write("Documents/\(n).txt", "\(n)1") }
             #expect(await converge(a, b), "\(describeDiff(a, b))")
             // A holds x (its upload waits); B holds z (its download waits).

@@ -1,6 +1,7 @@
 import Foundation
 import UbiqCore
 import UbiqEngine
+@_spi(UbiqTools) import Ubiquity
 
 /// How the front end reaches a device's engine: every call is a ``DeviceRequest`` (streams
 /// deliver events through `emit`), answered in-process by a ``DeviceRuntime`` the front end
@@ -38,14 +39,14 @@ public struct DeviceConnection: Sendable {
         DeviceConnection(attachedToDaemon: false) { req, emit in await runtime.service.handle(req, emit: emit) }
     }
 
-    /// A daemon runs the engine; each request is one connection to its socket (``DaemonClient``:
-    /// nothing blocks a thread, and a stream lasts as long as the front end listens).
-    public static func daemon(socketPath: String) -> DeviceConnection {
-        let client = DaemonClient(socketPath: socketPath)
+    /// A daemon runs the engine; the front end asks it through the `Ubiquity` library like any
+    /// program (each request one connection to its socket: nothing blocks a thread, and a
+    /// stream lasts as long as the front end listens).
+    public static func daemon(_ ubiquity: Ubiquity) -> DeviceConnection {
         let choice = ContainerChoice()
         return DeviceConnection(attachedToDaemon: true, choice: choice, switchable: true) { req, emit in
             do {
-                return try await client.send(req, container: choice.value, onEvent: emit)
+                return try await ubiquity.send(req, container: choice.value, onEvent: emit)
             } catch {
                 return DeviceResponse(ok: false, message: "the daemon stopped answering")
             }

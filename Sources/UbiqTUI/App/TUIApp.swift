@@ -29,7 +29,7 @@ public final class TUIApp {
     let wantColor: Bool
     let logger: Logger
     var state = AppState()
-    var query: MetadataQuery?
+    var query: LiveQuery?
     var redrawScheduled = false
     var finished: CheckedContinuation<Void, Never>?
     var timers: [DispatchSourceTimer] = []

@@ -3,19 +3,20 @@ import NIOCore
 import NIOPosix
 import UbiqCore
 import UbiqProtocol
+@_spi(DaemonWire) import UbiqEngine
 
 /// A program's side of the daemon's socket, without blocking a thread: each request is one
 /// connection; stream events are handed to `onEvent` as they come (return false to stop, which
 /// closes the connection and so ends the stream on the daemon's side).
-public struct DaemonClient: Sendable {
-    public let socketPath: String
+struct DaemonClient: Sendable {
+    let socketPath: String
     /// The longest answer line taken (a listing of a large folder is one line).
     static let answerLimit = 512 << 20
 
-    public init(socketPath: String) { self.socketPath = socketPath }
+    init(socketPath: String) { self.socketPath = socketPath }
 
     /// Why a request got no answer.
-    public enum Failure: Error, Sendable, Equatable {
+    enum Failure: Error, Sendable, Equatable {
         /// Nothing listens on the socket (no daemon runs for the home).
         case noDaemon(String)
         /// The daemon closed the connection before its final answer, or sent something else.
@@ -23,7 +24,7 @@ public struct DaemonClient: Sendable {
     }
 
     /// Sends `request` and returns the daemon's final answer.
-    public func send(_ request: DeviceRequest, container: ContainerID? = nil,
+    func send(_ request: DeviceRequest, container: ContainerID? = nil,
                      onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {

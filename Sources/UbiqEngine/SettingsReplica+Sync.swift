@@ -3,7 +3,7 @@ import UbiqClient
 import UbiqCore
 import UbiqProtocol
 
-extension KeyValueStore {
+extension SettingsReplica {
     /// Sends this device's unacknowledged writes, then applies every change from elsewhere
     /// (all pages first, so a multi-key set is applied and reported at once). Returns true
     /// when the server has everything written here and nothing newer is waiting.

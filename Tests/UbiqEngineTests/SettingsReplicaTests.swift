@@ -9,9 +9,9 @@ import UbiqTesting
 
 /// Collects a store's change notifications.
 actor ChangeLog {
-    var changes: [KeyValueStore.Change] = []
-    func note(_ c: KeyValueStore.Change) { changes.append(c) }
-    func keys(_ reason: KeyValueStore.ChangeReason) -> Set<String> { Set(changes.filter { $0.reason == reason }.flatMap(\.keys)) }
+    var changes: [SettingsReplica.Change] = []
+    func note(_ c: SettingsReplica.Change) { changes.append(c) }
+    func keys(_ reason: SettingsReplica.ChangeReason) -> Set<String> { Set(changes.filter { $0.reason == reason }.flatMap(\.keys)) }
 }
 
 /// A clock offset a test can change while a store runs.
@@ -30,11 +30,11 @@ final class Offset: @unchecked Sendable {
 struct KeyValueStoreTests {
     static let hours: Int64 = 3_600_000
 
-    func store(_ d: TestDevice, clockOffset: Int64 = 0) throws -> KeyValueStore {
-        try KeyValueStore(home: d.home, config: d.config, physicalMillis: { Int64(Date().timeIntervalSince1970 * 1000) + clockOffset })
+    func store(_ d: TestDevice, clockOffset: Int64 = 0) throws -> SettingsReplica {
+        try SettingsReplica(home: d.home, config: d.config, physicalMillis: { Int64(Date().timeIntervalSince1970 * 1000) + clockOffset })
     }
 
-    func listen(_ s: KeyValueStore) async -> ChangeLog {
+    func listen(_ s: SettingsReplica) async -> ChangeLog {
         let log = ChangeLog()
         _ = await s.addListener { c in Task { await log.note(c) } }
         return log
@@ -169,7 +169,7 @@ struct KeyValueStoreTests {
         try await withFleet { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             let offset = Offset(2 * 24 * Self.hours)
-            let ka = try KeyValueStore(home: a.home, config: a.config, physicalMillis: { Int64(Date().timeIntervalSince1970 * 1000) + offset.value })
+            let ka = try SettingsReplica(home: a.home, config: a.config, physicalMillis: { Int64(Date().timeIntervalSince1970 * 1000) + offset.value })
             let kb = try store(b)
             try await ka.set(.string("future"), forKey: "k")
             #expect(await ka.synchronize() == false)
@@ -301,7 +301,7 @@ struct KeyValueStoreTests {
             defer { bobDevice.remove() }
             let bobConfig = DeviceConfig(server: b.config.server, user: "bob", deviceID: bobDevice.config.deviceID, deviceName: "B",
                                          container: b.config.container, download: .all, token: bobDevice.config.token)
-            let asBob = try KeyValueStore(home: b.home, config: bobConfig)
+            let asBob = try SettingsReplica(home: b.home, config: bobConfig)
             let logBob = await listen(asBob)
             #expect(await eventually { await logBob.keys(.accountChange) == ["a.blob"] })
             #expect(await asBob.allEntries().isEmpty)

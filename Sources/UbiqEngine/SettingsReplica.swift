@@ -9,7 +9,7 @@ import UbiqTransport
 /// `NSUbiquitousKeyValueStore`: typed values, limits checked before anything is stored,
 /// hybrid-logical-clock last-writer-wins, atomic multi-key sets, writes kept locally while
 /// offline, and change notifications with a reason for changes made elsewhere.
-public actor KeyValueStore {
+public actor SettingsReplica {
     /// Why keys changed (as `NSUbiquitousKeyValueStoreChangeReasonKey`).
     public enum ChangeReason: String, Codable, Sendable {
         case serverChange, initialSyncChange, quotaViolationChange, accountChange

@@ -29,7 +29,7 @@ public struct DispatchQueryScheduler: QueryScheduler {
 /// phase ending with ``Notification/didFinishGathering(_:)``, then batched
 /// ``Notification/didUpdate(_:)`` notifications carrying added, changed and removed items.
 /// Results come from the engine's local state (no network) and include transfer progress.
-public final class MetadataQuery: @unchecked Sendable {
+public final class LiveQuery: @unchecked Sendable {
     public enum Notification: Sendable, Equatable {
         case didFinishGathering([MetadataItem])
         case didUpdate(QueryDiff)
