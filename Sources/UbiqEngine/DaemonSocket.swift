@@ -107,7 +107,7 @@ public final class DaemonSocket: @unchecked Sendable {
                         group.addTask {
                             let final = await handler(request, container) { r in (try? await outbound.write(encodeLine(r))) != nil }
                             try? await outbound.write(encodeLine(final))
-                            channel.close(promise: nil)
+                            Self.finish(channel)
                         }
                     }
                 } catch let e as LineDecoder.TooLong {
@@ -117,6 +117,18 @@ public final class DaemonSocket: @unchecked Sendable {
             }
         }
     }
+
+    /// Ends a connection whose final answer is written: its output is shut once every byte of
+    /// it has gone (a full close now would drop the rest of a long answer the client has not
+    /// read yet); the connection closes when the client closes its end, or after `linger`.
+    static func finish(_ channel: Channel) {
+        channel.close(mode: .output, promise: nil)
+        channel.eventLoop.scheduleTask(in: linger) { channel.close(promise: nil) }
+    }
+
+    /// How long a connection whose answer is complete waits for its client to read it all and
+    /// close its end.
+    static let linger: TimeAmount = .seconds(60)
 
     /// A request line: the request (one key), and beside it, optionally, `"container": "ID"`.
     static func decodeRequest(_ data: Data) throws -> (DeviceRequest, ContainerID?) {

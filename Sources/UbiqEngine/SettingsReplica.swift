@@ -40,6 +40,9 @@ public actor SettingsReplica {
     var cursor: Int64 = 0
     var syncedOnce = false
     var accountChangedKeys: [String]?
+    /// The keys of the first sync when nobody listened yet (a program that starts listening
+    /// as the store is first synced — a container added by its request — still hears it).
+    var unheardInitialKeys: [String]?
     var listeners: [UUID: @Sendable (Change) -> Void] = [:]
     /// Listeners that also hear this device's own writes, except those tagged with their origin.
     var localListeners: [UUID: (origin: String?, body: @Sendable (Change) -> Void)] = [:]
@@ -151,6 +154,10 @@ public actor SettingsReplica {
             accountChangedKeys = nil
             body(Change(reason: .accountChange, keys: keys))
         }
+        if let keys = unheardInitialKeys {
+            unheardInitialKeys = nil
+            body(Change(reason: .initialSyncChange, keys: keys))
+        }
         return id
     }
 
@@ -177,6 +184,7 @@ public actor SettingsReplica {
     func notify(_ reason: ChangeReason, _ keys: Set<String>) {
         guard !keys.isEmpty else { return }
         let c = Change(reason: reason, keys: keys.sorted())
+        if reason == .initialSyncChange && listeners.isEmpty { unheardInitialKeys = c.keys }
         for l in listeners.values { l(c) }
     }
 }

@@ -34,13 +34,15 @@ public final class KeyValueStore: Sendable {
 
     /// The daemon's answer for this store.
     func ask(_ request: DeviceRequest, onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
-        var container: ContainerID?
-        if let storeID {
-            do { container = try ContainerID(validating: storeID) } catch {
-                throw UbiquityError(.notInContainer, "'\(storeID)' is not a store ID (a container ID: letters, digits, . _ -)")
-            }
+        try await ubiquity.ask(request, container: try storeContainer(), onEvent: onEvent)
+    }
+
+    /// The container the store belongs to (nil: the device's first).
+    func storeContainer() throws -> ContainerID? {
+        guard let storeID else { return nil }
+        do { return try ContainerID(validating: storeID) } catch {
+            throw UbiquityError(.notInContainer, "'\(storeID)' is not a store ID (a container ID: letters, digits, . _ -)")
         }
-        return try await ubiquity.ask(request, container: container, onEvent: onEvent)
     }
 
     /// The value of `key`, or nil.
@@ -113,28 +115,5 @@ public final class KeyValueStore: Sendable {
     @discardableResult
     public func synchronize() async throws -> Bool {
         try await ask(.kvSync).savedLocally != true
-    }
-
-    /// Changes made on other devices (and the first sync, quota refusals, an account change),
-    /// from the moment the stream starts (`ready` is called then: a change made after it is
-    /// reported); ends when the consuming task stops iterating.
-    public func changes(ready: (@Sendable () -> Void)? = nil) -> AsyncThrowingStream<Change, Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    _ = try await ask(.kvWatch(local: nil)) { r in
-                        if r.ready == true { ready?() }
-                        if let c = r.kvChange, let reason = Reason(rawValue: c.reason.rawValue) {
-                            continuation.yield(Change(reason: reason, keys: c.keys))
-                        }
-                        return !Task.isCancelled
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
     }
 }

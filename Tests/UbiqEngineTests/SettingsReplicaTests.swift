@@ -309,4 +309,26 @@ struct KeyValueStoreTests {
             #expect(await asBob.allEntries().isEmpty, "bob sees nothing of alice's store")
         }
     }
+
+    /// A program that starts listening just as the store's first sync lands (a container its
+    /// own request added) still hears it, once.
+    @Test func aFirstSyncNobodyHeardGoesToTheFirstListener() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            let ka = try store(a), kb = try store(b)
+            try await ka.set(.string("dark"), forKey: "theme")
+            try await ka.set(.int(12), forKey: "size")
+            #expect(await ka.synchronize())
+            #expect(await kb.synchronize(), "B's first sync, with nobody listening")
+            let first = await listen(kb)
+            #expect(await eventually { await first.keys(.initialSyncChange) == ["size", "theme"] })
+            let second = await listen(kb)
+            try await ka.set(.string("light"), forKey: "theme")
+            #expect(await ka.synchronize())
+            #expect(await kb.synchronize())
+            #expect(await eventually { await second.keys(.serverChange) == ["theme"] })
+            #expect(await second.keys(.initialSyncChange).isEmpty, "told once")
+            #expect(await first.changes.filter { $0.reason == .initialSyncChange }.count == 1)
+        }
+    }
 }

@@ -109,6 +109,38 @@ struct DaemonProtocolTests {
         await d.stop()
     }
 
+    /// Answers far larger than a socket's buffer arrive whole: a version's content read in
+    /// 1 MiB pieces through the library, and a settings listing read by a client that waits
+    /// before it reads (the daemon used to close the connection as soon as the last line was
+    /// handed to the socket, cutting off what the client had not read yet).
+    @Test func longAnswersArriveWholeEvenToASlowReader() async throws {
+        try await Daemons.with(["A", "B"]) { try await longAnswers(on: $0) }
+    }
+
+    func longAnswers(on d: Daemons) async throws {
+        var generator = SeededRandom(seed: 0x5EED_1A76E)
+        let bytes = Data((0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let documents = d.folder("A").appendingPathComponent("Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        try bytes.write(to: documents.appendingPathComponent("big.bin"))
+        let onB = d.folder("B").appendingPathComponent("Documents/big.bin")
+        let b = d.ubiquity("B")
+        let arrived = await eventually(timeout: .seconds(60)) { (try? await b.status(of: onB))?.status == .current }
+        #expect(arrived)
+        let current = try #require(try await FileVersion.versions(of: onB, ubiquity: b).current)
+        let read = try await current.content(ubiquity: b)
+        #expect(read.count == bytes.count && read == bytes, "\(read.count) of \(bytes.count) bytes")
+
+        let value = String(repeating: "settings ", count: 80_000)  // 720 KB
+        #expect(try await KeyValueStore(ubiquity: d.ubiquity("A")).set(.string(value), forKey: "long"))
+        let fd = try #require(Self.connectRaw(d.socketPath("A")))
+        defer { close(fd) }
+        _ = Array("{\"kvList\":{}}\n".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        try await Task.sleep(for: .seconds(1))  // the client is slow to read: the daemon has long written its answer
+        let answer = Self.exchange(fd, [])
+        #expect(answer.hasSuffix("\n") && answer.contains(value), "\(answer.utf8.count) bytes read")
+    }
+
     /// A client written in Python, from the protocol article alone: hello, a setting written
     /// and read back, a listing, a live query's gathering, and a clear refusal.
     @Test func aPythonProgramSpeaksTheProtocol() async throws {

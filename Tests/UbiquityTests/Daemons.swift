@@ -12,29 +12,60 @@ import Glibc
 /// through the library. (Processes throughout: the waits on them block a thread, which must
 /// not be one an in-process server needs.)
 final class Daemons: @unchecked Sendable {
-    let server: ChildProcess
+    private(set) var server: ChildProcess
     let baseURL: String
+    let port: Int
     let dir: TempDirectory
     private(set) var running: [String: ChildProcess] = [:]
 
-    private init(server: ChildProcess, baseURL: String, dir: TempDirectory) { self.server = server; self.baseURL = baseURL; self.dir = dir }
+    private init(server: ChildProcess, port: Int, dir: TempDirectory) {
+        self.server = server; self.port = port; self.baseURL = "http://127.0.0.1:\(port)"; self.dir = dir
+    }
 
-    /// A server with alice (password "pw") and signed-in homes for `devices`, each with a
-    /// daemon running.
-    static func start(_ devices: [String]) async throws -> Daemons {
+    /// A server with alice (and `others`; password "pw") and signed-in homes for `devices`
+    /// (alice's), each with a daemon running.
+    static func start(_ devices: [String], others: [String] = []) async throws -> Daemons {
         let dir = try TempDirectory("ubiq-lib")
         let data = dir.url.appendingPathComponent("server").path
-        let (added, _, why) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", data], stdin: "pw\n")
-        guard added == 0 else { throw CoreError(.internalError, "user add failed: \(why)") }
+        for user in ["alice"] + others {
+            let (added, _, why) = try ChildProcess.runUbiq(["server", "user", "add", user, "--password-stdin", "--data", data], stdin: "pw\n")
+            guard added == 0 else { throw CoreError(.internalError, "user add failed: \(why)") }
+        }
         let (server, port) = try ChildProcess.startUbiqServer(data: data)
-        let d = Daemons(server: server, baseURL: "http://127.0.0.1:\(port)", dir: dir)
+        let d = Daemons(server: server, port: port, dir: dir)
         for name in devices {
-            let (s, _, e) = try ChildProcess.runUbiq(["login", d.baseURL, "--user", "alice", "--password-stdin", "--device", name, "--home", d.home(name).path],
-                                                     stdin: "pw\n")
-            guard s == 0 else { throw CoreError(.internalError, "login \(name) failed: \(e)") }
+            try d.login(name, as: "alice")
             try d.startDaemon(name)
         }
         return d
+    }
+
+    /// `body` with daemons for `devices`, stopped and removed afterwards whatever happens.
+    static func with(_ devices: [String], others: [String] = [], _ body: (Daemons) async throws -> Void) async throws {
+        let d = try await start(devices, others: others)
+        do { try await body(d) } catch {
+            await d.stop()
+            throw error
+        }
+        await d.stop()
+    }
+
+    /// `ubiq login` of home `name` as `user` (another account than the home's: it signs out first).
+    func login(_ name: String, as user: String) throws {
+        let (s, _, e) = try ChildProcess.runUbiq(["login", baseURL, "--user", user, "--password-stdin", "--device", name, "--home", home(name).path],
+                                                 stdin: "pw\n")
+        guard s == 0 else { throw CoreError(.internalError, "login \(name) as \(user) failed: \(e)") }
+    }
+
+    /// Stops the server (SIGTERM; devices find it unreachable).
+    func stopServer() {
+        server.signal(SIGTERM)
+        server.wait(timeout: 30)
+    }
+
+    /// Starts the server again on its port, with its data.
+    func startServer() throws {
+        server = try ChildProcess.startUbiqServer(data: dir.url.appendingPathComponent("server").path, port: port).0
     }
 
     func home(_ name: String) -> URL { dir.url.appendingPathComponent("home-\(name)") }
