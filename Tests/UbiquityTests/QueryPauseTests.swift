@@ -72,3 +72,65 @@ struct QueryPauseTests {
         }
     }
 }
+
+/// Pause and resume against real daemons: while paused, a query on B neither notifies nor moves
+/// its results whatever A does; on resume one update carries everything (a file added, one
+/// changed, one removed) and the results are the daemon's listing.
+@Suite("Metadata query pause against a daemon", .serialized)
+struct LiveQueryPauseTests {
+    @Test func aPausedQueryHoldsStillAndResumesWithOneUpdate() async throws {
+        try await Daemons.with(["A", "B"]) { try await pauseAndResume(on: $0) }
+    }
+
+    func pauseAndResume(on d: Daemons) async throws {
+        let documentsA = d.folder("A").appendingPathComponent("Documents")
+        try FileManager.default.createDirectory(at: documentsA, withIntermediateDirectories: true)
+        for name in ["keep", "edit", "drop"] { try Data("\(name) v1".utf8).write(to: documentsA.appendingPathComponent("\(name).txt")) }
+        let b = d.ubiquity("B")
+        let query = MetadataQuery(predicate: "name LIKE '*.txt'", scope: .documents, interval: .milliseconds(50), ubiquity: b)
+        let seen = Collected<MetadataQuery.Notification>()
+        let watching = Task { for try await n in query.notifications() { seen.add(n) } }
+        defer { watching.cancel() }
+        let gathered = await eventually(timeout: .seconds(30)) { Set(query.results.map(\.name)) == ["keep.txt", "edit.txt", "drop.txt"] }
+        #expect(gathered, "\(query.results.map(\.name))")
+
+        query.pause()
+        let before = query.results, heard = seen.all.count
+        try Data("edit v2, longer".utf8).write(to: documentsA.appendingPathComponent("edit.txt"))
+        try FileManager.default.removeItem(at: documentsA.appendingPathComponent("drop.txt"))
+        try Data("new".utf8).write(to: documentsA.appendingPathComponent("new.txt"))
+        // B's daemon has all of it (asked directly, not through the paused query).
+        let documentsB = d.folder("B").appendingPathComponent("Documents")
+        let onB = await eventually(timeout: .seconds(30)) {
+            let new = try? await b.status(of: documentsB.appendingPathComponent("new.txt"))
+            let edit = try? await b.status(of: documentsB.appendingPathComponent("edit.txt"))
+            let drop = try? await b.status(of: documentsB.appendingPathComponent("drop.txt"))
+            return new != nil && edit?.size == 15 && drop == .some(nil)
+        }
+        #expect(onB, "B's daemon lists A's changes")
+        #expect(query.results == before, "results hold still while paused")
+        #expect(seen.all.count == heard, "no notification while paused: \(seen.all.dropFirst(heard))")
+
+        // The daemon's query stream has brought all of it (held: the program is told nothing yet).
+        let held = await eventually(timeout: .seconds(30)) {
+            query.state.withLock { s in
+                s.held.added.values.contains { $0.name == "new.txt" } && s.held.changed.values.contains { $0.name == "edit.txt" && $0.size == 15 }
+                    && s.held.removed.values.contains { $0.name == "drop.txt" }
+            }
+        }
+        #expect(held)
+        #expect(query.results == before && seen.all.count == heard, "still nothing moved")
+
+        query.resume()
+        let resumed = await eventually(timeout: .seconds(10)) { seen.all.count > heard }
+        #expect(resumed)
+        guard case .didUpdate(let added, let changed, let removed)? = seen.all.dropFirst(heard).first else {
+            Issue.record("not an update: \(seen.all.dropFirst(heard))")
+            return
+        }
+        #expect(added.map(\.name) == ["new.txt"], "everything held comes in the first update")
+        #expect(changed.map(\.name) == ["edit.txt"] && changed.first?.size == 15)
+        #expect(removed.map(\.name) == ["drop.txt"])
+        #expect(Set(query.results.map(\.name)) == ["keep.txt", "edit.txt", "new.txt"])
+    }
+}
