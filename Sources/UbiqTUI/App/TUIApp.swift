@@ -296,10 +296,13 @@ public final class TUIApp {
             let connection = self.connection
             Task {
                 let r = await connection.ask(.containers)
-                let list = (r.containers ?? []).map { c in (c.id == (connection.choice.value?.string ?? r.containers?.first { $0.isDefault }?.id) ? "[\(c.id)]" : c.id) }
-                state.flash = Flash(text: r.ok ? "containers: \(list.joined(separator: ", ")) — :container ID shows another" : (r.message ?? "no containers"),
-                                    level: r.ok ? .info : .warn)
-                scheduleRedraw()
+                await MainActor.run {
+                    guard r.ok, let list = r.containers, !list.isEmpty else {
+                        self.send(.failed(r.message ?? "no containers"))
+                        return
+                    }
+                    self.send(.containers(list, shown: connection.choice.value?.string))
+                }
             }
         case .switchContainer(let id):
             guard connection.switchable else {

@@ -23,6 +23,8 @@ public enum AppEvent: Sendable {
     case failed(String)
     case done(String)
     case trash([ItemRecord])
+    /// The device's containers (`:container` opens the picker with them; `shown`: the one on screen).
+    case containers([ContainerState], shown: String?)
 }
 
 extension AppState {
@@ -110,6 +112,8 @@ extension AppState {
             if versions?.loading == true { versions?.loading = false; versions?.error = message }
         case .done(let message):
             flash = Flash(text: message, level: .info)
+        case .containers(let list, let shown):
+            picker = ContainerPicker(containers: list, shown: shown)
         case .trash(let items):
             let keep = trash.selected?.id
             trash.items = items

@@ -9,6 +9,7 @@ extension AppState {
         if flash?.sticky == true { flash = nil }
         if confirm != nil { return handleConfirm(key) }
         if prompt != nil { return handlePrompt(key) }
+        if picker != nil { return handlePicker(key) }
         if help { return handleHelp(key) }
         switch key {
         case .ctrlC: quit = true; return [.quit]
@@ -724,6 +725,15 @@ extension AppState {
             return []
         case .command:
             return runCommand(p)
+        case .newContainer:
+            let text = p.text.trimmingCharacters(in: .whitespaces)
+            guard let id = try? ContainerID(validating: text) else {
+                p.error = "'\(text)' is not a container ID (letters, digits, . _ -; e.g. iCloud.com.example.notes)"
+                prompt = p
+                return []
+            }
+            prompt = nil
+            return [.switchContainer(id)]
         case .rename(let path):
             let name = p.text.trimmingCharacters(in: .whitespaces)
             if let why = Self.badName(name) { p.error = why; prompt = p; return [] }

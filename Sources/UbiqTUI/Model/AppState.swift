@@ -80,6 +80,8 @@ public struct AppState: Sendable {
     public var helpFilter = ""
     public var prompt: Prompt?
     public var confirm: Confirmation?
+    /// The container picker (`:container`), when open.
+    public var picker: ContainerPicker?
     public var flash: Flash?
     /// Rows the lists show (the app sets it from the terminal's height on every frame): PgDn
     /// and PgUp move by about that much. It was always 10, whatever the window.
@@ -109,6 +111,7 @@ extension AppState {
         files.setSort(sort, descending: descending)
         files.setShowHidden(hidden)
         versions = nil
+        picker = nil
         conflictCursor = ListCursor()
         choices = ConflictChoices()
         filesUndo = []

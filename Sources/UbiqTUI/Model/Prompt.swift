@@ -14,6 +14,8 @@ public struct Prompt: Equatable, Sendable {
         case emptyTrash
         /// The `:` command line.
         case command
+        /// A container to add and show (`n` in the container picker).
+        case newContainer
         /// A new name for the item at the path; a new folder's name in a folder (nil: the top).
         case rename(RelativePath)
         case newFolder(RelativePath?)
