@@ -64,6 +64,16 @@ public struct FileVersion: Sendable, Equatable, Identifiable {
         _ = try await ubiquity.ask(.resolve(path: at.path, keep: version.id), container: at.container)
     }
 
+    /// Removes the document's conflict versions, keeping the current one (as
+    /// `removeOtherVersionsOfItem(at:)` after a conflict was dealt with). Earlier versions stay
+    /// on the server for restoring, as long as its retention keeps them: they are the user's
+    /// history, not the app's to erase. Nothing happens when there is no conflict.
+    public static func removeOtherVersions(of url: URL, ubiquity: Ubiquity = .standard) async throws {
+        let v = try await versions(of: url, ubiquity: ubiquity)
+        guard !v.unresolvedConflicts.isEmpty, let current = v.current else { return }
+        try await resolve(url, keeping: current, ubiquity: ubiquity)
+    }
+
     /// Resolves by keeping everything: the current version stays, each conflict version
     /// becomes a document beside it; returns the new documents' URLs.
     @discardableResult

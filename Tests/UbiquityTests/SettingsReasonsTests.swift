@@ -116,7 +116,12 @@ struct SettingsReasonsTests {
             #expect(status == 0, "\(why)")
         }
 
-        // A program on A listens the whole time.
+        // A program on A listens the whole time, to settings and to who is signed in.
+        let identities = Collected<String?>()
+        let watchingIdentity = Task { for await token in a.identityChanges(retry: .milliseconds(200)) { identities.add(token) } }
+        defer { watchingIdentity.cancel() }
+        let alice = await a.identityToken
+        #expect(await eventually { identities.all.first == .some(alice) })
         let changes = Collected<KeyValueStore.Change>()
         let listening = await Self.listen(KeyValueStore(ubiquity: a), into: changes, retry: .milliseconds(200))
         defer { listening.cancel() }
@@ -139,6 +144,10 @@ struct SettingsReasonsTests {
         #expect(switched, "\(changes.all)")
         #expect(Self.keys(changes, .accountChange) == ["accent", "alice.only", "bob.only", "theme"], "alice's keys gone, bob's arrived: \(changes.all)")
         #expect(Self.keys(changes, .initialSyncChange).isEmpty, "the account change is the news, not also a first sync: \(changes.all)")
+        let bob = try #require(await a.identityToken)
+        #expect(bob != alice)
+        #expect(await eventually { identities.all.last == .some(bob) }, "\(identities.all)")
+        #expect(identities.all.contains { $0 == nil }, "signed out while the daemon was stopped: \(identities.all)")
         let now = try await KeyValueStore(ubiquity: a).dictionaryRepresentation()
         #expect(now == ["theme": .string("light"), "bob.only": .string("yes")], "bob's settings only")
     }
