@@ -82,6 +82,20 @@ struct LiveQueryPauseTests {
         try await Daemons.with(["A", "B"]) { try await pauseAndResume(on: $0) }
     }
 
+    /// The items a program following `notifications` holds.
+    static func told(_ notifications: [MetadataQuery.Notification]) -> [ItemID: MetadataItem] {
+        var items: [ItemID: MetadataItem] = [:]
+        for n in notifications {
+            switch n {
+            case .didFinishGathering(let all): items = Dictionary(all.map { ($0.itemID, $0) }, uniquingKeysWith: { $1 })
+            case .didUpdate(let added, let changed, let removed):
+                for i in added + changed { items[i.itemID] = i }
+                for i in removed { items[i.itemID] = nil }
+            }
+        }
+        return items
+    }
+
     func pauseAndResume(on d: Daemons) async throws {
         let documentsA = d.folder("A").appendingPathComponent("Documents")
         try FileManager.default.createDirectory(at: documentsA, withIntermediateDirectories: true)
@@ -97,6 +111,10 @@ struct LiveQueryPauseTests {
         #expect(gathered, "\(query.results.map(\.name))")
 
         query.pause()
+        // Everything given before the pause has reached this program (the stream hands it over
+        // asynchronously): what it was told adds up to the results, which now hold still.
+        let caughtUp = await eventually(timeout: .seconds(30)) { Self.told(seen.all) == Dictionary(query.results.map { ($0.itemID, $0) }, uniquingKeysWith: { $1 }) }
+        #expect(caughtUp)
         let before = query.results, heard = seen.all.count
         try Data("edit v2, longer".utf8).write(to: documentsA.appendingPathComponent("edit.txt"))
         try FileManager.default.removeItem(at: documentsA.appendingPathComponent("drop.txt"))
