@@ -9,7 +9,8 @@ struct PostgreSQLLocationTests {
     @Test func theURLsPartsAndWhereThePasswordComesFrom() throws {
         let a = try PostgreSQLLocation(parsing: "postgres://ubiq:s%40cret@db.example.com:6543/meta?sslmode=require&connections=20", environment: [:])
         #expect(a.host == "db.example.com" && a.port == 6543 && a.user == "ubiq" && a.password == "s@cret" && a.database == "meta")
-        #expect(a.tls && a.connections == 20)
+        #expect(a.tls && a.connections == 20 && a.statementTimeout == 120)
+        #expect(try PostgreSQLLocation(parsing: "postgres://u@h/d?statement_timeout=5", environment: [:]).statementTimeout == 5)
         #expect(!a.redacted.contains("s@cret") && a.redacted.contains("db.example.com:6543/meta"))
         let b = try PostgreSQLLocation(parsing: "postgresql://ubiq@[::1]/meta", environment: ["UBIQ_DATABASE_PASSWORD": "from-env"])
         #expect(b.host == "::1" && b.port == 5432 && b.password == "from-env" && !b.tls && b.connections == 10)
@@ -23,6 +24,7 @@ struct PostgreSQLLocationTests {
         #expect(try PostgreSQLLocation(parsing: "postgres://u:mine@h/d", environment: ["UBIQ_DATABASE_PASSWORD": "env"]).password == "mine")
         for bad in ["mysql://u@h/d", "postgres://h/d", "postgres://u@h", "postgres://u@h/", "postgres://u@h/d/e", "postgres://u@h:0/d",
                     "postgres://u@h/d?sslmode=prefer", "postgres://u@h/d?connections=0", "postgres://u@h/d?connections=1000", "postgres://u@h/d?x=1",
+                    "postgres://u@h/d?statement_timeout=0", "postgres://u@h/d?statement_timeout=9999", "postgres://u@h/d?statement_timeout=1e3",
                     "not a url", ""] {
             #expect(throws: StorageError.self, "\(bad)") { try PostgreSQLLocation(parsing: bad, environment: [:]) }
         }

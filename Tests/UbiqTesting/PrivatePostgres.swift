@@ -154,3 +154,24 @@ public final class PrivatePostgres: @unchecked Sendable {
         return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
     }
 }
+
+extension PrivatePostgres {
+    /// Freezes the server (SIGSTOP to the postmaster and every backend): connections stay open
+    /// and nothing answers — a database behind a partition that sends no reset. `false` thaws it.
+    public func freeze(_ on: Bool) {
+        guard let postmaster = lock.withLock({ server?.pid }) else { return }
+        var pids = [postmaster]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), Self.parent(of: pid) == postmaster else { continue }
+            pids.append(pid)
+        }
+        for pid in pids { kill(pid, on ? SIGSTOP : SIGCONT) }
+    }
+
+    /// The parent of a process (from `/proc/PID/stat`: the field after the name in parentheses).
+    static func parent(of pid: pid_t) -> pid_t? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? pid_t(fields[1]) : nil
+    }
+}

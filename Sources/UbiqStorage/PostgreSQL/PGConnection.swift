@@ -9,9 +9,13 @@ import PostgresNIO
 final class PGConnection: SQLConnection {
     let connection: PostgresConnection
     let logger: Logger
+    /// How long a statement may wait for its answer (nil: as long as it takes).
+    let deadline: TimeAmount?
     var dialect: SQLDialect { .postgres }
 
-    init(_ connection: PostgresConnection, _ logger: Logger) { self.connection = connection; self.logger = logger }
+    init(_ connection: PostgresConnection, _ logger: Logger, deadline: TimeAmount? = nil) {
+        self.connection = connection; self.logger = logger; self.deadline = deadline
+    }
 
     @discardableResult
     func execute(_ sql: String, _ arguments: [any SQLArgument]) throws -> Int {
@@ -58,8 +62,24 @@ final class PGConnection: SQLConnection {
         let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
         guard flight.begin(answer) else { throw ChannelError.ioOnClosedChannel }
         defer { flight.end() }
+        // A server that stops answering without closing (a partition, a frozen host) would hold
+        // the thread as long: past the deadline the connection is closed, which ends the wait.
+        let expired = ExpiryFlag()
+        let connection = self.connection
+        let timer = deadline.map { d in
+            connection.eventLoop.scheduleTask(in: d) {
+                expired.set()
+                let _: EventLoopFuture<Void> = connection.close()
+            }
+        }
+        defer { timer?.cancel() }
         connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).cascade(to: answer)
-        return try answer.futureResult.wait()
+        do {
+            return try answer.futureResult.wait()
+        } catch {
+            if expired.isSet, let d = deadline { throw StatementTimeout(seconds: Int(d.nanoseconds / 1_000_000_000)) }
+            throw error
+        }
     }
 
     /// `sql` with each `?` outside quotes replaced by `$1`, `$2`, … in order.
@@ -97,6 +117,19 @@ final class PGConnection: SQLConnection {
     }
 }
 
+/// Set once a statement's deadline passed (by the event loop; read by the waiting thread).
+final class ExpiryFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+
+/// A statement got no answer within its deadline; its connection was closed.
+struct StatementTimeout: Error {
+    let seconds: Int
+}
+
 /// What a PostgreSQL failure means to a transaction: run it again, or report it.
 enum PGFailure {
     static func sqlState(_ error: Error) -> String? { (error as? PSQLError)?.serverInfo?[.sqlState] }
@@ -125,6 +158,9 @@ enum PGFailure {
     static func storageError(_ error: Error, location: PostgreSQLLocation, committing: Bool) -> StorageError {
         if committing {
             return StorageError(.storageFailure, "the connection to the database was lost while committing; the change may or may not have been kept")
+        }
+        if let t = error as? StatementTimeout {
+            return StorageError(.storageFailure, "the database at \(location.redacted) did not answer within \(t.seconds) s")
         }
         if let e = error as? PSQLError {
             if let message = e.serverInfo?[.message] {

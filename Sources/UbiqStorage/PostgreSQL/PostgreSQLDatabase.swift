@@ -106,7 +106,9 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
 
     /// Runs `body` in a transaction on a pooled connection (on a pool thread), again when it
     /// lost a race it may retry (see the type's notes).
-    func transaction<T>(readOnly: Bool, _ body: (any SQLConnection) throws -> T) throws -> T {
+    /// `bounded`: each statement has the location's deadline (schema upgrades are not bounded).
+    func transaction<T>(readOnly: Bool, bounded: Bool = true, _ body: (any SQLConnection) throws -> T) throws -> T {
+        let deadline: TimeAmount? = bounded ? .seconds(Int64(location.statementTimeout)) : nil
         var attempt = 0
         while true {
             attempt += 1
@@ -115,7 +117,7 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
             do {
                 let c = try checkout()
                 connection = c
-                let db = PGConnection(c, logger)
+                let db = PGConnection(c, logger, deadline: deadline)
                 try db.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")
                 let result = try body(db)
                 committing = true
@@ -124,9 +126,9 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
                 return result
             } catch {
                 if let c = connection {
-                    if c.isClosed || PGFailure.connectionLost(error) {
+                    if c.isClosed || PGFailure.connectionLost(error) || error is StatementTimeout {
                         discard(c)
-                    } else if (try? PGConnection(c, logger).execute("ROLLBACK")) != nil {
+                    } else if (try? PGConnection(c, logger, deadline: deadline).execute("ROLLBACK")) != nil {
                         checkin(c)
                     } else {
                         discard(c)

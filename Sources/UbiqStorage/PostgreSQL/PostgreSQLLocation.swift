@@ -14,6 +14,11 @@ public struct PostgreSQLLocation: Sendable, Equatable {
     public var tls: Bool
     public var rootCertificate: String?
     public var connections: Int
+    /// How long one statement may wait for its answer before its connection is given up
+    /// (`statement_timeout=SECONDS`, 1…3600, default 120): a database that stops answering
+    /// without closing the connection (a partition, a frozen host) is an error, not a hang.
+    /// Schema upgrades at start-up are not bounded.
+    public var statementTimeout = 120
 
     /// The URL without its password (for messages and logs).
     public var redacted: String {
@@ -50,6 +55,9 @@ public struct PostgreSQLLocation: Sendable, Equatable {
             case "connections":
                 guard let n = Int(value), (1...100).contains(n) else { throw bad("connections must be 1…100") }
                 connections = n
+            case "statement_timeout":
+                guard let n = Int(value), (1...3600).contains(n) else { throw bad("statement_timeout must be 1…3600 seconds") }
+                statementTimeout = n
             default: throw bad("unknown parameter '\(item.name)'")
             }
         }

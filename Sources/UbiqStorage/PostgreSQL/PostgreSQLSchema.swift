@@ -240,7 +240,7 @@ extension PostgreSQLDatabase {
     /// Applies the migrations this database lacks, one server at a time; refuses a database a
     /// newer `ubiq` made (migrations it does not know).
     func migrate() throws {
-        try transaction(readOnly: false) { db in
+        try transaction(readOnly: false, bounded: false) { db in
             try db.execute("SELECT pg_advisory_xact_lock(?)", [PostgreSQLSchema.migrationLock])
             try db.execute("CREATE TABLE IF NOT EXISTS ubiq_migrations (name TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)")
             let done = Set(try db.values("SELECT name FROM ubiq_migrations") as [String])

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqEngine
+import UbiqServer
+import UbiqStorage
+import UbiqTesting
+
+/// A PostgreSQL that stops answering without closing its connections (frozen with SIGSTOP: a
+/// partition that sends no reset, a host that hangs): every request is answered with a clear
+/// `storage_failure` in bounded time — the server never hangs on it — and once the database
+/// answers again the server goes on by itself.
+@Suite("PostgreSQL that stops answering", .enabled(if: PrivatePostgres.runs), .serialized, .timeLimit(.minutes(5)))
+struct FrozenDatabaseTests {
+    @Test func requestsAreAnsweredInBoundedTimeAndTheServerRecovers() async throws {
+        guard let pg = try PrivatePostgres.start() else { return }
+        defer { pg.freeze(false); pg.destroy() }
+        var location = try pg.location
+        location.statementTimeout = 3
+        location.connections = 4
+        let server = try await TestServer.start(database: .postgres(location), blobs: StoreKind.folder.blobs)
+        try await server.user("alice")
+        let a = try await TestDevice.make(server, user: "alice", name: "A")
+        try a.write("Documents/before.txt", "before the freeze")
+        let (probe, _) = try await server.device("alice", name: "probe")
+        #expect(await eventually { (try? await probe.account().used) ?? 0 > 0 })
+
+        pg.freeze(true)
+        // Pooled connections hang in their statements (3 s), new ones in their start-up (15 s):
+        // five requests at once on a pool of four all come back as storage_failure.
+        let t0 = ContinuousClock.now
+        let answers = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    do {
+                        _ = try await probe.account()
+                        return "answered"
+                    } catch let e as ClientError {
+                        return e.code.rawValue + ": " + e.message
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let took = ContinuousClock.now - t0
+        print("[frozen-db] 5 requests answered in \(took): \(Set(answers))")
+        #expect(answers.allSatisfy { $0.hasPrefix(ErrorCode.storageFailure.rawValue) }, "\(answers)")
+        #expect(took < .seconds(50), "every request answered in bounded time: \(took)")
+
+        pg.freeze(false)
+        let back = await eventually(timeout: .seconds(60)) { (try? await probe.account()) != nil }
+        #expect(back, "the server goes on once the database answers")
+        try a.write("Documents/after.txt", "after the freeze")
+        let listed = await eventually(timeout: .seconds(60)) {
+            guard let page = try? await probe.changes(a.config.container, after: 0) else { return false }
+            return page.items.contains { $0.path.string == "Documents/after.txt" && $0.current?.size == "after the freeze".utf8.count }
+        }
+        #expect(listed, "a new file is stored after the freeze")
+        await a.stop(); a.remove()
+        await server.stop()
+    }
+}
