@@ -128,7 +128,7 @@ public final class DaemonSocket: @unchecked Sendable {
 
     /// How long a connection whose answer is complete waits for its client to read it all and
     /// close its end.
-    static let linger: TimeAmount = .seconds(60)
+    static let linger: TimeAmount = .seconds(20)
 
     /// A request line: the request (one key), and beside it, optionally, `"container": "ID"`.
     static func decodeRequest(_ data: Data) throws -> (DeviceRequest, ContainerID?) {

@@ -37,6 +37,8 @@ public final class MetadataQuery: Sendable {
 
     struct State {
         var results: [ItemID: MetadataItem] = [:]
+        /// The first gathering was delivered: a later one (the daemon came back) is an update.
+        var gathered = false
         var paused = false
         /// Updates that came while paused, merged, delivered on `resume`.
         var held: (added: [ItemID: MetadataItem], changed: [ItemID: MetadataItem], removed: [ItemID: MetadataItem]) = ([:], [:], [:])
@@ -79,25 +81,41 @@ public final class MetadataQuery: Sendable {
 
     /// Starts the query: the gathering, then updates, until the consuming task stops iterating
     /// (which ends the query in the daemon). Throws when no daemon runs or the predicate is bad.
-    public func notifications() -> AsyncThrowingStream<Notification, Error> {
+    /// The query outlives its daemon: when it stops (a restart, an upgrade) the query waits
+    /// for one to answer again (looking every `retry`) and reports what changed meanwhile as
+    /// one update.
+    public func notifications(retry: Duration = .seconds(1)) -> AsyncThrowingStream<Notification, Error> {
         let spec = QuerySpec(predicate: predicate, scope: scope.rawValue, sort: sort.rawValue,
                              intervalMillis: max(1, Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)))
         let container = self.container
         return AsyncThrowingStream { continuation in
             let task = Task {
+                let id: ContainerID?
                 do {
-                    let id = try container.map { c in
+                    id = try container.map { c in
                         do { return try ContainerID(validating: c) } catch { throw UbiquityError(.notInContainer, "'\(c)' is not a container ID") }
                     }
-                    _ = try await ubiquity.ask(.watch(query: spec), container: id) { [self] r in
-                        guard let e = r.event else { return true }
-                        if let n = await self.take(e) { continuation.yield(n) }
-                        return !Task.isCancelled
-                    }
-                    continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
+                    return
                 }
+                while !Task.isCancelled {
+                    do {
+                        _ = try await ubiquity.ask(.watch(query: spec), container: id) { [self] r in
+                            guard let e = r.event else { return true }
+                            if let n = await self.take(e) { continuation.yield(n) }
+                            return !Task.isCancelled
+                        }
+                    } catch let e as UbiquityError where state.withLock({ $0.gathered }) && [.noDaemon, .brokenAnswer].contains(e.code) {
+                        // The daemon went away after the gathering: wait for one below.
+                    } catch {
+                        continuation.finish(throwing: error)
+                        return
+                    }
+                    if Task.isCancelled { break }
+                    try? await Task.sleep(for: retry)
+                }
+                continuation.finish()
             }
             state.withLock { $0.resume = { [self] in if let n = self.release() { continuation.yield(n) } } }
             continuation.onTermination = { _ in task.cancel() }
@@ -107,9 +125,24 @@ public final class MetadataQuery: Sendable {
     /// Applies an event to the results; what to deliver now (nil while paused).
     func take(_ e: QueryEventLine) async -> Notification? {
         state.withLock { s in
+            var e = e
             if e.event == "gathered" {
-                s.results = Dictionary(e.added.map { ($0.itemID, $0) }, uniquingKeysWith: { $1 })
-                return .didFinishGathering(e.added)
+                let now = Dictionary(e.added.map { ($0.itemID, $0) }, uniquingKeysWith: { $1 })
+                guard s.gathered else {
+                    s.gathered = true
+                    s.results = now
+                    return .didFinishGathering(e.added)
+                }
+                // Gathered again (a daemon that came back): what differs is an update. While
+                // paused it is measured against what the program will have once it resumes.
+                var seen = s.results
+                for i in s.held.added.values { seen[i.itemID] = i }
+                for i in s.held.changed.values { seen[i.itemID] = i }
+                for id in s.held.removed.keys { seen[id] = nil }
+                e = QueryEventLine(event: "update", added: now.values.filter { seen[$0.itemID] == nil },
+                                   changed: now.values.filter { item in seen[item.itemID].map { old in old != item } ?? false },
+                                   removed: seen.values.filter { now[$0.itemID] == nil })
+                guard !(e.added.isEmpty && e.changed.isEmpty && e.removed.isEmpty) else { return nil }
             }
             guard s.paused else {
                 for i in e.added + e.changed { s.results[i.itemID] = i }

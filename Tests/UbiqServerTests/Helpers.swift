@@ -51,9 +51,11 @@ func download(_ client: UbiqAPIClient, version: VersionID, container: ContainerI
 
 /// Runs `body` against a fresh server (its metadata on a database of `kind`) with users `alice`
 /// and `bob`, then stops it.
-func withServer(_ kind: DatabaseKind = .sqlite, _ body: (TestServer) async throws -> Void) async throws {
+/// `clock`: the server's clock (a test that counts within a time window stops it, so a loaded
+/// machine's slowness does not move the window under it).
+func withServer(_ kind: DatabaseKind = .sqlite, clock: @escaping @Sendable () -> Date = { Date() }, _ body: (TestServer) async throws -> Void) async throws {
     guard let database = try await kind.fresh() else { return }
-    let server = try await TestServer.start(database: database)
+    let server = try await TestServer.start(clock: clock, database: database)
     do {
         try await server.user("alice")
         try await server.user("bob")
