@@ -38,45 +38,80 @@ public struct FilePresenter: Sendable {
 
     /// The document's events from now on (`ready` is called once it is followed: what happens
     /// after that is reported); ends after `deleted`, or when the consuming task stops
-    /// iterating. Throws at once when the URL is not a synced item.
-    public func events(ready: (@Sendable () -> Void)? = nil) -> AsyncThrowingStream<Event, Error> {
+    /// iterating. Throws at once when the URL is not a synced item. It outlives the daemon:
+    /// when it stops, the presenter waits for one (looking every `retry`) and reports what
+    /// happened to the document meanwhile.
+    public func events(ready: (@Sendable () -> Void)? = nil, retry: Duration = .seconds(1)) -> AsyncThrowingStream<Event, Error> {
         let ubiquity = self.ubiquity, url = self.url
         return AsyncThrowingStream { continuation in
             let task = Task {
+                let at: Ubiquity.Located, item: MetadataItem
                 do {
-                    let at = try ubiquity.locate(url)
-                    guard let item = try await ubiquity.status(of: url) else {
+                    at = try ubiquity.locate(url)
+                    guard let found = try await ubiquity.status(of: url) else {
                         throw UbiquityError(.refused, "\(url.path) is not a synced item (yet)")
                     }
-                    let folder = at.folder
-                    let predicate = QueryPredicate.compare(.itemID, .equal, .string(item.itemID.description), caseInsensitive: false)
-                    let last = Locked<MetadataItem?>(nil)
-                    _ = try await ubiquity.ask(.watch(query: QuerySpec(predicate: predicate.description, scope: "data")), container: at.container) { r in
-                        guard let e = r.event else { return true }
-                        if e.event == "gathered" {
-                            last.withLock { $0 = e.added.first }
-                            ready?()
-                            return true
-                        }
-                        if !e.removed.isEmpty {
-                            continuation.yield(.deleted)
-                            return false
-                        }
-                        for now in e.added + e.changed {
-                            let before = last.withLock { l -> MetadataItem? in defer { l = now }; return l }
-                            guard let before else { continue }
-                            if now.path != before.path { continuation.yield(.moved(to: folder.appendingPathComponent(now.path.string))) }
-                            if now.modified != before.modified || now.size != before.size { continuation.yield(.changed) }
-                            if now.conflict && !before.conflict { continuation.yield(.gainedConflict) }
-                        }
-                        return !Task.isCancelled
-                    }
-                    continuation.finish()
+                    item = found
                 } catch {
                     continuation.finish(throwing: error)
+                    return
                 }
+                let folder = at.folder
+                let predicate = QueryPredicate.compare(.itemID, .equal, .string(item.itemID.description), caseInsensitive: false)
+                let last = Locked<MetadataItem?>(nil)
+                let followed = Locked(false), ended = Locked(false)
+                /// Reports how `now` differs from what was last seen; false once the document is gone.
+                let report: @Sendable (MetadataItem?) -> Bool = { now in
+                    guard let now else {
+                        continuation.yield(.deleted)
+                        ended.withLock { $0 = true }
+                        return false
+                    }
+                    let before = last.withLock { l -> MetadataItem? in defer { l = now }; return l }
+                    for event in Self.events(from: before, to: now, in: folder) { continuation.yield(event) }
+                    return true
+                }
+                while !Task.isCancelled {
+                    // Only the first connection may start a daemon (with autostart on).
+                    let ubiquity = followed.withLock { $0 } ? ubiquity.waitingOnly : ubiquity
+                    do {
+                        _ = try await ubiquity.ask(.watch(query: QuerySpec(predicate: predicate.description, scope: "data")), container: at.container) { r in
+                            guard let e = r.event else { return true }
+                            if e.event == "gathered" {
+                                if followed.withLock({ l in defer { l = true }; return l }) {
+                                    // A daemon that came back: what happened meanwhile.
+                                    return report(e.added.first) && !Task.isCancelled
+                                }
+                                last.withLock { $0 = e.added.first }
+                                ready?()
+                                return true
+                            }
+                            if !e.removed.isEmpty { return report(nil) }
+                            for now in e.added + e.changed { _ = report(now) }
+                            return !Task.isCancelled
+                        }
+                    } catch let e as UbiquityError where followed.withLock({ $0 }) && [.noDaemon, .brokenAnswer].contains(e.code) {
+                        // The daemon went away: wait for one below.
+                    } catch {
+                        continuation.finish(throwing: error)
+                        return
+                    }
+                    if Task.isCancelled || ended.withLock({ $0 }) { break }
+                    try? await Task.sleep(for: retry)
+                }
+                continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+
+    /// What a program is told when its document was `before` and is `now` (pure).
+    static func events(from before: MetadataItem?, to now: MetadataItem, in folder: URL) -> [Event] {
+        guard let before else { return [] }
+        var out: [Event] = []
+        if now.path != before.path { out.append(.moved(to: folder.appendingPathComponent(now.path.string))) }
+        if now.modified != before.modified || now.size != before.size { out.append(.changed) }
+        if now.conflict && !before.conflict { out.append(.gainedConflict) }
+        return out
     }
 }

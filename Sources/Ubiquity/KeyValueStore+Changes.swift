@@ -9,45 +9,51 @@ extension KeyValueStore {
     /// The stream outlives the daemon: when it stops (a restart, a sign-out) the stream waits
     /// for one to answer again (looking every `retry`), then reports what changed meanwhile —
     /// `accountChange` with every key whose value differs when the device is now signed in to
-    /// another account (as `NSUbiquitousKeyValueStoreAccountChange`: the values are the new
-    /// account's), else `serverChange`. Throws when no daemon answers at the start or the
+    /// another account (as `NSUbiquitousKeyValueStoreAccountChange`: every key of either
+    /// account; the values are the new account's, and the new account's first sync is told as
+    /// `accountChange` too), else `serverChange`. Throws when no daemon answers at the start or the
     /// store is refused; ends when the consuming task stops iterating.
     public func changes(ready: (@Sendable () -> Void)? = nil, retry: Duration = .seconds(1)) -> AsyncThrowingStream<Change, Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
-                let seen = Locked<Seen?>(nil)
-                // The keys an account change just reported: the new account's first sync is that same news.
-                let covered = Locked<Set<String>>([])
+                let known = Locked<Seen?>(nil)
+                // After another account: its first sync is part of that news (told as accountChange).
+                let switched = Locked(false)
+                let toldReady = Locked(false)
+                // Only the first connection may start a daemon (with autostart on).
+                let again = KeyValueStore(storeID, ubiquity: ubiquity.waitingOnly)
                 while !Task.isCancelled {
                     let connected = Locked(false)
+                    let store = toldReady.withLock { $0 } ? again : self
                     do {
-                        _ = try await ask(.kvWatch(local: nil)) { r in
+                        _ = try await store.ask(.kvWatch(local: nil)) { r in
                             if r.ready == true {
                                 connected.withLock { $0 = true }
-                                // Listening again: report what changed while nobody listened.
-                                if let now = try? await self.seen(), let before = seen.withLock({ l in defer { l = now }; return l }) {
-                                    if now.identity != before.identity {
-                                        let keys = Self.differing(before.values, now.values)
-                                        covered.withLock { $0 = Set(keys) }
+                                // Listening (again): report what changed while nobody listened.
+                                if let now = await store.seenPatiently() {
+                                    let before = known.withLock { k in defer { k = now }; return k }
+                                    if let before, now.identity != before.identity {
+                                        switched.withLock { $0 = true }
+                                        // The store was replaced: every key of either account.
+                                        let keys = Set(before.values.keys).union(now.values.keys).sorted()
                                         continuation.yield(Change(reason: .accountChange, keys: keys))
-                                    } else if case let keys = Self.differing(before.values, now.values), !keys.isEmpty {
+                                    } else if let before, case let keys = Self.differing(before.values, now.values), !keys.isEmpty {
                                         continuation.yield(Change(reason: .serverChange, keys: keys))
                                     }
-                                } else {
-                                    ready?()
                                 }
+                                if !toldReady.withLock({ t in defer { t = true }; return t }) { ready?() }
                             }
-                            if let c = r.kvChange, let reason = Reason(rawValue: c.reason.rawValue) {
-                                let told = covered.withLock { l in defer { l = [] }; return reason == .initialSyncChange && Set(c.keys).isSubset(of: l) }
-                                if !told { continuation.yield(Change(reason: reason, keys: c.keys)) }
-                                if let now = try? await self.seen() { seen.withLock { $0 = now } }
+                            if let c = r.kvChange, var reason = Reason(rawValue: c.reason.rawValue) {
+                                if reason == .initialSyncChange && switched.withLock({ $0 }) { reason = .accountChange } else { switched.withLock { $0 = false } }
+                                continuation.yield(Change(reason: reason, keys: c.keys))
+                                if let now = try? await store.seen() { known.withLock { $0 = now } }
                             }
                             return !Task.isCancelled
                         }
-                    } catch let e as UbiquityError where seen.withLock({ $0 != nil }) && [.noDaemon, .brokenAnswer].contains(e.code) {
+                    } catch let e as UbiquityError where toldReady.withLock({ $0 }) && [.noDaemon, .brokenAnswer].contains(e.code) {
                         // The daemon went away after the stream began: wait for one below.
                     } catch {
-                        if seen.withLock({ $0 == nil }) && !connected.withLock({ $0 }) { continuation.finish(throwing: error); return }
+                        if !toldReady.withLock({ $0 }) && !connected.withLock({ $0 }) { continuation.finish(throwing: error); return }
                     }
                     if Task.isCancelled { break }
                     try? await Task.sleep(for: retry)
@@ -62,6 +68,15 @@ extension KeyValueStore {
     struct Seen: Sendable {
         let identity: String
         let values: [String: KVValue]
+    }
+
+    /// `seen()`, tried a few times (a daemon that has just started may not answer every request yet).
+    func seenPatiently() async -> Seen? {
+        for attempt in 0..<5 {
+            if let s = try? await seen() { return s }
+            if attempt < 4 { try? await Task.sleep(for: .milliseconds(100)) }
+        }
+        return nil
     }
 
     func seen() async throws -> Seen {

@@ -100,6 +100,8 @@ public final class MetadataQuery: Sendable {
                     return
                 }
                 while !Task.isCancelled {
+                    // Only the first connection may start a daemon (with autostart on).
+                    let ubiquity = state.withLock { $0.gathered } ? self.ubiquity.waitingOnly : self.ubiquity
                     do {
                         _ = try await ubiquity.ask(.watch(query: spec), container: id) { [self] r in
                             guard let e = r.event else { return true }

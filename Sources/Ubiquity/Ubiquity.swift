@@ -29,6 +29,13 @@ public struct Ubiquity: Sendable {
                   executable: executable)
     }
 
+    /// The same, never starting a daemon: a stream that lost its daemon waits for it to come
+    /// back (a daemon stopped on purpose — a sign-out, `systemctl stop` — is not restarted by
+    /// every program that was listening to it, once a second).
+    var waitingOnly: Ubiquity {
+        Ubiquity(resolved: home, homeArgument: starter.homeArgument, autostart: false, executable: starter.executable)
+    }
+
     init(resolved home: DeviceHome, homeArgument: String?, autostart: Bool?, executable: URL?) {
         self.home = home
         client = DaemonClient(socketPath: home.socketPath)

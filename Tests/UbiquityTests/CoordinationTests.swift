@@ -108,6 +108,46 @@ extension DaemonSuites {
             await d.stop()
         }
 
+        /// The presenter outlives B's daemon: A edits and renames the document while B's
+        /// daemon is stopped; once it is back the presenter tells both, and goes on following.
+        @Test func aPresenterGoesOnAcrossADaemonRestart() async throws {
+            try await Daemons.with(["A", "B"]) { try await presenterAcrossRestart(on: $0) }
+        }
+
+        func presenterAcrossRestart(on d: Daemons) async throws {
+            let aURL = d.folder("A").appendingPathComponent("Documents/open.txt")
+            let bURL = d.folder("B").appendingPathComponent("Documents/open.txt")
+            try FileManager.default.createDirectory(at: aURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("first".utf8).write(to: aURL)
+            let there = await eventually { (try? await d.ubiquity("B").status(of: bURL))?.status == .current }
+            #expect(there)
+            let events = Collected<FilePresenter.Event>(), ready = Collected<Bool>(), failed = Collected<String>()
+            let presenting = Task {
+                do {
+                    for try await e in FilePresenter(bURL, ubiquity: d.ubiquity("B")).events(ready: { ready.add(true) }, retry: .milliseconds(200)) { events.add(e) }
+                } catch { failed.add("\(error)") }
+            }
+            defer { presenting.cancel() }
+            let following = await eventually { !ready.all.isEmpty }
+            #expect(following)
+
+            d.stopDaemon("B")
+            try Data("second, longer, edited on A".utf8).write(to: aURL)
+            let renamed = d.folder("A").appendingPathComponent("Documents/renamed.txt")
+            try FileManager.default.moveItem(at: aURL, to: renamed)
+            let sent = await eventually(timeout: .seconds(30)) { (try? await d.ubiquity("A").status(of: renamed))?.uploaded == true }
+            #expect(sent)
+            try d.startDaemon("B")
+            let movedTo = d.folder("B").appendingPathComponent("Documents/renamed.txt")
+            let told = await eventually(timeout: .seconds(30)) { events.all.contains(.moved(to: movedTo)) && events.all.contains(.changed) }
+            #expect(told, "\(events.all)")
+            #expect(failed.all.isEmpty, "\(failed.all)")
+            // Still following: a delete on A ends it.
+            try FileManager.default.removeItem(at: renamed)
+            let deleted = await eventually(timeout: .seconds(30)) { events.all.last == .deleted }
+            #expect(deleted, "\(events.all)")
+        }
+
         @Test func aPresenterIsToldWhenItsDocumentGainsAConflict() async throws {
             let d = try await Daemons.start(["A", "B"])
             let aURL = d.folder("A").appendingPathComponent("Documents/shared.txt")

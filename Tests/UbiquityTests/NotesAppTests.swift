@@ -49,9 +49,11 @@ extension DaemonSuites {
             d.stopDaemon("B")
             (s, _, err) = try Self.notes(d, "A", ["write", "shopping", "A's list: bread"])
             #expect(s == 0, "\(err)")
-            let before = try await FileVersion.current(of: d.home("A").appendingPathComponent("Ubiquity/TEAM.com.example.notes/Documents/Notes/shopping.txt"),
-                                                       ubiquity: d.ubiquity("A"))
-            #expect(before?.size == "A's list: bread".utf8.count)
+            let shoppingA = d.home("A").appendingPathComponent("Ubiquity/TEAM.com.example.notes/Documents/Notes/shopping.txt")
+            let sent = await eventually(timeout: .seconds(30)) {
+                (try? await FileVersion.current(of: shoppingA, ubiquity: d.ubiquity("A")))?.size == "A's list: bread".utf8.count
+            }
+            #expect(sent, "A's edit is the server's current version")
             try Data("B's list: apples".utf8).write(to: d.home("B").appendingPathComponent("Ubiquity/TEAM.com.example.notes/Documents/Notes/shopping.txt"))
             try d.startDaemon("B")
             #expect(await eventually(timeout: .seconds(60)) { ((try? Self.notes(d, "A", ["conflicts", "shopping"]))?.1 ?? "").contains("conflict\t") },

@@ -192,6 +192,11 @@ extension DaemonSuites {
 
             let updated = await eventually(timeout: .seconds(30)) { Set(query.results.map(\.name)) == ["stays.txt", "new.txt"] }
             #expect(updated, "\(query.results.map(\.name)); \(seen.all.dropFirst(heard))")
+            // The program has been handed everything the results hold (handed over asynchronously).
+            let handed = await eventually(timeout: .seconds(30)) {
+                LiveQueryPauseTests.told(seen.all) == Dictionary(query.results.map { ($0.itemID, $0) }, uniquingKeysWith: { $1 })
+            }
+            #expect(handed)
             let later = Array(seen.all.dropFirst(heard))
             #expect(!later.contains { if case .didFinishGathering = $0 { true } else { false } }, "the daemon's new gathering is an update to the program")
             var added: [String] = [], removed: [String] = []
