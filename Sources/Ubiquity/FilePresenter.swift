@@ -71,35 +71,27 @@ public struct FilePresenter: Sendable {
                     for event in Self.events(from: before, to: now, in: folder) { continuation.yield(event) }
                     return true
                 }
-                while !Task.isCancelled {
-                    // Only the first connection may start a daemon (with autostart on).
-                    let ubiquity = followed.withLock { $0 } ? ubiquity.waitingOnly : ubiquity
-                    do {
-                        _ = try await ubiquity.ask(.watch(query: QuerySpec(predicate: predicate.description, scope: "data")), container: at.container) { r in
-                            guard let e = r.event else { return true }
-                            if e.event == "gathered" {
-                                if followed.withLock({ l in defer { l = true }; return l }) {
-                                    // A daemon that came back: what happened meanwhile.
-                                    return report(e.added.first) && !Task.isCancelled
-                                }
-                                last.withLock { $0 = e.added.first }
-                                ready?()
-                                return true
+                do {
+                    try await ubiquity.follow(.watch(query: QuerySpec(predicate: predicate.description, scope: "data")), container: at.container, retry: retry,
+                                              began: { followed.withLock { $0 } }, ended: { ended.withLock { $0 } }) { r in
+                        guard let e = r.event else { return true }
+                        if e.event == "gathered" {
+                            if followed.withLock({ l in defer { l = true }; return l }) {
+                                // A daemon that came back: what happened meanwhile.
+                                return report(e.added.first) && !Task.isCancelled
                             }
-                            if !e.removed.isEmpty { return report(nil) }
-                            for now in e.added + e.changed { _ = report(now) }
-                            return !Task.isCancelled
+                            last.withLock { $0 = e.added.first }
+                            ready?()
+                            return true
                         }
-                    } catch let e as UbiquityError where followed.withLock({ $0 }) && [.noDaemon, .brokenAnswer].contains(e.code) {
-                        // The daemon went away: wait for one below.
-                    } catch {
-                        continuation.finish(throwing: error)
-                        return
+                        if !e.removed.isEmpty { return report(nil) }
+                        for now in e.added + e.changed { _ = report(now) }
+                        return !Task.isCancelled
                     }
-                    if Task.isCancelled || ended.withLock({ $0 }) { break }
-                    try? await Task.sleep(for: retry)
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
                 }
-                continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }

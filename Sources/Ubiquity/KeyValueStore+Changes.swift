@@ -19,46 +19,36 @@ extension KeyValueStore {
                 let known = Locked<Seen?>(nil)
                 // After another account: its first sync is part of that news (told as accountChange).
                 let switched = Locked(false)
-                let toldReady = Locked(false)
-                // Only the first connection may start a daemon (with autostart on).
-                let again = KeyValueStore(storeID, ubiquity: ubiquity.waitingOnly)
-                while !Task.isCancelled {
-                    let connected = Locked(false)
-                    let store = toldReady.withLock { $0 } ? again : self
-                    do {
-                        _ = try await store.ask(.kvWatch(local: nil)) { r in
-                            if r.ready == true {
-                                connected.withLock { $0 = true }
-                                // Listening (again): report what changed while nobody listened.
-                                if let now = await store.seenPatiently() {
-                                    let before = known.withLock { k in defer { k = now }; return k }
-                                    if let before, now.identity != before.identity {
-                                        switched.withLock { $0 = true }
-                                        // The store was replaced: every key of either account.
-                                        let keys = Set(before.values.keys).union(now.values.keys).sorted()
-                                        continuation.yield(Change(reason: .accountChange, keys: keys))
-                                    } else if let before, case let keys = Self.differing(before.values, now.values), !keys.isEmpty {
-                                        continuation.yield(Change(reason: .serverChange, keys: keys))
-                                    }
+                let began = Locked(false)
+                let quiet = KeyValueStore(storeID, ubiquity: ubiquity.waitingOnly)
+                do {
+                    try await ubiquity.follow(.kvWatch(local: nil), container: try storeContainer(), retry: retry, began: { began.withLock { $0 } }) { r in
+                        if r.ready == true {
+                            // Listening (again): report what changed while nobody listened.
+                            if let now = await quiet.seenPatiently() {
+                                let before = known.withLock { k in defer { k = now }; return k }
+                                if let before, now.identity != before.identity {
+                                    switched.withLock { $0 = true }
+                                    // The store was replaced: every key of either account.
+                                    let keys = Set(before.values.keys).union(now.values.keys).sorted()
+                                    continuation.yield(Change(reason: .accountChange, keys: keys))
+                                } else if let before, case let keys = Self.differing(before.values, now.values), !keys.isEmpty {
+                                    continuation.yield(Change(reason: .serverChange, keys: keys))
                                 }
-                                if !toldReady.withLock({ t in defer { t = true }; return t }) { ready?() }
                             }
-                            if let c = r.kvChange, var reason = Reason(rawValue: c.reason.rawValue) {
-                                if reason == .initialSyncChange && switched.withLock({ $0 }) { reason = .accountChange } else { switched.withLock { $0 = false } }
-                                continuation.yield(Change(reason: reason, keys: c.keys))
-                                if let now = try? await store.seen() { known.withLock { $0 = now } }
-                            }
-                            return !Task.isCancelled
+                            if !began.withLock({ b in defer { b = true }; return b }) { ready?() }
                         }
-                    } catch let e as UbiquityError where toldReady.withLock({ $0 }) && [.noDaemon, .brokenAnswer].contains(e.code) {
-                        // The daemon went away after the stream began: wait for one below.
-                    } catch {
-                        if !toldReady.withLock({ $0 }) && !connected.withLock({ $0 }) { continuation.finish(throwing: error); return }
+                        if let c = r.kvChange, var reason = Reason(rawValue: c.reason.rawValue) {
+                            if reason == .initialSyncChange && switched.withLock({ $0 }) { reason = .accountChange } else { switched.withLock { $0 = false } }
+                            continuation.yield(Change(reason: reason, keys: c.keys))
+                            if let now = try? await quiet.seen() { known.withLock { $0 = now } }
+                        }
+                        return !Task.isCancelled
                     }
-                    if Task.isCancelled { break }
-                    try? await Task.sleep(for: retry)
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
                 }
-                continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }

@@ -90,34 +90,19 @@ public final class MetadataQuery: Sendable {
         let container = self.container
         return AsyncThrowingStream { continuation in
             let task = Task {
-                let id: ContainerID?
                 do {
-                    id = try container.map { c in
+                    let id = try container.map { c in
                         do { return try ContainerID(validating: c) } catch { throw UbiquityError(.notInContainer, "'\(c)' is not a container ID") }
                     }
+                    try await ubiquity.follow(.watch(query: spec), container: id, retry: retry, began: { [self] in state.withLock { $0.gathered } }) { [self] r in
+                        guard let e = r.event else { return true }
+                        if let n = await self.take(e) { continuation.yield(n) }
+                        return !Task.isCancelled
+                    }
+                    continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
-                    return
                 }
-                while !Task.isCancelled {
-                    // Only the first connection may start a daemon (with autostart on).
-                    let ubiquity = state.withLock { $0.gathered } ? self.ubiquity.waitingOnly : self.ubiquity
-                    do {
-                        _ = try await ubiquity.ask(.watch(query: spec), container: id) { [self] r in
-                            guard let e = r.event else { return true }
-                            if let n = await self.take(e) { continuation.yield(n) }
-                            return !Task.isCancelled
-                        }
-                    } catch let e as UbiquityError where state.withLock({ $0.gathered }) && [.noDaemon, .brokenAnswer].contains(e.code) {
-                        // The daemon went away after the gathering: wait for one below.
-                    } catch {
-                        continuation.finish(throwing: error)
-                        return
-                    }
-                    if Task.isCancelled { break }
-                    try? await Task.sleep(for: retry)
-                }
-                continuation.finish()
             }
             state.withLock { $0.resume = { [self] in if let n = self.release() { continuation.yield(n) } } }
             continuation.onTermination = { _ in task.cancel() }

@@ -53,3 +53,26 @@ extension Ubiquity {
         get async { (try? await client.send(.hello(version: DaemonSocket.protocolVersion, client: "ubiq")))?.hello != nil }
     }
 }
+
+extension Ubiquity {
+    /// Runs a streaming request for as long as its program follows it: when the daemon goes
+    /// away after the stream `began` (a restart, an upgrade, a sign-out), the request is made
+    /// again every `retry` until a daemon answers — never starting one then (a daemon stopped
+    /// on purpose stays stopped). Before it began, a missing daemon is thrown; a refusal is
+    /// always thrown. Returns when the task is cancelled, or when `ended` says so after a
+    /// stream stopped (`onEvent` returned false).
+    func follow(_ request: DeviceRequest, container: ContainerID?, retry: Duration, began: @escaping @Sendable () -> Bool,
+                ended: @escaping @Sendable () -> Bool = { false },
+                onEvent: @escaping @Sendable (DeviceResponse) async -> Bool) async throws {
+        while !Task.isCancelled {
+            let ubiquity = began() ? waitingOnly : self
+            do {
+                _ = try await ubiquity.ask(request, container: container, onEvent: onEvent)
+            } catch let e as UbiquityError where began() && [.noDaemon, .brokenAnswer].contains(e.code) {
+                // The daemon went away: asked again below.
+            }
+            if Task.isCancelled || ended() { return }
+            try? await Task.sleep(for: retry)
+        }
+    }
+}
