@@ -114,7 +114,7 @@ let package = Package(
         .target(
             name: "Ubiquity",
             dependencies: [
-                "UbiqCore", "UbiqEngine", "UbiqProtocol",
+                "UbiqCore", "UbiqEngine", "UbiqProtocol", "CFileSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

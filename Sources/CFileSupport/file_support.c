@@ -212,3 +212,7 @@ void ubiq_trim_memory(void) {
     ubiq_block_trim();
     malloc_trim(0);
 }
+
+int ubiq_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}

@@ -1,3 +1,4 @@
+import CFileSupport
 import Foundation
 import UbiqEngine
 #if canImport(Glibc)
@@ -68,6 +69,11 @@ struct DaemonStarter: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for fd in Int32(0)...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        // Nothing else of this program goes with it: the daemon outlives the program, and a
+        // socket it inherited (SwiftNIO's are not close-on-exec) would stay open as long — a
+        // coordination the program ends would never end for the daemon holding its other side.
+        let closing = ubiq_spawn_close_from(&actions, 3)
+        guard closing == 0 else { throw DaemonClient.Failure.noDaemon("cannot start \(program): \(String(cString: strerror(closing)))") }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -26,8 +26,14 @@ struct FrozenDatabaseTests {
         let (probe, _) = try await server.device("alice", name: "probe")
         #expect(await eventually { (try? await probe.account().used) ?? 0 > 0 })
 
+        // The same database straight, on one connection: requests queue behind it.
+        var one = location
+        one.connections = 1
+        let direct = try await PostgreSQLDatabase.open(one)
+
         pg.freeze(true)
-        // Pooled connections hang in their statements (3 s), new ones in their start-up (15 s):
+        // Pooled connections hang in their statements (3 s), new ones in their start-up (15 s
+        // for all attempts together), requests waiting for a connection are answered past 5 s:
         // five requests at once on a pool of four all come back as storage_failure.
         let t0 = ContinuousClock.now
         let answers = await withTaskGroup(of: String.self) { group in
@@ -48,7 +54,33 @@ struct FrozenDatabaseTests {
         let took = ContinuousClock.now - t0
         print("[frozen-db] 5 requests answered in \(took): \(Set(answers))")
         #expect(answers.allSatisfy { $0.hasPrefix(ErrorCode.storageFailure.rawValue) }, "\(answers)")
-        #expect(took < .seconds(50), "every request answered in bounded time: \(took)")
+        #expect(took < .seconds(40), "every request answered in bounded time: \(took)")
+
+        // Six at once on one connection: the first waits out its statement, the next its
+        // connection's start-up; the others, having waited longer than the queue's bound by then,
+        // are answered at once instead of each waiting out a start-up of its own (> 80 s).
+        let q0 = ContinuousClock.now
+        let queued = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    do {
+                        _ = try await direct.read { db in try db.rows("SELECT 1", []) }
+                        return "answered"
+                    } catch let e as StorageError {
+                        return e.code.rawValue + ": " + e.message + " (after \(ContinuousClock.now - q0))"
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let queuedTook = ContinuousClock.now - q0
+        print("[frozen-db] 6 queued transactions answered in \(queuedTook): \(queued)")
+        #expect(queued.allSatisfy { $0.hasPrefix(ErrorCode.storageFailure.rawValue) }, "\(queued)")
+        #expect(queued.contains { $0.contains("for a free connection") }, "\(queued)")
+        #expect(queuedTook < .seconds(35), "the queue is bounded: \(queuedTook)")
+        await direct.close()
 
         pg.freeze(false)
         let back = await eventually(timeout: .seconds(60)) { (try? await probe.account()) != nil }

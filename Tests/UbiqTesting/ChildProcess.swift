@@ -1,3 +1,4 @@
+import CFileSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -29,6 +30,9 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // None of the test process's sockets and files (NIO's are not close-on-exec): a server
+        // or daemon holding a copy of a connection a test closed would never see it close.
+        _ = ubiq_spawn_close_from(&actions, 3)
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)

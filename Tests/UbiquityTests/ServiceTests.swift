@@ -69,6 +69,12 @@ extension DaemonSuites {
             }
         }
 
+        /// What a process has open (`/proc/PID/fd`'s links: paths, `socket:[N]`, `pipe:[N]`).
+        static func openFiles(of pid: pid_t) -> Set<String> {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            return Set(fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") })
+        }
+
         @Test func aProgramStartsTheDaemonWhenAutostartIsOn() async throws {
             let d = try await Daemons.start(["A"])
             d.stopDaemon("A")
@@ -76,10 +82,22 @@ extension DaemonSuites {
             let e = await #expect(throws: UbiquityError.self) { _ = try await KeyValueStore(ubiquity: off).value(forKey: "k") }
             #expect(e?.code == .noDaemon && e?.message.contains("ubiq daemon") == true)
 
+            // The program has something open that is not close-on-exec (as SwiftNIO's sockets are not).
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            defer { close(ends[0]); close(ends[1]) }
+            var info = stat()
+            #expect(fstat(ends[1], &info) == 0)
+            let programsPipe = "pipe:[\(info.st_ino)]"
+
             let on = Ubiquity(home: d.home("A"), autostart: true, executable: URL(fileURLWithPath: ChildProcess.ubiqBinary()))
             #expect(try await on.containers() == ["iCloud.default"], "the daemon was started and answered")
             let started = Self.processes(with: [ChildProcess.ubiqBinary(), "daemon", d.home("A").path])
             #expect(started.count == 1, "one daemon: \(started)")
+            for pid in started {
+                let held = Self.openFiles(of: pid)
+                #expect(!held.isEmpty && !held.contains(programsPipe), "the daemon holds nothing of the program that started it: \(held)")
+            }
             #expect(await off.identityToken != nil, "it keeps running for every program")
             for pid in started { kill(pid, SIGTERM) }
             #expect(await eventually { Self.processes(with: [ChildProcess.ubiqBinary(), "daemon", d.home("A").path]).isEmpty })

@@ -1,8 +1,15 @@
 #ifndef UBIQ_FILE_SUPPORT_H
 #define UBIQ_FILE_SUPPORT_H
 
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/// Makes a `posix_spawn` close every descriptor from `lowest` up in the child (glibc's
+/// `posix_spawn_file_actions_addclosefrom_np`): sockets and files of the parent — which Swift
+/// NIO does not open close-on-exec — are not handed to a program that outlives it. 0 or an
+/// error number.
+int ubiq_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
 /// Renames `from` to `to` only if nothing exists at `to` (Linux `renameat2(RENAME_NOREPLACE)`):
 /// 0, or -1 with errno set (EEXIST when something is there; EINVAL or ENOSYS when the file

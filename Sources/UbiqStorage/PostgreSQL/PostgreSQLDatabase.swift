@@ -94,9 +94,24 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
         try await threads.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.next(), body).get()
     }
 
+    /// How long a transaction may wait for a free connection before it is answered
+    /// `storage_failure`: a database that stops answering holds every connection of the pool,
+    /// and the requests queued behind them would otherwise wait one after another for as long
+    /// as the deadlines of those ahead add up (past any client's patience).
+    var queueBound: TimeAmount { .seconds(Int64(max(5, min(location.statementTimeout, 30)))) }
+
     private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let queued = NIODeadline.now()
+        let bound = queueBound
+        let redacted = location.redacted
         do {
-            return try await onPool(body)
+            return try await onPool {
+                let waited = NIODeadline.now() - queued
+                guard waited <= bound else {
+                    throw StorageError(.storageFailure, "the database at \(redacted) is not answering: waited \(waited.nanoseconds / 1_000_000_000) s for a free connection")
+                }
+                return try body()
+            }
         } catch let e as StorageError {
             throw e
         } catch {
@@ -109,13 +124,17 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
     /// `bounded`: each statement has the location's deadline (schema upgrades are not bounded).
     func transaction<T>(readOnly: Bool, bounded: Bool = true, _ body: (any SQLConnection) throws -> T) throws -> T {
         let deadline: TimeAmount? = bounded ? .seconds(Int64(location.statementTimeout)) : nil
+        // Connecting, again after a lost connection included, takes at most `connectBound` in
+        // all: a database that takes connections but never answers (frozen, partitioned) is not
+        // waited for once per attempt.
+        let connectBy = NIODeadline.now() + connectBound
         var attempt = 0
         while true {
             attempt += 1
             var committing = false
             var connection: PostgresConnection?
             do {
-                let c = try checkout()
+                let c = try checkout(connectBy: connectBy)
                 connection = c
                 let db = PGConnection(c, logger, deadline: deadline)
                 try db.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")
@@ -135,7 +154,7 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
                     }
                 }
                 if let e = error as? StorageError { throw e }
-                if attempt < 6, !committing, PGFailure.retryable(error) {
+                if attempt < 6, !committing, PGFailure.retryable(error), NIODeadline.now() < connectBy {
                     Thread.sleep(forTimeInterval: min(2.0, 0.025 * Double(1 << attempt)) * Double.random(in: 0.5...1.0))
                     continue
                 }
@@ -144,7 +163,10 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
         }
     }
 
-    func checkout() throws -> PostgresConnection {
+    /// An idle connection of the pool, or a new one made by `connectBy` (default: within
+    /// `connectBound` from now).
+    func checkout(connectBy: NIODeadline? = nil) throws -> PostgresConnection {
+        let connectBy = connectBy ?? NIODeadline.now() + connectBound
         while true {
             let (reused, id): (PostgresConnection?, Int) = try lock.withLock {
                 guard !closed else { throw StorageError(.storageFailure, "the database at \(location.redacted) is closed") }
@@ -152,23 +174,26 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
                 nextID += 1
                 return (nil, nextID)
             }
-            guard let reused else { return try connect(id: id) }
+            guard let reused else { return try connect(id: id, by: connectBy) }
             if !reused.isClosed { return reused }
             discard(reused)  // the server ended it while it was idle (a restart)
         }
     }
 
-    /// A new connection, or a failure within `connectBound` (a server that takes the TCP
-    /// connection but never answers its start-up — one shutting down — fails it too).
-    private func connect(id: Int) throws -> PostgresConnection {
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let made = loop.makePromise(of: PostgresConnection.self)
+    /// A new connection, or a failure by `deadline` (a server that takes the TCP connection but
+    /// never answers its start-up — one shutting down, or frozen — fails it too).
+    private func connect(id: Int, by deadline: NIODeadline) throws -> PostgresConnection {
         let bound = connectBound
         let redacted = location.redacted
+        guard deadline > NIODeadline.now() else {
+            throw StorageError(.storageFailure, "the database at \(redacted) did not answer in \(bound.nanoseconds / 1_000_000_000) s")
+        }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let made = loop.makePromise(of: PostgresConnection.self)
         // Both callbacks run on `loop`, one after the other: the first to come decides.
         final class Decided: @unchecked Sendable { var yes = false }
         let decided = Decided()
-        let timer = loop.scheduleTask(in: bound) {
+        let timer = loop.scheduleTask(deadline: deadline) {
             decided.yes = true
             made.fail(StorageError(.storageFailure, "the database at \(redacted) did not answer in \(bound.nanoseconds / 1_000_000_000) s"))
         }
