@@ -45,5 +45,5 @@ struct HomeOption: ParsableArguments {
 func printJSON<T: Encodable>(_ value: T) throws {
     let e = WireCoding.encoder()
     e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    print(String(decoding: try e.encode(value), as: UTF8.self))
+    Swift.print(TerminalText.jsonEscaped(String(decoding: try e.encode(value), as: UTF8.self)))
 }

@@ -42,7 +42,10 @@ public struct Ubiq: AsyncParsableCommand {
 
     /// Prints an error and returns the exit status for it.
     static func report(_ error: Error) -> Int32 {
-        func line(_ s: String) { FileHandle.standardError.write(Data((s.hasSuffix("\n") ? s : s + "\n").utf8)) }
+        func line(_ s: String) {
+            let s = TerminalText.errorsGoToTerminal ? TerminalText.safe(s) : s
+            FileHandle.standardError.write(Data((s.hasSuffix("\n") ? s : s + "\n").utf8))
+        }
         switch error {
         case let e as CLIError: line("ubiq: \(e.message)"); return 1
         case let e as CoreError: line("ubiq: \(e.message)"); return 1

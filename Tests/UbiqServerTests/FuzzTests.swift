@@ -11,7 +11,7 @@ import UbiqTesting
 /// error or a well-formed value: never a trap, a hang or something stored.
 @Suite("Fuzzers")
 struct FuzzTests {
-    static func cases(_ normal: Int) -> Int { ProcessInfo.processInfo.environment["UBIQ_FUZZ_CASES"].flatMap(Int.init) ?? normal }
+    static func cases(_ normal: Int) -> Int { FuzzCases.count(normal) }
 
     /// Integers a hostile peer would pick, and ordinary ones.
     static func nasty(_ rng: inout SeededRandom, upTo n: Int) -> Int {

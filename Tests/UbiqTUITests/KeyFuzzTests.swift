@@ -17,7 +17,7 @@ struct KeyFuzzTests {
         var rng = SeededRandom.forTest("tui.keys")
         let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
         let dev = DeviceID(uuid: UUID())
-        let sequences = Int(ProcessInfo.processInfo.environment["UBIQ_FUZZ_CASES"] ?? "") ?? 100
+        let sequences = FuzzCases.count(100)
         for _ in 0..<sequences {
             var s = Fixtures.state(view: ViewID.allCases.randomElement(using: &rng)!, folder: Bool.random(using: &rng) ? "Documents" : nil)
             _ = s.apply(.settings([KVEntry(key: "k", value: .string("v"), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev)], keys: 1, bytes: 2))

@@ -157,7 +157,7 @@ struct ThemeTests {
     /// inserted) are loaded or refused with a `ThemeError`, never a trap or a hang.
     @Test func damagedThemeFilesAreRefusedNeverACrash() throws {
         var rng = SeededRandom.forTest("fuzz.theme")
-        let n = ProcessInfo.processInfo.environment["UBIQ_FUZZ_CASES"].flatMap(Int.init) ?? 400
+        let n = FuzzCases.count(400)
         let dir = try TempDirectory("ubiq-theme-fuzz")
         defer { dir.remove() }
         let sources = try ["dark", "light", "colorblind"].map { try [UInt8](Data(contentsOf: Self.repoThemes.appendingPathComponent("\($0).toml"))) }

@@ -42,7 +42,7 @@ struct UserConfigTests {
         let good = Array("theme = \"dark\"\ncolor = \"auto\"\nascii = false\nsort = \"name\"\nshow-hidden = true\n".utf8)
         let bytes: [UInt8] = Array("[]{}=\"'#,\n .-_0aZ\\\u{1}".utf8)
         var refused = 0
-        for _ in 0..<(ProcessInfo.processInfo.environment["UBIQ_FUZZ_CASES"].flatMap(Int.init) ?? 500) {
+        for _ in 0..<FuzzCases.count(500) {
             let b = rng.mutate(good, edits: 1...4, alphabet: bytes)
             do { _ = try UserConfig.parse(String(decoding: b, as: UTF8.self), origin: "c") } catch is ConfigError { refused += 1 }
         }

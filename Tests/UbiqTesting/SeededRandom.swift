@@ -61,3 +61,9 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
         return out
     }
 }
+
+/// How many cases a fuzzer runs: `normal`, or `UBIQ_FUZZ_CASES` when set (the long mode for
+/// soak runs).
+public enum FuzzCases {
+    public static func count(_ normal: Int) -> Int { ProcessInfo.processInfo.environment["UBIQ_FUZZ_CASES"].flatMap(Int.init) ?? normal }
+}
