@@ -270,6 +270,10 @@ struct RenderTests {
         buf.put("a\u{1B}[2Jb\u{07}", x: 0, y: 0)
         #expect(buf.lines[0].hasPrefix("a?[2Jb?"))
         #expect(!buf.lines[0].unicodeScalars.contains { $0.value < 0x20 })
+        // Nor do the characters that turn text around (`txt.exe` shown as `exe.txt`).
+        var bidi = ScreenBuffer(width: 20, height: 1)
+        bidi.put("a\u{202E}txt.exe\u{2066}\u{200F}", x: 0, y: 0)
+        #expect(bidi.lines[0].hasPrefix("a?txt.exe??"), "\(bidi.lines[0].debugDescription)")
         // A wide character never straddles the edge.
         var edge = ScreenBuffer(width: 5, height: 1)
         edge.put("abcd文", x: 0, y: 0)
