@@ -17,8 +17,21 @@ struct MultiDeviceRandomTests {
     static var operations: Int { ProcessInfo.processInfo.environment["UBIQ_FLEET_OPS"].flatMap(Int.init) ?? 150 }
 
     @Test(arguments: seeds()) func threeDevicesWithFaultsConverge(seed: UInt64) async throws {
-        let strict = ProcessInfo.processInfo.environment["UBIQ_FLEET_STRICT"] == "1"
-        let report = try await FleetRun(seed: seed, options: .init(devices: 3, operations: Self.operations, faults: true, strict: strict)).run()
+        try await Self.run(seed: seed, .init(devices: 3, operations: Self.operations, faults: true))
+    }
+
+    /// The same on the scale-out stores: PostgreSQL and an S3 bucket shared by two servers,
+    /// devices on both (every change crosses servers; restarts take one server down at a time).
+    @Test(.enabled(if: S3TestStore.runs && PostgresTestDatabase.runs), arguments: Array(seeds().prefix(1)))
+    func threeDevicesOnTwoServersOnPostgreSQLAndS3Converge(seed: UInt64) async throws {
+        guard let database = try await DatabaseKind.postgres.fresh() else { return }
+        try await Self.run(seed: seed, .init(devices: 3, operations: Self.operations, faults: true, database: database, blobs: StoreKind.s3.blobs, servers: 2))
+    }
+
+    static func run(seed: UInt64, _ options: FleetRun.Options) async throws {
+        var options = options
+        options.strict = ProcessInfo.processInfo.environment["UBIQ_FLEET_STRICT"] == "1"
+        let report = try await FleetRun(seed: seed, options: options).run()
         print("[fleet] seed \(seed): \(report.operations) steps, \(report.faults) faults (\(report.diskFailures) disk calls failed), \(report.skipped) skipped, quiet after \(report.quietAfter), \(report.files) files in \(report.folders) folders")
         for w in report.warnings { print("[fleet] seed \(seed) warning (replay with UBIQ_SEED=\(seed)): \(w)") }
         if !report.failures.isEmpty {

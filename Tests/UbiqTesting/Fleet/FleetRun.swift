@@ -2,6 +2,7 @@ import Foundation
 import UbiqClient
 import UbiqCore
 import UbiqEngine
+import UbiqServer
 
 /// A randomized run of several real devices (the shipped `SyncEngine`, each with its own home,
 /// folder, inotify watcher and push channel) of one account against a real server on loopback:
@@ -18,8 +19,16 @@ public final class FleetRun: @unchecked Sendable {
         public var quietTimeout: Duration = .seconds(90)
         /// Copies (one content in two items) fail the run too.
         public var strict = false
-        public init(devices: Int = 3, operations: Int = 120, faults: Bool = true, strict: Bool = false) {
+        /// Where the servers keep metadata and chunks (a scale-out run: PostgreSQL and a bucket).
+        public var database: MetadataLocation = .sqlite
+        public var blobs: BlobStoreLocation = .folder
+        /// How many servers share them (device i talks to server i mod servers; with several,
+        /// every change one device makes reaches the others across servers).
+        public var servers = 1
+        public init(devices: Int = 3, operations: Int = 120, faults: Bool = true, strict: Bool = false,
+                    database: MetadataLocation = .sqlite, blobs: BlobStoreLocation = .folder, servers: Int = 1) {
             self.devices = devices; self.operations = operations; self.faults = faults; self.strict = strict
+            self.database = database; self.blobs = blobs; self.servers = max(1, servers)
         }
     }
 
@@ -44,7 +53,9 @@ public final class FleetRun: @unchecked Sendable {
     let options: Options
     var rng: SeededRandom
     var report: Report
-    var server: TestServer!
+    var servers: [TestServer] = []
+    /// The server the checks ask.
+    var server: TestServer { servers[0] }
     var devices: [TestDevice] = []
     /// Devices whose engine is paused, and until when.
     var paused: [Int: ContinuousClock.Instant] = [:]
@@ -52,7 +63,8 @@ public final class FleetRun: @unchecked Sendable {
     var lossy: [Int: ContinuousClock.Instant] = [:]
     /// Devices whose disk fails the engine's changes, and until when.
     var failingDisk: [Int: ContinuousClock.Instant] = [:]
-    var serverDownUntil: ContinuousClock.Instant?
+    /// The server that is down (by index), and until when.
+    var serverDown: (index: Int, until: ContinuousClock.Instant)?
     var outside: TempDirectory!
     var nextToken = 0, nextName = 0
     /// Each token's last content as written on each device.
@@ -71,12 +83,14 @@ public final class FleetRun: @unchecked Sendable {
     /// Runs the whole thing: start, operations, quiet, checks, teardown.
     public func run() async throws -> Report {
         outside = try TempDirectory("ubiq-fleet-outside")
-        server = try await TestServer.start()
+        for _ in 0..<options.servers {
+            servers.append(try await TestServer.start(database: options.database, blobs: options.blobs))
+        }
         try await server.user(user, quota: 4 << 30)
         for i in 0..<options.devices {
-            // Each device talks to the server through a connection that loses things when told to.
+            // Each device talks to its server through a connection that loses things when told to.
             let lossSeed = rng.next(), diskSeed = rng.next()
-            let d = try await TestDevice.make(server, user: user, name: "dev\(i)", wrap: { LossyServer($0, seed: lossSeed, rate: 0.25) },
+            let d = try await TestDevice.make(servers[i % servers.count], user: user, name: "dev\(i)", wrap: { LossyServer($0, seed: lossSeed, rate: 0.25) },
                                               disk: FailingDisk(seed: diskSeed, rate: 0.33))
             (d.server as? LossyServer)?.setLosing(false)
             devices.append(d)
@@ -95,7 +109,9 @@ public final class FleetRun: @unchecked Sendable {
         await check()
         report.diskFailures = devices.compactMap { ($0.disk as? FailingDisk)?.failedCount }.reduce(0, +)
         for d in devices { await d.stop() }
-        await server.stop()
+        // The last one drops a PostgreSQL test database the others share.
+        for s in servers.dropLast() { await s.stop(keepData: true); s.directory.remove() }
+        await servers.last?.stop()
         return report
     }
 
@@ -258,20 +274,22 @@ public final class FleetRun: @unchecked Sendable {
             failingDisk[d] = .now + .milliseconds(ms)
             return FleetOp.failingDisk(device: d, milliseconds: ms).description
         default:
-            guard serverDownUntil == nil else { return "(server already down)" }
+            guard serverDown == nil else { return "(a server is already down)" }
             let ms = Int.random(in: 100...2000, using: &rng)
-            await server.stop(keepData: true)
-            serverDownUntil = .now + .milliseconds(ms)
-            return FleetOp.restartServer(downMilliseconds: ms).description
+            let index = Int.random(in: 0..<servers.count, using: &rng)
+            await servers[index].stop(keepData: true)
+            serverDown = (index, .now + .milliseconds(ms))
+            return FleetOp.restartServer(downMilliseconds: ms).description + (servers.count > 1 ? " (server \(index + 1))" : "")
         }
     }
 
     func resumeDue(all: Bool = false) async throws {
         let now = ContinuousClock.now
-        if let until = serverDownUntil, all || until <= now {
-            server = try await TestServer.start(directory: server.directory, port: server.port)
-            serverDownUntil = nil
-            note("server back")
+        if let (index, until) = serverDown, all || until <= now {
+            let old = servers[index]
+            servers[index] = try await TestServer.start(directory: old.directory, port: old.port, database: options.database, blobs: options.blobs)
+            serverDown = nil
+            note(servers.count > 1 ? "server \(index + 1) back" : "server back")
         }
         for (d, until) in lossy where all || until <= now {
             (devices[d].server as? LossyServer)?.setLosing(false)
