@@ -82,14 +82,26 @@ final class CommitBatch {
         guard current else { return }
         switch result {
         case .success(let r) where r.outcome == .created:
-            madeItems.insert(input.itemID.description)
-            madePaths.insert(input.path.string)
-            if input.kind == .file { madeVersions.insert(input.versionID.description) }
+            noteMade(input)
         case .success(let r) where r.outcome == .unchanged:
             break
         default:
             current = false
         }
+    }
+
+    /// Notes a new file taken to be written with the batch's other new files (``NewFiles``):
+    /// from here on the batch answers as if it were written.
+    func recordCreated(_ input: CommitInput) {
+        refsAdded += refsOfInput
+        refsOfInput = 0
+        noteMade(input)
+    }
+
+    private func noteMade(_ input: CommitInput) {
+        madeItems.insert(input.itemID.description)
+        madePaths.insert(input.path.string)
+        if input.kind == .file { madeVersions.insert(input.versionID.description) }
     }
 
     /// True if the live folder at `path` was seen to be `id` earlier in the batch (and nothing

@@ -12,9 +12,16 @@ extension SQLMetadataStore: ItemStore {
     public func commitMany(_ ctx: AuthContext, container: ContainerID, _ inputs: [CommitInput], now: Date) async throws -> [Result<CommitResult, StorageError>] {
         try await write(account: ctx.accountID) { db in
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: true) else { throw StorageError(.internalError, "no container") }
-            var results: [Result<CommitResult, StorageError>] = []
+            var results = [Result<CommitResult, StorageError>?](repeating: nil, count: inputs.count)
             let batch = try CommitBatch(db, account: ctx.accountID, container: c, inputs: inputs)
-            for input in inputs {
+            // New files wait to be written together; anything else writes them first.
+            var newFiles = NewFiles()
+            func writeNewFiles() throws {
+                for (i, r) in try newFiles.write(db, ctx, container: c, now: now) { results[i] = .success(r) }
+            }
+            for (i, input) in inputs.enumerated() {
+                if newFiles.take(input, index: i, batch: batch) { continue }
+                try writeNewFiles()
                 var outcome: Result<CommitResult, StorageError>!
                 try db.savepoint {
                     do {
@@ -26,10 +33,11 @@ extension SQLMetadataStore: ItemStore {
                     }
                 }
                 batch.record(input, outcome)
-                results.append(outcome)
+                results[i] = outcome
             }
+            try writeNewFiles()
             try db.addChunkReferences(batch.refsAdded, account: ctx.accountID)
-            return results
+            return results.map { $0! }
         }
     }
 

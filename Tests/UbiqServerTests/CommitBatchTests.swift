@@ -168,6 +168,81 @@ struct CommitBatchTests {
         await DatabaseKind.dispose(single, singleAt)
     }
 
+    /// Runs of new files (written together, several hundred at a time) interleaved with what
+    /// is not one (a new folder, an update, a retry, a second file at a taken path): every
+    /// answer, the change feed and every version as committing one after another gives.
+    @Test(arguments: DatabaseKind.available) func runsOfNewFilesAreWrittenAsEachAloneWouldBe(_ kind: DatabaseKind) async throws {
+        let dir = try TempDirectory("commit-batch-new")
+        defer { dir.remove() }
+        guard let (batched, batchedAt) = try await kind.openStore(in: dir, name: "batched"),
+              let (single, singleAt) = try await kind.openStore(in: dir, name: "single") else { return }
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let password = PasswordRecord(salt: [1], iterations: 1, derived: [2])
+        let account = try await batched.createAccount(name: "alice", password: password, quota: 1 << 40, now: now)
+        _ = try await single.createAccount(name: "alice", password: password, quota: 1 << 40, now: now)
+        let ctx = AuthContext(accountID: account.id, user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "laptop")
+        func chunk(_ n: Int) -> ChunkRef {
+            let bytes = Array("chunk \(n)".utf8)
+            return ChunkRef(hash: ContentHash.of(bytes), size: bytes.count)
+        }
+        func file(_ path: String, parent: ItemID? = nil, chunks: [Int], item: ItemID = ItemID(uuid: UUID()), version: VersionID = VersionID(uuid: UUID()),
+                  base: VersionID? = nil) throws -> CommitInput {
+            var i = CommitInput(itemID: item, versionID: version, path: try RelativePath(validating: path), kind: .file, base: base,
+                                modified: now, manifest: Manifest(chunks: chunks.map(chunk)))
+            i.parent = parent
+            return i
+        }
+        // Before: a folder with a file, the same in both stores; some chunks already uploaded.
+        let docs = ItemID(uuid: UUID()), old = ItemID(uuid: UUID()), oldVersion = VersionID(uuid: UUID())
+        let before = [CommitInput(itemID: docs, versionID: VersionID(uuid: UUID()), path: try RelativePath(validating: "docs"), kind: .folder, base: nil, modified: now, manifest: nil),
+                      try file("docs/old.txt", chunks: [0], item: old, version: oldVersion)]
+        for s in [batched, single] {
+            for input in before { _ = try await s.commit(ctx, container: Self.container, input, now: now) }
+            try await s.recordChunks(accountID: ctx.accountID, (0..<40).map { (chunk($0).hash, chunk($0).size) }, now: now)
+        }
+
+        let folder = ItemID(uuid: UUID())
+        var inputs: [CommitInput] = []
+        for n in 0..<300 { inputs.append(try file("docs/n\(n).txt", parent: n % 2 == 0 ? docs : nil, chunks: [n % 50, 1_000 + n])) }
+        inputs.append(CommitInput(itemID: folder, versionID: VersionID(uuid: UUID()), path: try RelativePath(validating: "new"), kind: .folder, base: nil, modified: now, manifest: nil))
+        for n in 0..<300 { inputs.append(try file("new/m\(n).txt", parent: folder, chunks: [n % 7])) }
+        for n in 0..<60 { inputs.append(try file("top\(n).txt", chunks: [2_000 + n % 10])) }
+        inputs.append(inputs[650])  // a retry of a new file of this batch, not yet written
+        for n in 60..<120 { inputs.append(try file("top\(n).txt", chunks: [n])) }
+        // What stops the batch's answers (a failure, an update); then new files again.
+        inputs.append(try file("top3.txt", chunks: [9_999]))  // another item at a path the batch took
+        inputs.append(try file("docs/n5.txt", parent: ItemID(uuid: UUID()), chunks: [1]))  // a parent that is not the folder there
+        inputs.append(try file("docs/old.txt", chunks: [5, 6], item: old, base: oldVersion))
+        for n in 0..<20 { inputs.append(try file("late\(n).txt", chunks: [n])) }
+
+        let many = try await batched.commitMany(ctx, container: Self.container, inputs, now: now)
+        var alone: [Result<CommitResult, StorageError>] = []
+        for input in inputs {
+            do { alone.append(.success(try await single.commit(ctx, container: Self.container, input, now: now))) } catch let e as StorageError { alone.append(.failure(e)) }
+        }
+        var outcomes: [String: Int] = [:]
+        for (i, (m, a)) in zip(many, alone).enumerated() {
+            #expect(Self.describe(m, cursors: kind == .sqlite) == Self.describe(a, cursors: kind == .sqlite), "input \(i): \(inputs[i].path)")
+            outcomes[Self.kindOf(m), default: 0] += 1
+        }
+        // (The file at a taken path replaces the one this device has not finished uploading.)
+        #expect(outcomes == ["created": 300 + 1 + 300 + 60 + 60 + 20, "unchanged": 1, "itemChanged": 1, "updated": 2], "\(outcomes)")
+        let feedA = try await batched.changes(ctx, container: Self.container, after: 0, limit: 10_000)
+        let feedB = try await single.changes(ctx, container: Self.container, after: 0, limit: 10_000)
+        func unnumbered(_ items: [ItemRecord]) -> [ItemRecord] { items.map { var i = $0; i.changeSeq = 0; return i } }
+        #expect(feedA.items.count == 2 + 741)
+        #expect(kind == .sqlite ? feedA.items == feedB.items : unnumbered(feedA.items) == unnumbered(feedB.items))
+        #expect(feedA.items.map(\.changeSeq) == feedA.items.map(\.changeSeq).sorted(), "numbered in the batch's order")
+        for item in feedA.items {
+            let a = try await batched.versions(ctx, container: Self.container, item: item.id)
+            let b = try await single.versions(ctx, container: Self.container, item: item.id)
+            #expect(a.current == b.current && a.conflicts == b.conflicts && a.others == b.others, "\(item.path)")
+        }
+        #expect(try await batched.usage(accountID: ctx.accountID) == single.usage(accountID: ctx.accountID))
+        await DatabaseKind.dispose(batched, batchedAt)
+        await DatabaseKind.dispose(single, singleAt)
+    }
+
     /// A new file in a deleted folder revives it; later commits of the same batch see it live.
     @Test func aFolderRevivedByABatchIsLiveForTheRestOfIt() async throws {
         let (dir, store, ctx) = try await Self.store()
