@@ -1,3 +1,4 @@
+import CFileSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -14,14 +15,16 @@ enum LocalMove {
         do {
             try fm.createDirectory(at: to.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch { throw UbiquityError(.fileSystem, "cannot make \(to.deletingLastPathComponent().path): \(error.localizedDescription)") }
-        // renameat2(RENAME_NOREPLACE) is not in Glibc's module; link-free check above plus rename.
-        if rename(from.path, to.path) == 0 { return }
-        guard errno == EXDEV else { throw UbiquityError(.fileSystem, "cannot move \(from.path): \(String(cString: strerror(errno)))") }
+        // Never over something that appeared since the check (a download landing there).
+        let moved = renameNoReplace(from.path, to.path)
+        if moved == 0 { return }
+        guard moved == EXDEV else { throw UbiquityError(.fileSystem, "cannot move \(from.path) to \(to.path): \(String(cString: strerror(moved)))") }
         let staging = to.deletingLastPathComponent().appendingPathComponent(".\(to.lastPathComponent).ubiq-moving-\(UUID().uuidString.prefix(8))")
         do {
             try fm.copyItem(at: from, to: staging)
             try flush(staging)
-            guard rename(staging.path, to.path) == 0 else { throw UbiquityError(.fileSystem, "cannot move into \(to.path): \(String(cString: strerror(errno)))") }
+            let placed = renameNoReplace(staging.path, to.path)
+            guard placed == 0 else { throw UbiquityError(.fileSystem, "cannot move into \(to.path): \(String(cString: strerror(placed)))") }
             try fm.removeItem(at: from)
         } catch let e as UbiquityError {
             try? fm.removeItem(at: staging)
@@ -30,6 +33,17 @@ enum LocalMove {
             try? fm.removeItem(at: staging)
             throw UbiquityError(.fileSystem, "cannot copy \(from.path) to \(to.path): \(error.localizedDescription)")
         }
+    }
+
+    /// Renames `from` to `to` unless something is at `to` (`renameat2(RENAME_NOREPLACE)`; on a
+    /// file system that cannot, a check and a rename). 0 or the error number (EEXIST: taken).
+    static func renameNoReplace(_ from: String, _ to: String) -> Int32 {
+        if ubiq_rename_noreplace(from, to) == 0 { return 0 }
+        let e = errno
+        guard e == EINVAL || e == ENOSYS else { return e }
+        var info = stat()
+        if lstat(to, &info) == 0 { return EEXIST }
+        return rename(from, to) == 0 ? 0 : errno
     }
 
     /// fsync of a file, or of every file in a folder.

@@ -186,6 +186,10 @@ public struct Ubiquity: Sendable {
             guard !inside(destination) else { throw UbiquityError(.notInContainer, "\(destination.path) is inside a container folder") }
             _ = try await hello()
         }
-        try LocalMove.move(item, to: destination)
+        // A move across file systems copies and flushes: on a thread of its own, never one of
+        // the few that run the program's tasks.
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
+            DispatchQueue.global().async { done.resume(with: Result { try LocalMove.move(item, to: destination) }) }
+        }
     }
 }
