@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "UbiqTUI",
             dependencies: [
-                "UbiqCore", "UbiqEngine", "UbiqProtocol", "Ubiquity", "CNCursesW", "CTuiSupport",
+                "UbiqCore", "UbiqEngine", "UbiqProtocol", "Ubiquity", "CNCursesW", "CTuiSupport", "CFileSupport",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -119,7 +119,9 @@ extension ProcessBoundTests {
             // The editor: a script that appends a line (it gets the terminal, then gives it back).
             let editor = s.dir.url.appendingPathComponent("editor.sh")
             // The settings document (`E` in Settings) gets a TOML line instead, and loses `old`.
-            try "#!/bin/sh\ncase \"$1\" in *.toml) sed -i '/^\"old\" = /d' \"$1\"; echo 'fromEditor = [\"yes\", 2]' >> \"$1\";; *) echo 'edited in the editor' >> \"$1\";; esac\n"
+            // It also notes what it was handed open: none of the front end's connections.
+            let handed = s.dir.url.appendingPathComponent("editor-fds.txt")
+            try "#!/bin/sh\nls -l /proc/$$/fd > '\(handed.path)' 2>&1\ncase \"$1\" in *.toml) sed -i '/^\"old\" = /d' \"$1\"; echo 'fromEditor = [\"yes\", 2]' >> \"$1\";; *) echo 'edited in the editor' >> \"$1\";; esac\n"
                 .write(to: editor, atomically: true, encoding: .utf8)
             chmod(editor.path, 0o755)
             #expect(try s.ubiq("A", ["kv", "set", "old", "gone soon"]).0 == 0 && s.ubiq("A", ["kv", "set", "keep", "7", "--type", "int"]).0 == 0)
@@ -175,6 +177,9 @@ extension ProcessBoundTests {
             try t.send("e")
             #expect(t.waitFor("edited alpha.txt"), "\(t.capture())")
             #expect(s.read("A", "Documents/alpha.txt") == "aedited in the editor\n")
+            let fds = (try? String(contentsOf: handed, encoding: .utf8)) ?? ""
+            #expect(fds.contains("/proc/") || fds.contains("->") , "the editor listed its files: \(fds)")
+            #expect(!fds.contains("socket:"), "the editor holds none of the front end's sockets: \(fds)")
             #expect(await eventually { _ = try? s.ubiq("B", ["sync"]); return s.read("B", "Documents/alpha.txt") == "aedited in the editor\n" })
             try t.send("Escape")
             // y copies the selected file's path (OSC 52; tmux keeps it as a paste buffer).

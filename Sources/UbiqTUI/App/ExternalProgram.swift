@@ -1,3 +1,4 @@
+import CFileSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -46,6 +47,11 @@ public enum ExternalProgram {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        // Only the terminal: not the front end's connections (SwiftNIO's sockets are not
+        // close-on-exec) — a program opened with xdg-open can outlive the front end, and would
+        // keep its daemon streams and server connections open as long.
+        let closing = ubiq_spawn_close_from(&actions, 3)
+        guard closing == 0 else { errno = closing; return nil }
         var cargs = argv.map { strdup($0) } + [nil]
         defer { for p in cargs { free(p) } }
         var pid = pid_t()
