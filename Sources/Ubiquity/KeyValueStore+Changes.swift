@@ -41,7 +41,13 @@ extension KeyValueStore {
                         if let c = r.kvChange, var reason = Reason(rawValue: c.reason.rawValue) {
                             if reason == .initialSyncChange && switched.withLock({ $0 }) { reason = .accountChange } else { switched.withLock { $0 = false } }
                             continuation.yield(Change(reason: reason, keys: c.keys))
-                            if let now = try? await quiet.seen() { known.withLock { $0 = now } }
+                            // Keep what the stream knows: the changed keys only, unless many changed.
+                            let before = known.withLock { $0 }
+                            if let before, c.keys.count <= 16, let now = try? await quiet.seen(before, changing: c.keys) {
+                                known.withLock { $0 = now }
+                            } else if let now = try? await quiet.seen() {
+                                known.withLock { $0 = now }
+                            }
                         }
                         return !Task.isCancelled
                     }
@@ -72,6 +78,13 @@ extension KeyValueStore {
     func seen() async throws -> Seen {
         let container = try storeContainer()
         return Seen(identity: try await ubiquity.hello(container: container).identity, values: try await dictionaryRepresentation())
+    }
+
+    /// `before` with the values of `keys` read again (same identity: the stream is connected).
+    func seen(_ before: Seen, changing keys: [String]) async throws -> Seen {
+        var values = before.values
+        for key in keys { values[key] = try await value(forKey: key) }
+        return Seen(identity: before.identity, values: values)
     }
 
     /// The keys whose value is not the same in both (sorted).
