@@ -1,4 +1,5 @@
 import Foundation
+import UbiqCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,15 +37,8 @@ enum TerminalText {
         return out
     }
 
-    /// True for a character a terminal acts on rather than shows.
-    static func isActive(_ s: Unicode.Scalar) -> Bool {
-        switch s.value {
-        case 0x0A, 0x09: return false
-        case 0x00..<0x20, 0x7F...0x9F: return true
-        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: return true
-        default: return false
-        }
-    }
+    /// True for a character a terminal acts on rather than shows (newlines and tabs are ours).
+    static func isActive(_ s: Unicode.Scalar) -> Bool { s != "\n" && s != "\t" && TerminalCharacters.acts(s) }
 
     static let outputIsTerminal = isatty(1) != 0
     static let errorsGoToTerminal = isatty(2) != 0

@@ -49,6 +49,11 @@ struct NewFiles {
         var itemIDs: [String: Int64] = [:]
         var versionIDs: [String: Int64] = [:]
         var seqs: [Int64: Int64] = [:]
+        // Every id the database gave, looked up (a missing one is the database's failure, not a trap).
+        func id(_ ids: [String: Int64], _ key: String) throws -> Int64 {
+            guard let v = ids[key] else { throw StorageError(.storageFailure, "the database gave a new row no id") }
+            return v
+        }
         try SQLBatch.each(pending.count) { range in
             let files = pending[range]
             for r in try db.rows("INSERT INTO items (container_id, uuid, path, kind, created) VALUES \(Self.tuples(5, files.count)) RETURNING id, uuid",
@@ -56,7 +61,7 @@ struct NewFiles {
                 itemIDs[try r["uuid"]] = try r["id"]
             }
             let versionRows: [any SQLArgument] = try files.flatMap { f -> [any SQLArgument] in
-                guard let item = itemIDs[f.input.itemID.description] else { throw StorageError(.storageFailure, "the database gave a new item no id") }
+                let item = try id(itemIDs, f.input.itemID.description)
                 return [item, c, f.input.versionID.description, VersionState.current.rawValue, f.manifest.size, f.manifest.hash.hex,
                         f.input.modified.timeIntervalSince1970, when, ctx.deviceID.description, ctx.deviceName, f.missing.isEmpty,
                         f.input.permissions, f.manifest.chunks.count, f.input.base?.description]
@@ -69,28 +74,29 @@ struct NewFiles {
             }
         }
         let chunks: [(Int64, Int, ChunkRef)] = try pending.flatMap { f in
-            guard let v = versionIDs[f.input.versionID.description] else { throw StorageError(.storageFailure, "the database gave a new version no id") }
+            let v = try id(versionIDs, f.input.versionID.description)
             return f.manifest.chunks.enumerated().map { (v, $0.offset, $0.element) }
         }
         try db.insertMany("INSERT INTO version_chunks (version_id, idx, hash, size)", width: 4, count: chunks.count) { i in
             [chunks[i].0, chunks[i].1, chunks[i].2.hash.hex, chunks[i].2.size]
         }
         try SQLBatch.each(pending.count) { range in
-            let items = pending[range].map { itemIDs[$0.input.itemID.description]! }
+            let items = try pending[range].map { try id(itemIDs, $0.input.itemID.description) }
             // One change each, numbered in the batch's order (as one commit after another).
             for r in try db.rows("INSERT INTO changes (container_id, item_id) VALUES \(Self.tuples(2, items.count)) RETURNING seq, item_id",
                                  items.flatMap { [c, $0] as [any SQLArgument] }) {
                 seqs[try r["item_id"]] = try r["seq"]
             }
-            let updates: [any SQLArgument] = pending[range].flatMap { f -> [any SQLArgument] in
-                let item = itemIDs[f.input.itemID.description]!
-                return [item, versionIDs[f.input.versionID.description]!, seqs[item]!]
+            let updates: [any SQLArgument] = try pending[range].flatMap { f -> [any SQLArgument] in
+                let item = try id(itemIDs, f.input.itemID.description)
+                guard let seq = seqs[item] else { throw StorageError(.storageFailure, "the database numbered no change for a new item") }
+                return [item, try id(versionIDs, f.input.versionID.description), seq]
             }
             try db.execute("UPDATE items SET current_version = v.column2, seq = v.column3 FROM (VALUES \(Self.tuples(3, range.count))) AS v WHERE items.id = v.column1",
                            updates)
         }
         return try pending.map { f in
-            guard let seq = seqs[itemIDs[f.input.itemID.description]!] else { throw StorageError(.storageFailure, "the database numbered no change for a new item") }
+            guard let seq = seqs[try id(itemIDs, f.input.itemID.description)] else { throw StorageError(.storageFailure, "the database numbered no change for a new item") }
             return (f.index, Self.created(f, seq: seq, ctx, now: now))
         }
     }

@@ -13,6 +13,29 @@ import UbiqTesting
 /// answers again the server goes on by itself.
 @Suite("PostgreSQL that stops answering", .enabled(if: PrivatePostgres.runs), .serialized, .timeLimit(.minutes(5)))
 struct FrozenDatabaseTests {
+    /// `body` run `n` times at once: each run's outcome (`answered`, or `code: message (after T)`).
+    static func answers(_ n: Int, _ body: @escaping @Sendable () async throws -> Void) async -> [String] {
+        let t0 = ContinuousClock.now
+        return await withTaskGroup(of: String.self) { group in
+            for _ in 0..<n {
+                group.addTask {
+                    do {
+                        try await body()
+                        return "answered"
+                    } catch {
+                        let (code, message): (String, String) = switch error {
+                        case let e as ClientError: (e.code.rawValue, e.message)
+                        case let e as StorageError: (e.code.rawValue, e.message)
+                        default: ("other", "\(error)")
+                        }
+                        return "\(code): \(message) (after \(ContinuousClock.now - t0))"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+    }
+
     @Test func requestsAreAnsweredInBoundedTimeAndTheServerRecovers() async throws {
         guard let pg = try PrivatePostgres.start() else { return }
         defer { pg.freeze(false); pg.destroy() }
@@ -36,23 +59,9 @@ struct FrozenDatabaseTests {
         // for all attempts together), requests waiting for a connection are answered past 5 s:
         // five requests at once on a pool of four all come back as storage_failure.
         let t0 = ContinuousClock.now
-        let answers = await withTaskGroup(of: String.self) { group in
-            for _ in 0..<5 {
-                group.addTask {
-                    do {
-                        _ = try await probe.account()
-                        return "answered"
-                    } catch let e as ClientError {
-                        return e.code.rawValue + ": " + e.message
-                    } catch {
-                        return "\(error)"
-                    }
-                }
-            }
-            return await group.reduce(into: [String]()) { $0.append($1) }
-        }
+        let answers = await Self.answers(5) { _ = try await probe.account() }
         let took = ContinuousClock.now - t0
-        print("[frozen-db] 5 requests answered in \(took): \(Set(answers))")
+        print("[frozen-db] 5 requests answered in \(took): \(answers)")
         #expect(answers.allSatisfy { $0.hasPrefix(ErrorCode.storageFailure.rawValue) }, "\(answers)")
         #expect(took < .seconds(40), "every request answered in bounded time: \(took)")
 
@@ -60,21 +69,7 @@ struct FrozenDatabaseTests {
         // connection's start-up; the others, having waited longer than the queue's bound by then,
         // are answered at once instead of each waiting out a start-up of its own (> 80 s).
         let q0 = ContinuousClock.now
-        let queued = await withTaskGroup(of: String.self) { group in
-            for _ in 0..<6 {
-                group.addTask {
-                    do {
-                        _ = try await direct.read { db in try db.rows("SELECT 1", []) }
-                        return "answered"
-                    } catch let e as StorageError {
-                        return e.code.rawValue + ": " + e.message + " (after \(ContinuousClock.now - q0))"
-                    } catch {
-                        return "\(error)"
-                    }
-                }
-            }
-            return await group.reduce(into: [String]()) { $0.append($1) }
-        }
+        let queued = await Self.answers(6) { _ = try await direct.read { db in try db.rows("SELECT 1", []) } }
         let queuedTook = ContinuousClock.now - q0
         print("[frozen-db] 6 queued transactions answered in \(queuedTook): \(queued)")
         #expect(queued.allSatisfy { $0.hasPrefix(ErrorCode.storageFailure.rawValue) }, "\(queued)")

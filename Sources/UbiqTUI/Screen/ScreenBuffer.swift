@@ -1,5 +1,6 @@
 import CTuiSupport
 import Foundation
+import UbiqCore
 
 /// One terminal cell: the text drawn there (one grapheme, or "" for the right half of a wide
 /// character) and the theme role that styles it.
@@ -124,16 +125,9 @@ public enum TextWidth {
     /// override, isolate or mark (shown as `?`: a name cannot turn the text after it around).
     public static func of(_ g: Character) -> Int {
         guard let first = g.unicodeScalars.first else { return 0 }
-        for s in g.unicodeScalars where isControl(s) { return -1 }
+        for s in g.unicodeScalars where TerminalCharacters.acts(s) { return -1 }
         let w = Int(ubiq_scalar_width(first.value))
         return w < 0 ? 1 : w
-    }
-
-    static func isControl(_ s: Unicode.Scalar) -> Bool {
-        switch s.value {
-        case 0x00..<0x20, 0x7F..<0xA0, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: return true
-        default: return false
-        }
     }
 
     /// Columns of a string (a control character counts as the one `?` shown for it).
