@@ -14,6 +14,8 @@ public final class TestDevice: @unchecked Sendable {
     public let server: (any SyncServer)?
     /// What the engine changes the folder through in place of the kernel (see `make`'s `disk`).
     public let disk: (any FolderAccess)?
+    /// The engine's recent log lines (printed when a bounded wait of the test runs out).
+    public let log: RingLog
 
     public var folder: URL { home.containerFolder(config.container) }
 
@@ -30,26 +32,25 @@ public final class TestDevice: @unchecked Sendable {
                                   download: download, token: r.token)
         config.serverCertificates = server.trusted
         try config.save(home)
-        var logger = Logger(label: "device.\(name)")
-        logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+        let log = RingLog(name: "device \(name)").registerWithCurrentTest()
         let stand = wrap.map { $0(config.apiClient) }
-        let engine = try SyncEngine(home: home, config: config, server: stand, disk: disk ?? SystemFolder(), logger: logger, settleTime: .milliseconds(300))
-        let d = TestDevice(home: home, dir: dir, config: config, engine: engine, server: stand, disk: disk)
+        let engine = try SyncEngine(home: home, config: config, server: stand, disk: disk ?? SystemFolder(),
+                                    logger: log.logger(label: "device.\(name)", fallback: .error), settleTime: .milliseconds(300))
+        let d = TestDevice(home: home, dir: dir, config: config, engine: engine, server: stand, disk: disk, log: log)
         if start { await engine.start() }
         return d
     }
 
     init(home: DeviceHome, dir: TempDirectory, config: DeviceConfig, engine: SyncEngine, server: (any SyncServer)? = nil,
-         disk: (any FolderAccess)? = nil) {
-        self.home = home; self.dir = dir; self.config = config; self.engine = engine; self.server = server; self.disk = disk
+         disk: (any FolderAccess)? = nil, log: RingLog) {
+        self.home = home; self.dir = dir; self.config = config; self.engine = engine; self.server = server; self.disk = disk; self.log = log
     }
 
     /// Stops the engine and opens a fresh one on the same state (as after a restart).
     public func restart(start: Bool = true) async throws {
         await engine.stop()
-        var logger = Logger(label: "device.\(config.deviceName)")
-        logger.logLevel = ProcessInfo.processInfo.environment["UBIQ_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
-        engine = try SyncEngine(home: home, config: config, server: server, disk: disk ?? SystemFolder(), logger: logger, settleTime: .milliseconds(300))
+        engine = try SyncEngine(home: home, config: config, server: server, disk: disk ?? SystemFolder(),
+                                logger: log.logger(label: "device.\(config.deviceName)", fallback: .error), settleTime: .milliseconds(300))
         if start { await engine.start() }
     }
 
@@ -87,14 +88,18 @@ public final class TestDevice: @unchecked Sendable {
 
 /// Polls `condition` until it holds or `timeout` passes (a bounded wait on another process's or
 /// device's effect); returns whether it held.
-public func eventually(timeout: Duration = .seconds(30), poll: Duration = .milliseconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
+public func eventually(timeout: Duration = .seconds(30), poll: Duration = .milliseconds(20), fileID: String = #fileID, line: Int = #line,
+                       _ condition: () async throws -> Bool) async rethrows -> Bool {
     let clock = ContinuousClock()
     let end = clock.now.advanced(by: timeout)
     while clock.now < end {
         if try await condition() { return true }
         try? await Task.sleep(for: poll)
     }
-    return try await condition()
+    if try await condition() { return true }
+    // What the test's devices and servers were doing, for a failure seen once on a loaded box.
+    print("[eventually] \(fileID):\(line): not so after \(timeout)\n" + TestRings.dumpForCurrentTest())
+    return false
 }
 
 /// A server with one account and two started devices, "A" and "B", for a test that stops and

@@ -53,8 +53,8 @@ public final class TestServer: Sendable {
 
     static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration, maxConnections: Int,
                           tls: TestCertificates?, services: ServerServices, database: MetadataLocation) async throws -> TestServer {
-        var logger = Logger(label: "test.server")
-        logger.logLevel = .warning
+        // Warnings to standard error; every request (info) kept in a ring shown when a wait runs out.
+        let logger = RingLog(name: "server").registerWithCurrentTest().logger(label: "test.server", fallback: .warning, kept: .info)
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
         let tlsConfiguration = try tls.map { try ServerTLS.configuration(certificatePEM: $0.serverPEM, keyPEM: $0.serverKeyPEM) }
         let app = try UbiqServerApp.make(services: services, host: "127.0.0.1", port: wanted, logger: logger,
