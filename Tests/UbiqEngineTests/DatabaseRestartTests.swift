@@ -13,7 +13,7 @@ import UbiqTesting
 /// it is back they reconnect by themselves and the devices catch up: every file either device
 /// wrote is on both, byte for byte, the server lists each one, a new file crosses from one
 /// server to the other, and a new device can sign in on both.
-@Suite("PostgreSQL restarted under load", .enabled(if: S3TestStore.runs && PrivatePostgres.runs), .serialized, .timeLimit(.minutes(5)))
+@Suite("PostgreSQL restarted under load", .enabled(if: S3TestStore.runs && PrivatePostgres.runs), .serialized, .ownThreads, .timeLimit(.minutes(5)))
 struct DatabaseRestartTests {
     /// Files a device writes until told to stop: path → content.
     actor Writer {

@@ -11,7 +11,7 @@ import UbiqTesting
 /// partition that sends no reset, a host that hangs): every request is answered with a clear
 /// `storage_failure` in bounded time — the server never hangs on it — and once the database
 /// answers again the server goes on by itself.
-@Suite("PostgreSQL that stops answering", .enabled(if: PrivatePostgres.runs), .serialized, .timeLimit(.minutes(5)))
+@Suite("PostgreSQL that stops answering", .enabled(if: PrivatePostgres.runs), .serialized, .ownThreads, .timeLimit(.minutes(5)))
 struct FrozenDatabaseTests {
     /// `body` run `n` times at once: each run's outcome (`answered`, or `code: message (after T)`).
     static func answers(_ n: Int, _ body: @escaping @Sendable () async throws -> Void) async -> [String] {

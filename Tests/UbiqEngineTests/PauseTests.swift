@@ -21,7 +21,7 @@ struct PauseTests {
             try b.write("Documents/from-b.txt", "B wrote this")
             try a.write("Documents/from-a.txt", "A wrote this")
             #expect(await eventually { await b.engine.status().idle })
-            let leaked = await eventually(timeout: .seconds(2)) { a.read("Documents/from-b.txt") != nil || b.read("Documents/from-a.txt") != nil }
+            let leaked = await ever(within: .seconds(2)) { a.read("Documents/from-b.txt") != nil || b.read("Documents/from-a.txt") != nil }
             #expect(!leaked, "nothing moves while A is paused")
             // `ubiq sync` says so instead of waiting for the user.
             let sync = await service.handle(.sync)

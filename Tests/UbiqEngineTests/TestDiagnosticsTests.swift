@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import UbiqTesting
 
@@ -19,5 +20,39 @@ struct TestDiagnosticsTests {
             #expect(b.log.recent.contains { $0.contains("pass:") }, "B's passes are logged at debug level")
             #expect(dump.contains("POST /v1/containers/{container}/commit 200"), "the server's requests are kept")
         }
+    }
+}
+
+/// A test marked `.ownThreads` may block its threads (as waiting for a child process does)
+/// without stalling the rest of the process: more blocked waits than the machine has cores, and
+/// a task on Swift's shared pool still runs meanwhile.
+@Suite("Tests on threads of their own", .ownThreads)
+struct OwnThreadsTests {
+    final class Flag: @unchecked Sendable {
+        let lock = NSLock(); var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
+    }
+
+    @Test func blockedWaitsLeaveTheSharedPoolFree() async {
+        let blockersDone = Flag(), sharedRan = Flag()
+        let width = ProcessInfo.processInfo.activeProcessorCount + 2
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<width {
+                group.addTask {
+                    // Blocks its thread, as `ChildProcess.wait` does; ends early once the shared
+                    // pool's task has run (10 s at most).
+                    for _ in 0..<1000 where !sharedRan.isSet { usleep(10_000) }
+                }
+            }
+            Task.detached {
+                try? await Task.sleep(for: .milliseconds(10))
+                // Ran while every blocker still held its thread.
+                if !blockersDone.isSet { sharedRan.set() }
+            }
+            await group.waitForAll()
+            blockersDone.set()
+        }
+        #expect(sharedRan.isSet, "a task on the shared pool ran while \(width) tests' threads were blocked")
     }
 }

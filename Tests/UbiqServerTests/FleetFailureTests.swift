@@ -7,7 +7,7 @@ import UbiqServer
 import UbiqStorage
 import UbiqTesting
 
-@Suite("Fleet failures", .enabled(if: S3TestStore.runs && PostgresTestDatabase.runs), .serialized)
+@Suite("Fleet failures", .enabled(if: S3TestStore.runs && PostgresTestDatabase.runs), .serialized, .ownThreads)
 struct FleetFailureTests {}
 
 extension FleetFailureTests {

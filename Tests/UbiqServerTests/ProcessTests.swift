@@ -7,7 +7,7 @@ import UbiqStorage
 import UbiqTesting
 
 /// The real `ubiq` binary as a person runs it.
-@Suite("ubiq server process", .serialized)
+@Suite("ubiq server process", .serialized, .ownThreads)
 struct ProcessTests {
     /// Starts `ubiq server` on a free port (with `extra` options) and returns it with its URL.
     func startServer(_ data: String, _ extra: [String] = [], environment: [String: String]? = nil) throws -> (ChildProcess, String) {

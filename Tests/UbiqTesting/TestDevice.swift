@@ -87,7 +87,8 @@ public final class TestDevice: @unchecked Sendable {
 }
 
 /// Polls `condition` until it holds or `timeout` passes (a bounded wait on another process's or
-/// device's effect); returns whether it held.
+/// device's effect); returns whether it held. When it did not, the recent log lines of the test's
+/// devices and servers are printed.
 public func eventually(timeout: Duration = .seconds(30), poll: Duration = .milliseconds(20), fileID: String = #fileID, line: Int = #line,
                        _ condition: () async throws -> Bool) async rethrows -> Bool {
     let clock = ContinuousClock()
@@ -97,9 +98,19 @@ public func eventually(timeout: Duration = .seconds(30), poll: Duration = .milli
         try? await Task.sleep(for: poll)
     }
     if try await condition() { return true }
-    // What the test's devices and servers were doing, for a failure seen once on a loaded box.
     print("[eventually] \(fileID):\(line): not so after \(timeout)\n" + TestRings.dumpForCurrentTest())
     return false
+}
+
+/// Polls `condition` for `within` and answers whether it ever held (for what must *not* happen
+/// in that time: nothing is printed when it does not).
+public func ever(within: Duration, poll: Duration = .milliseconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let end = ContinuousClock.now.advanced(by: within)
+    while ContinuousClock.now < end {
+        if try await condition() { return true }
+        try? await Task.sleep(for: poll)
+    }
+    return try await condition()
 }
 
 /// A server with one account and two started devices, "A" and "B", for a test that stops and
