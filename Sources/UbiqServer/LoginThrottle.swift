@@ -53,14 +53,16 @@ actor LoginThrottle {
     }
 
     /// Reserves an attempt for `user` from `address`; nil when it must be refused. `shared`: the
-    /// failures every server of a shared database counted (then this server's own count is not
-    /// used: it is among them).
+    /// failures every server of a shared database counted (this server's own among them, unless
+    /// read before this server's latest were written: the larger count decides).
     func begin(user: String, address: String, now: Date, shared: [String: Int]? = nil) -> Ticket? {
         let keys = Self.keys(user: user, address: address)
         for k in keys {
             let recent = (failures[k] ?? []).filter { now.timeIntervalSince($0) < limits.window }
             failures[k] = recent.isEmpty ? nil : recent
-            let failed = shared.map { $0[k.text] ?? 0 } ?? recent.count
+            // The shared count may be older than a failure this server has just given its slot
+            // back for (read before it was written): this server's own count is a floor.
+            let failed = max(shared.map { $0[k.text] ?? 0 } ?? 0, recent.count)
             if failed + inFlight[k, default: 0] >= limit(k) { return nil }
         }
         for k in keys { inFlight[k, default: 0] += 1 }

@@ -1,35 +1,62 @@
 import Foundation
 import UbiqStorage
 
-/// Runs password hashing (PBKDF2, deliberately slow) on a few threads of its own, never on the
-/// threads that serve requests, with a bounded queue: a flood of logins waits its turn or is
-/// refused, and every other request is served meanwhile.
+/// Password hashing (PBKDF2, 210,000 rounds: ~0.1 s of a core each) on threads of its own.
+///
+/// Swift's tasks — every request handler of the server — share a pool of one thread per core,
+/// and so do concurrent dispatch and operation queues. Hashing there let a flood of sign-ins (or
+/// an administrator adding users) hold that pool while every device's sync requests waited
+/// behind it. Serial queues each get a thread of their own: the hashing waits for those, never
+/// the pool. Checks are admitted up to `threads + maxQueued` at once; beyond, a login is told
+/// the server is busy.
 final class PasswordChecks: @unchecked Sendable {
-    private let queue = OperationQueue()
+    private let queues: [DispatchQueue]
     private let lock = NSLock()
     private var admitted = 0
+    private var turn = 0
+    private var decoyRecord: PasswordRecord?
     let maxQueued: Int
 
     init(threads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2), maxQueued: Int = 32) {
-        queue.name = "ubiq.password-checks"
-        queue.maxConcurrentOperationCount = threads
+        queues = (0..<max(1, threads)).map { DispatchQueue(label: "ubiq.password-checks.\($0)") }
         self.maxQueued = maxQueued
     }
 
     /// True if `password` matches `record`; nil when too many checks are waiting already.
     func verify(_ password: String, against record: PasswordRecord) async -> Bool? {
         let room = lock.withLock {
-            guard admitted < queue.maxConcurrentOperationCount + maxQueued else { return false }
+            guard admitted < queues.count + maxQueued else { return false }
             admitted += 1
             return true
         }
         guard room else { return nil }
-        return await withCheckedContinuation { c in
-            queue.addOperation {
-                let ok = PasswordHasher.verify(password, against: record)
-                self.lock.withLock { self.admitted -= 1 }
-                c.resume(returning: ok)
-            }
+        let ok = await run { PasswordHasher.verify(password, against: record) }
+        lock.withLock { admitted -= 1 }
+        return ok
+    }
+
+    /// A new verifier for `password` (an account made, a password changed).
+    func make(_ password: String) async throws -> PasswordRecord {
+        try await run { Result { try PasswordHasher.make(password) } }.get()
+    }
+
+    /// A verifier for a password nobody has (made once, on the hashing threads), so a login for
+    /// an unknown user costs the same time as one for a known user.
+    func decoy() async -> PasswordRecord? {
+        if let d = lock.withLock({ decoyRecord }) { return d }
+        let made = try? await make("decoy-\(UInt64.random(in: 0...UInt64.max))")
+        return lock.withLock {
+            if decoyRecord == nil { decoyRecord = made }
+            return decoyRecord
         }
+    }
+
+    /// `body`'s result, computed on one of the hashing threads.
+    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        let queue = lock.withLock {
+            turn &+= 1
+            return queues[turn % queues.count]
+        }
+        return await withCheckedContinuation { c in queue.async { c.resume(returning: body()) } }
     }
 }

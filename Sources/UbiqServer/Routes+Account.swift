@@ -5,9 +5,6 @@ import UbiqProtocol
 import UbiqStorage
 
 extension ServerServices {
-    /// A verifier for a password nobody has, so a login for an unknown user costs the same time.
-    static let decoy: PasswordRecord? = try? PasswordHasher.make("decoy-\(UInt64.random(in: 0...UInt64.max))")
-
     func addAccountRoutes(to router: Router<UbiqRequestContext>) {
         router.post("/v1/login") { request, context -> Response in
             let body = try await request.decodeJSON(LoginRequest.self, limit: 16 << 10)
@@ -31,7 +28,7 @@ extension ServerServices {
                 throw error
             }
             // An unknown user costs the same hashing as a known one.
-            let verifier = account?.password ?? Self.decoy
+            let verifier: PasswordRecord? = if let account { account.password } else { await self.passwordChecks.decoy() }
             var checked: Bool? = false
             if let verifier { checked = await self.passwordChecks.verify(body.password, against: verifier) }
             guard let checked else {

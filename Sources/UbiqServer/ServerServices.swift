@@ -110,7 +110,7 @@ public struct ServerServices: Sendable {
         try Self.validateUserName(name)
         try Self.validatePassword(password)
         guard quota > 0 else { throw APIFailure(.invalidValue, "quota must be positive") }
-        _ = try await metadata.createAccount(name: name, password: try PasswordHasher.make(password), quota: quota, now: clock())
+        _ = try await metadata.createAccount(name: name, password: try await passwordChecks.make(password), quota: quota, now: clock())
     }
 
     static func validateUserName(_ name: String) throws {
