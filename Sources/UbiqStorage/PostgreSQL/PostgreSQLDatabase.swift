@@ -114,8 +114,11 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
             }
         } catch let e as StorageError {
             throw e
-        } catch {
+        } catch is NIOThreadPoolError.ThreadPoolInactive {
             throw StorageError(.storageFailure, "the database at \(location.redacted) is closed")
+        } catch {
+            // A connection that could not be made (refused, timed out, too many clients): said as it is.
+            throw PGFailure.storageError(error, location: location, committing: false)
         }
     }
 
