@@ -76,6 +76,7 @@ struct FrozenDatabaseTests {
         #expect(queued.contains { $0.contains("for a free connection") }, "\(queued)")
         #expect(queuedTook < .seconds(35), "the queue is bounded: \(queuedTook)")
         await direct.close()
+        print("[frozen-db] direct connection closed")
 
         pg.freeze(false)
         let back = await eventually(timeout: .seconds(60)) { (try? await probe.account()) != nil }
@@ -86,7 +87,10 @@ struct FrozenDatabaseTests {
             return page.items.contains { $0.path.string == "Documents/after.txt" && $0.current?.size == "after the freeze".utf8.count }
         }
         #expect(listed, "a new file is stored after the freeze")
+        print("[frozen-db] recovered")
         await a.stop(); a.remove()
+        print("[frozen-db] device stopped")
         await server.stop()
+        print("[frozen-db] server stopped")
     }
 }
