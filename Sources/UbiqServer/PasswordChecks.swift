@@ -7,8 +7,8 @@ import UbiqStorage
 /// and so do concurrent dispatch and operation queues. Hashing there let a flood of sign-ins (or
 /// an administrator adding users) hold that pool while every device's sync requests waited
 /// behind it. Serial queues each get a thread of their own: the hashing waits for those, never
-/// the pool. Checks are admitted up to `threads + maxQueued` at once; beyond, a login is told
-/// the server is busy.
+/// the pool. There is one such set of threads per process (one per two cores). Checks are
+/// admitted up to `threads + maxQueued` at once; beyond, a login is told the server is busy.
 final class PasswordChecks: @unchecked Sendable {
     private let queues: [DispatchQueue]
     private let lock = NSLock()
@@ -17,8 +17,22 @@ final class PasswordChecks: @unchecked Sendable {
     private var decoyRecord: PasswordRecord?
     let maxQueued: Int
 
-    init(threads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2), maxQueued: Int = 32) {
-        queues = (0..<max(1, threads)).map { DispatchQueue(label: "ubiq.password-checks.\($0)") }
+    /// The hashing threads of the process: one per two cores, shared by every server in it (a
+    /// test run holds a hundred; each with threads of its own let their hashing crowd out the
+    /// threads that accept connections).
+    static let processQueues = queues(max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+
+    static func queues(_ n: Int) -> [DispatchQueue] { (0..<max(1, n)).map { DispatchQueue(label: "ubiq.password-checks.\($0)") } }
+
+    /// Checks on the process's hashing threads.
+    init(maxQueued: Int = 32) {
+        queues = Self.processQueues
+        self.maxQueued = maxQueued
+    }
+
+    /// Checks on `threads` hashing threads of their own.
+    init(threads: Int, maxQueued: Int = 32) {
+        queues = Self.queues(threads)
         self.maxQueued = maxQueued
     }
 
