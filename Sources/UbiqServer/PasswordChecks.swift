@@ -49,16 +49,16 @@ final class PasswordChecks: @unchecked Sendable {
         return ok
     }
 
-    /// A new verifier for `password` (an account made, a password changed).
-    func make(_ password: String) async throws -> PasswordRecord {
-        try await run { Result { try PasswordHasher.make(password) } }.get()
+    /// A new verifier for `password` (an account made, a password changed), hashed `rounds` times.
+    func make(_ password: String, rounds: Int = PasswordHasher.rounds) async throws -> PasswordRecord {
+        try await run { Result { try PasswordHasher.make(password, rounds: rounds) } }.get()
     }
 
-    /// A verifier for a password nobody has (made once, on the hashing threads), so a login for
-    /// an unknown user costs the same time as one for a known user.
-    func decoy() async -> PasswordRecord? {
+    /// A verifier for a password nobody has (made once, on the hashing threads, as the server's
+    /// accounts are), so a login for an unknown user costs the same time as one for a known user.
+    func decoy(rounds: Int = PasswordHasher.rounds) async -> PasswordRecord? {
         if let d = lock.withLock({ decoyRecord }) { return d }
-        let made = try? await make("decoy-\(UInt64.random(in: 0...UInt64.max))")
+        let made = try? await make("decoy-\(UInt64.random(in: 0...UInt64.max))", rounds: rounds)
         return lock.withLock {
             if decoyRecord == nil { decoyRecord = made }
             return decoyRecord

@@ -28,7 +28,7 @@ extension ServerServices {
                 throw error
             }
             // An unknown user costs the same hashing as a known one.
-            let verifier: PasswordRecord? = if let account { account.password } else { await self.passwordChecks.decoy() }
+            let verifier: PasswordRecord? = if let account { account.password } else { await self.passwordChecks.decoy(rounds: self.passwordRounds) }
             var checked: Bool? = false
             if let verifier { checked = await self.passwordChecks.verify(body.password, against: verifier) }
             guard let checked else {

@@ -12,7 +12,7 @@ extension ServerServices {
     /// A new password for `name`; with `signOut` every device must sign in again.
     public func setPassword(user name: String, password: String, signOut: Bool) async throws {
         try Self.validatePassword(password)
-        guard try await admin.setPassword(name: name, password: try await passwordChecks.make(password), signOut: signOut) else { throw Self.noUser(name) }
+        guard try await admin.setPassword(name: name, password: try await passwordChecks.make(password, rounds: passwordRounds), signOut: signOut) else { throw Self.noUser(name) }
     }
 
     public func setQuota(user name: String, quota: Int64) async throws {

@@ -43,6 +43,9 @@ public struct ServerServices: Sendable {
     public var failureLog: (any FailureLog)?
     /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
     public var collectionDelay = ChunkCollection.afterEmptying
+    /// PBKDF2 rounds for the passwords this server sets (`PasswordHasher.rounds`; tests that make
+    /// hundreds of accounts lower it — a verifier keeps its own count, so any is checked right).
+    public var passwordRounds = PasswordHasher.rounds
 
     public init(metadata: any MetadataStore, keyValues: any KeyValueStore, admin: any AccountAdminStore, liveness: any ChunkLivenessStore,
                 chunks: any ChunkStore, push: PushHub = PushHub(), clock: @escaping @Sendable () -> Date = { Date() }) {
@@ -110,7 +113,7 @@ public struct ServerServices: Sendable {
         try Self.validateUserName(name)
         try Self.validatePassword(password)
         guard quota > 0 else { throw APIFailure(.invalidValue, "quota must be positive") }
-        _ = try await metadata.createAccount(name: name, password: try await passwordChecks.make(password), quota: quota, now: clock())
+        _ = try await metadata.createAccount(name: name, password: try await passwordChecks.make(password, rounds: passwordRounds), quota: quota, now: clock())
     }
 
     static func validateUserName(_ name: String) throws {

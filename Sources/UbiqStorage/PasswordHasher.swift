@@ -5,8 +5,8 @@ import Foundation
 public enum PasswordHasher {
     public static let rounds = 210_000
 
-    /// A new verifier for `password` with a fresh random salt.
-    public static func make(_ password: String) throws -> PasswordRecord {
+    /// A new verifier for `password` with a fresh random salt, hashed `rounds` times.
+    public static func make(_ password: String, rounds: Int = rounds) throws -> PasswordRecord {
         var rng = SystemRandomNumberGenerator()
         let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
         return PasswordRecord(salt: salt, iterations: rounds, derived: try derive(password, salt: salt, rounds: rounds))

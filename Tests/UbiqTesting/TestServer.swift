@@ -35,6 +35,9 @@ public final class TestServer: Sendable {
         // The stores open once (a failure there is the test's answer, not a port to try again).
         var services = blobs == .folder && database == .sqlite ? try ServerServices.embedded(at: dir.url, clock: clock)
             : try await ServerServices.open(at: dir.url, database: database, blobs: blobs, clock: clock)
+        // Hundreds of accounts and sign-ins per run: 210,000 rounds each were a good part of the
+        // run's CPU. The count is the server's setting; `configure` may set it back.
+        services.passwordRounds = 1_000
         configure(&services)
         var lastError: Error = CoreError(.internalError, "test server did not start")
         for attempt in 0..<40 {
