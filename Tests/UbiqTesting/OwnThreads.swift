@@ -10,11 +10,12 @@ import Testing
 /// such waits at once stalled all of them (a device missed a 30 s bound on CI while two command-
 /// line tests waited for their `ubiq` child). A suite or test marked `.ownThreads` runs its body
 /// on `WaitingThreads`, where a blocked thread is one of many and the shared pool stays free.
+/// (`UBIQ_OWN_THREADS=0` runs them on the shared pool as before, to compare.)
 public struct OwnThreads: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        guard !test.isSuite else { return try await function() }  // its tests see the trait too
+        guard !test.isSuite, ProcessInfo.processInfo.environment["UBIQ_OWN_THREADS"] != "0" else { return try await function() }
         try await withTaskExecutorPreference(WaitingThreads.shared) { try await function() }
     }
 }
