@@ -223,8 +223,12 @@ public enum Planner {
                     if let c = cycle {
                         // Unless that folder is on its own way out of this item, moved there and
                         // not yet on the server (a folder moved out of another, then the other
-                        // moved into it): its move goes first, and this one waits for it.
-                        let leaving = t.synced[c.item]?.path == c.remote.path && c.path != c.remote.path
+                        // moved into it): its move goes first, and this one waits for it — if it
+                        // can go: its new parent is where the server has it too. (Not so when
+                        // another device moved that parent into this item: the parent waited for
+                        // this item, this item for the folder, the folder for the parent.)
+                        let canGo = c.path.parent.map { p in localAt(p).map { remoteAt(p) == $0 } ?? false } ?? true
+                        let leaving = t.synced[c.item]?.path == c.remote.path && c.path != c.remote.path && canGo
                         if leaving { both.remove(at: i) } else { both[i] = .moveLocal(id, to: r.path) }
                     } else if let lp = localAt(parent), remoteAt(parent) == lp {
                         // The server has the local parent at that path: the move goes up.

@@ -97,7 +97,10 @@ struct ProcessTests {
         let orphans = ["chunks/packs/\(UUID().uuidString.lowercased()).pack", "chunks/tmp/partial.1"].map { data + "/" + $0 }
         for path in orphans { try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: path)) }
         let (again, _) = try startServer(data)
-        let gone = again.waitForOutput(timeout: 30) { _ in orphans.allSatisfy { !FileManager.default.fileExists(atPath: $0) } }
+        // Gone, and said so (the line comes after the removal: a stop in between cut it off).
+        let gone = again.waitForOutput(timeout: 30) { _ in
+            orphans.allSatisfy { !FileManager.default.fileExists(atPath: $0) } && again.stderr.contains("removed 2 file(s)")
+        }
         again.signal(SIGTERM)
         #expect(again.wait(timeout: 30) == 0)
         #expect(gone != nil, "left: \(orphans.filter { FileManager.default.fileExists(atPath: $0) })")
