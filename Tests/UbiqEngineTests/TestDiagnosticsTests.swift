@@ -28,30 +28,11 @@ struct TestDiagnosticsTests {
 /// a task on Swift's shared pool still runs meanwhile.
 @Suite("Tests on threads of their own", .ownThreads)
 struct OwnThreadsTests {
-    final class Flag: @unchecked Sendable {
-        let lock = NSLock(); var value = false
-        func set() { lock.withLock { value = true } }
-        var isSet: Bool { lock.withLock { value } }
-    }
-
     @Test func blockedWaitsLeaveTheSharedPoolFree() async {
-        let gaveUp = Flag(), sharedRan = Flag()
         let width = ProcessInfo.processInfo.activeProcessorCount + 2
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<width {
-                group.addTask {
-                    // Blocks its thread, as `ChildProcess.wait` does, until the shared pool's
-                    // task has run (60 s at most: the pool may be busy with other tests' work).
-                    for _ in 0..<6000 where !sharedRan.isSet { usleep(10_000) }
-                    if !sharedRan.isSet { gaveUp.set() }
-                }
-            }
-            Task.detached {
-                try? await Task.sleep(for: .milliseconds(10))
-                sharedRan.set()
-            }
-            await group.waitForAll()
-        }
-        #expect(!gaveUp.isSet, "a task on the shared pool ran while \(width) tests' threads were blocked")
+        // Each blocks its thread, as `ChildProcess.wait` does, until the shared pool's task has
+        // run (60 s at most: the pool may be busy with other tests' work).
+        let ran = await sharedPoolRanWhileBusy(width: width) { ran in for _ in 0..<6000 where !ran() { usleep(10_000) } }
+        #expect(ran, "a task on the shared pool ran while \(width) tests' threads were blocked")
     }
 }

@@ -2,17 +2,12 @@ import Foundation
 import Testing
 @testable import UbiqServer
 import UbiqStorage
+import UbiqTesting
 
 /// The sign-in guards on their own: password hashing never holds the threads every request
 /// shares, and the throttle counts a failure that the shared log has not shown yet.
 @Suite("Password checks and the login throttle")
 struct PasswordChecksTests {
-    final class Flag: @unchecked Sendable {
-        let lock = NSLock(); var value = false
-        func set() { lock.withLock { value = true } }
-        var isSet: Bool { lock.withLock { value } }
-    }
-
     /// Work on the hashing threads — more of it at once than the machine has cores, each piece
     /// keeping a core busy as a hash does — leaves a task on Swift's shared pool free to run. When
     /// the hashing ran on that pool (or on an operation queue, which shares its threads on
@@ -20,26 +15,15 @@ struct PasswordChecksTests {
     @Test func hashingLeavesTheSharedPoolFree() async throws {
         let width = ProcessInfo.processInfo.activeProcessorCount + 2
         let checks = PasswordChecks(threads: width)
-        let gaveUp = Flag(), sharedRan = Flag()
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<width {
-                // Keeps its thread's core busy, as a hash does, until the shared pool's task has
-                // run (60 s at most). Busy, not blocked: dispatch adds threads for blocked ones.
-                group.addTask {
-                    await checks.run {
-                        let end = ContinuousClock.now + .seconds(60)
-                        while !sharedRan.isSet && ContinuousClock.now < end {}
-                        if !sharedRan.isSet { gaveUp.set() }
-                    }
-                }
+        // Each keeps its thread's core busy, as a hash does, until the shared pool's task has run
+        // (60 s at most). Busy, not blocked: dispatch adds threads for blocked ones.
+        let ran = await sharedPoolRanWhileBusy(width: width) { ran in
+            await checks.run {
+                let end = ContinuousClock.now + .seconds(60)
+                while !ran() && ContinuousClock.now < end {}
             }
-            Task.detached {
-                try? await Task.sleep(for: .milliseconds(20))
-                sharedRan.set()
-            }
-            await group.waitForAll()
         }
-        #expect(!gaveUp.isSet, "a task on the shared pool ran while \(width) hashing threads were busy")
+        #expect(ran, "a task on the shared pool ran while \(width) hashing threads were busy")
         // And the verifiers it makes are good ones.
         let record = try await checks.make("right")
         #expect(record.iterations == PasswordHasher.rounds && record.salt.count == 16)

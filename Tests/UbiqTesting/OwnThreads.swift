@@ -73,3 +73,30 @@ public final class WaitingThreads: TaskExecutor, @unchecked Sendable {
         }
     }
 }
+
+/// Whether a task on Swift's shared pool ran while `width` pieces of `busy` work held their
+/// threads. Each piece is handed `ran` and keeps its thread until `ran()` is true (or its own
+/// limit passes: then it gave up, and the answer is false).
+public func sharedPoolRanWhileBusy(width: Int, _ busy: @escaping @Sendable (_ ran: @escaping @Sendable () -> Bool) async -> Void) async -> Bool {
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
+    }
+    let gaveUp = Flag(), sharedRan = Flag()
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<width {
+            group.addTask {
+                await busy { sharedRan.isSet }
+                if !sharedRan.isSet { gaveUp.set() }
+            }
+        }
+        Task.detached {
+            try? await Task.sleep(for: .milliseconds(10))
+            sharedRan.set()
+        }
+        await group.waitForAll()
+    }
+    return !gaveUp.isSet
+}
