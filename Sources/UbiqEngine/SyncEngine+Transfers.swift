@@ -8,7 +8,7 @@ import UbiqProtocol
 extension SyncEngine {
     /// Transfers running now, with their progress.
     var transfers: TrackedMap<Transfer> { get { transfer.running } _modify { yield &transfer.running } }
-    /// Transfer batches that failed as a whole (their files then went one at a time).
+    /// Transfer batches that failed as a whole (their halves then went as batches of their own).
     var batchesFailed: Int { transfer.failedBatches }
 
     /// Runs a batch of small uploads or downloads (see `TransferRunner.runBatch`).

@@ -45,11 +45,15 @@ extension TransferRunner {
                 e.logger.warning("\(ops[0]): \(error)")
                 return false
             }
-            // The batch as a whole failed (e.g. one file changed meanwhile): each goes as a batch of one.
+            // The batch as a whole failed (e.g. one file changed meanwhile): its two halves go as
+            // batches of their own, and so on down to the file at fault — a few requests, not one
+            // per file (66 files one at a time took minutes on a busy server while a writer kept
+            // changing one of them).
             failedBatches += 1
-            e.logger.warning("batch of \(ops.count): \(error); running them one at a time")
+            e.logger.warning("batch of \(ops.count): \(error); running it in halves")
+            let mid = ops.count / 2
             var progressed = false
-            for op in ops where await runBatch([op], upload: upload, on: e) { progressed = true }
+            for half in [Array(ops[..<mid]), Array(ops[mid...])] where await runBatch(half, upload: upload, on: e) { progressed = true }
             return progressed
         }
     }

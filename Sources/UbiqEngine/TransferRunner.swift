@@ -23,7 +23,7 @@ final class TransferRunner {
     var gaveUp: Set<VersionID> = []
     /// Downloads cancelled while they run (`cancelTransfers`): they stop at their next window.
     var cancelled: Set<ItemID> = []
-    /// Transfer batches that failed as a whole (their files then went one at a time).
+    /// Transfer batches that failed as a whole (their halves then went as batches of their own).
     var failedBatches = 0
     /// Items whose transfers wait until resumed (`SyncEngine.hold`; until the engine stops).
     var held: Set<ItemID> = []
