@@ -56,7 +56,7 @@ struct NewFiles {
         }
         try SQLBatch.each(pending.count) { range in
             let files = pending[range]
-            for r in try db.rows("INSERT INTO items (container_id, uuid, path, kind, created) VALUES \(Self.tuples(5, files.count)) RETURNING id, uuid",
+            for r in try db.rows("INSERT INTO items (container_id, uuid, path, kind, created) VALUES \(SQLBatch.tuples(5, files.count)) RETURNING id, uuid",
                                  files.flatMap { [c, $0.input.itemID.description, $0.input.path.string, ItemKind.file.rawValue, when] as [any SQLArgument] }) {
                 itemIDs[try r["uuid"]] = try r["id"]
             }
@@ -68,7 +68,7 @@ struct NewFiles {
             }
             for r in try db.rows("""
                 INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs, base)
-                VALUES \(Self.tuples(14, files.count)) RETURNING id, uuid
+                VALUES \(SQLBatch.tuples(14, files.count)) RETURNING id, uuid
                 """, versionRows) {
                 versionIDs[try r["uuid"]] = try r["id"]
             }
@@ -83,7 +83,7 @@ struct NewFiles {
         try SQLBatch.each(pending.count) { range in
             let items = try pending[range].map { try id(itemIDs, $0.input.itemID.description) }
             // One change each, numbered in the batch's order (as one commit after another).
-            for r in try db.rows("INSERT INTO changes (container_id, item_id) VALUES \(Self.tuples(2, items.count)) RETURNING seq, item_id",
+            for r in try db.rows("INSERT INTO changes (container_id, item_id) VALUES \(SQLBatch.tuples(2, items.count)) RETURNING seq, item_id",
                                  items.flatMap { [c, $0] as [any SQLArgument] }) {
                 seqs[try r["item_id"]] = try r["seq"]
             }
@@ -92,7 +92,7 @@ struct NewFiles {
                 guard let seq = seqs[item] else { throw StorageError(.storageFailure, "the database numbered no change for a new item") }
                 return [item, try id(versionIDs, f.input.versionID.description), seq]
             }
-            try db.execute("UPDATE items SET current_version = v.column2, seq = v.column3 FROM (VALUES \(Self.tuples(3, range.count))) AS v WHERE items.id = v.column1",
+            try db.execute("UPDATE items SET current_version = v.column2, seq = v.column3 FROM (VALUES \(SQLBatch.tuples(3, range.count))) AS v WHERE items.id = v.column1",
                            updates)
         }
         return try pending.map { f in
@@ -111,10 +111,5 @@ struct NewFiles {
         let record = ItemRecord(id: f.input.itemID, path: f.input.path, kind: .file, current: version, conflictCount: 0, deletedAt: nil,
                                 changeSeq: seq, created: version.modified)
         return CommitResult(outcome: .created, item: record, version: version, missing: f.missing.map(\.hash), cursor: seq)
-    }
-
-    /// `rows` parenthesized groups of `width` placeholders.
-    static func tuples(_ width: Int, _ rows: Int) -> String {
-        repeatElement("(" + SQLBatch.marks(width) + ")", count: rows).joined(separator: ", ")
     }
 }

@@ -137,7 +137,7 @@ extension SQLKeyValueStore {
         }
         try SQLBatch.each(rows.count) { range in
             let args = rows[range].flatMap { $0 }
-            let tuples = repeatElement("(" + SQLBatch.marks(8) + ")", count: range.count).joined(separator: ", ")
+            let tuples = SQLBatch.tuples(8, range.count)
             try db.execute("""
                 INSERT INTO kv_entries (account_id, store, key, value, wall, counter, device, seq) VALUES \(tuples)
                 ON CONFLICT (account_id, store, key) DO UPDATE SET value = excluded.value, wall = excluded.wall,

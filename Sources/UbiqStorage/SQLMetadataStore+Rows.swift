@@ -229,4 +229,9 @@ enum SQLBatch {
 
     /// `n` placeholders separated by commas.
     static func marks(_ n: Int) -> String { repeatElement("?", count: n).joined(separator: ", ") }
+
+    /// `rows` parenthesized groups of `width` placeholders (a multi-row VALUES list).
+    static func tuples(_ width: Int, _ rows: Int) -> String {
+        repeatElement("(" + marks(width) + ")", count: rows).joined(separator: ", ")
+    }
 }
