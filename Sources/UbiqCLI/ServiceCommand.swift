@@ -14,11 +14,17 @@ struct ServiceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "install", abstract: "Write the user unit, enable it and start it.")
         @OptionGroup var home: HomeOption
         @Flag(name: .long, help: "Only write the unit file (do not call systemctl).") var noStart = false
+        @Flag(name: .long, help: "Pin the binary even where other users could replace it (a folder they can write).") var force = false
 
         func run() async throws {
             let (h, _) = try home.config()
             let unit = ServiceUnit(home: h, explicitHome: home.home)
-            try unit.write(executable: ServiceUnit.executablePath())
+            let executable = ServiceUnit.executablePath()
+            if !force, let open = ServiceUnit.replaceableBy(others: executable) {
+                throw CLIError(.invalidValue, "the ubiq binary \(executable) could be replaced by another user (\(open)); the unit would run "
+                                + "their program at your login — install ubiq where only you or root can write (e.g. ~/.local/bin), or pass --force")
+            }
+            try unit.write(executable: executable)
             print("wrote \(unit.file.path)")
             if noStart { return }
             guard ServiceUnit.systemctlAvailable() else {
@@ -101,14 +107,18 @@ struct ServiceUnit {
         return config.appendingPathComponent("systemd/user").appendingPathComponent(name)
     }
 
-    func text(executable: String) -> String {
-        """
+    /// The unit; throws `invalid_value` for a path systemd cannot be handed (a control character).
+    func text(executable: String) throws -> String {
+        let homePath = explicitHome.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let exec = try [Self.execArgument(executable), "daemon"] + (homePath.map { ["--home", try Self.execArgument($0)] } ?? [])
+        let description = try homePath.map { " (\(try Self.settingValue($0)))" } ?? ""
+        return """
         [Unit]
-        Description=Ubiquity sync daemon\(explicitHome == nil ? "" : " for \(URL(fileURLWithPath: explicitHome!).standardizedFileURL.path)")
+        Description=Ubiquity sync daemon\(description)
         After=network-online.target
 
         [Service]
-        ExecStart=\(Self.quoted(executable)) daemon\(homeArgument.replacingOccurrences(of: "'", with: "\""))
+        ExecStart=\(exec.joined(separator: " "))
         Restart=on-failure
         RestartSec=5
 
@@ -119,12 +129,57 @@ struct ServiceUnit {
     }
 
     func write(executable: String) throws {
+        let text = try text(executable: executable)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text(executable: executable).utf8).write(to: file, options: .atomic)
+        try Data(text.utf8).write(to: file, options: .atomic)
     }
 
-    /// A path as systemd reads it in `ExecStart` (quoted when it has spaces).
-    static func quoted(_ s: String) -> String { s.contains(" ") ? "\"\(s)\"" : s }
+    /// One argument of `ExecStart` as systemd reads it back exactly (#45 row 5): in double
+    /// quotes, `\` and `"` escaped with a backslash, `%` (a specifier) doubled, `$` (a variable)
+    /// doubled. A control character (a newline would end the setting) is refused.
+    static func execArgument(_ s: String) throws -> String {
+        try refuseControlCharacters(s)
+        var out = "\""
+        for ch in s.unicodeScalars {
+            switch ch {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "%": out += "%%"
+            case "$": out += "$$"
+            default: out.unicodeScalars.append(ch)
+            }
+        }
+        return out + "\""
+    }
+
+    /// A value of a plain setting (`Description=`): specifiers expanded there too, so `%` doubled;
+    /// a control character refused.
+    static func settingValue(_ s: String) throws -> String {
+        try refuseControlCharacters(s)
+        return s.replacingOccurrences(of: "%", with: "%%")
+    }
+
+    static func refuseControlCharacters(_ s: String) throws {
+        if let bad = s.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw CLIError(.invalidValue, "a systemd unit cannot name \(s.debugDescription): it holds the control character U+\(String(format: "%04X", bad.value))")
+        }
+    }
+
+    /// Where another user could put their own program in place of `path`: the first of the file
+    /// and its folders (links resolved) that a user other than this one and root owns, or that
+    /// every user may write — a sticky `/tmp` too (once the binary is gone, anyone may create it
+    /// again). Nil: only this user or root can change what runs.
+    static func replaceableBy(others path: String, me: uid_t = getuid()) -> String? {
+        var url = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
+        while true {
+            var st = stat()
+            guard lstat(url.path, &st) == 0 else { return "\(url.path) cannot be read" }
+            if st.st_uid != 0 && st.st_uid != me { return "\(url.path) belongs to user \(st.st_uid)" }
+            if st.st_mode & S_IWOTH != 0 && (st.st_mode & S_IFMT) != S_IFLNK { return "\(url.path) is writable by others" }
+            if url.path == "/" { return nil }
+            url = url.deletingLastPathComponent()
+        }
+    }
 
     /// This program's absolute path.
     static func executablePath() -> String {

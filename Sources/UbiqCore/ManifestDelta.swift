@@ -65,21 +65,88 @@ public struct ManifestDelta: Hashable, Sendable, Codable {
         return ManifestDelta(base: base, pieces: pieces, size: new.size, hash: new.hash, digest: digest(new.chunks))
     }
 
-    /// Rebuilds the manifest from the same base; throws `invalid_request` if it does not fit.
-    public func apply(baseChunks: [ChunkRef]) throws -> Manifest {
-        var out: [ChunkRef] = []
+    /// The most chunk references a delta may expand to unless told otherwise (a manifest's limit).
+    public static let defaultLimit = 1_000_000
+
+    /// How many chunk references the delta expands to, counted from its pieces alone (no base
+    /// needed, nothing built); nil when a copy's count is not positive or the sum does not fit.
+    public var expandedCount: Int? {
+        var total = 0
         for p in pieces {
+            let n: Int
             switch p {
-            case .copy(let from, let count):
-                guard from >= 0, count > 0, from <= baseChunks.count - count else { throw CoreError(.invalidRequest, "manifest delta copies outside its base") }
-                out += baseChunks[from..<(from + count)]
-            case .chunk(let c): out.append(c)
+            case .copy(_, let count): guard count > 0 else { return nil }; n = count
+            case .chunk: n = 1
             }
-            guard out.count <= 10_000_000 else { throw CoreError(.invalidRequest, "manifest delta too large") }
+            let (sum, overflow) = total.addingReportingOverflow(n)
+            guard !overflow else { return nil }
+            total = sum
         }
-        guard Manifest.checkedSize(of: out) == size, Self.digest(out) == digest else {
+        return total
+    }
+
+    /// Throws `invalid_request` unless the delta expands to at most `limit` references — checked
+    /// from the pieces alone, before any base is loaded or anything is built (#45 row 1: 23
+    /// pieces of `copy [0, 65536]` in 956 bytes built 1.5 M references).
+    public func checkExpansion(limit: Int = ManifestDelta.defaultLimit) throws {
+        guard let n = expandedCount else { throw CoreError(.invalidRequest, "manifest delta has a copy of no chunks, or too many") }
+        guard n <= limit else {
+            throw CoreError(.invalidRequest, "manifest delta expands to \(n) chunk references, past the \(limit) allowed")
+        }
+    }
+
+    /// Rebuilds the manifest from the same base; throws `invalid_request` if it does not fit.
+    ///
+    /// Nothing is built before everything is checked: the expanded count against `limit` (from the
+    /// pieces alone), every copy against the base, then the size and the digest, streamed over the
+    /// pieces. Only a delta that is right is materialised, in one allocation of its exact size.
+    public func apply(baseChunks: [ChunkRef], limit: Int = ManifestDelta.defaultLimit) throws -> Manifest {
+        try checkExpansion(limit: limit)
+        for case .copy(let from, let count) in pieces {
+            guard from >= 0, count > 0, from <= baseChunks.count - count else { throw CoreError(.invalidRequest, "manifest delta copies outside its base") }
+        }
+        guard Manifest.checkedSize(of: expanded(baseChunks)) == size, Manifest.contentHash(of: expanded(baseChunks)) == digest else {
             throw CoreError(.invalidRequest, "manifest delta does not apply to this base")
         }
+        var out: [ChunkRef] = []
+        out.reserveCapacity(expandedCount ?? 0)
+        out.append(contentsOf: expanded(baseChunks))
         return Manifest(chunks: out, size: size, hash: hash)
+    }
+
+    /// The expanded chunk list as a lazy sequence over the pieces (copies checked by the caller).
+    func expanded(_ baseChunks: [ChunkRef]) -> ExpandedChunks { ExpandedChunks(pieces: pieces, base: baseChunks, count: expandedCount ?? 0) }
+}
+
+/// A delta's chunk list read piece by piece without building it.
+struct ExpandedChunks: Collection {
+    let pieces: [ManifestPiece]
+    let base: [ChunkRef]
+    let count: Int
+
+    struct Index: Comparable {
+        var piece: Int, offset: Int, position: Int
+        static func < (a: Index, b: Index) -> Bool { a.position < b.position }
+        static func == (a: Index, b: Index) -> Bool { a.position == b.position }
+    }
+
+    var startIndex: Index { Index(piece: 0, offset: 0, position: 0) }
+    var endIndex: Index { Index(piece: pieces.count, offset: 0, position: count) }
+
+    subscript(i: Index) -> ChunkRef {
+        switch pieces[i.piece] {
+        case .copy(let from, _): return base[from + i.offset]
+        case .chunk(let c): return c
+        }
+    }
+
+    func index(after i: Index) -> Index {
+        let length: Int
+        switch pieces[i.piece] {
+        case .copy(_, let n): length = n
+        case .chunk: length = 1
+        }
+        return i.offset + 1 < length ? Index(piece: i.piece, offset: i.offset + 1, position: i.position + 1)
+                                     : Index(piece: i.piece + 1, offset: 0, position: i.position + 1)
     }
 }

@@ -48,11 +48,24 @@ struct LocalFiles: Sendable {
     }
 
     /// Gives a downloaded file the permission bits its writer had (never without the owner's
-    /// read bit: this engine reads the file to sync it). Nil: the default the file was made with.
+    /// read bit: this engine reads the file to sync it), before it is renamed into place. Nil (or
+    /// bits out of range): a new file's default, `0666` less the process's umask. Partial files
+    /// are made `0600` (#45 row 4: another user read a `0600` document while it downloaded), so
+    /// this is what opens a file to others, and only once it is whole.
     static func setPermissions(_ fd: Int32, _ permissions: Int?) {
-        guard let p = permissions, (0...0o777).contains(p) else { return }
+        let p = permissions.flatMap { (0...0o777).contains($0) ? $0 : nil } ?? defaultFileMode
         fchmod(fd, mode_t(p | 0o400))
     }
+
+    /// The mode a new file gets from `open(…, 0666)`: read once from `/proc/self/status`, since
+    /// reading the umask with `umask()` changes it for every thread for a moment.
+    static let defaultFileMode: Int = {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        for line in status.split(separator: "\n") where line.hasPrefix("Umask:") {
+            if let mask = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) { return 0o666 & ~mask }
+        }
+        return 0o644
+    }()
 
     /// Kind and stamp from a `statx` result. The stamp's `inode` is the file's identity: its inode
     /// number mixed with its birth time, so an inode number the file system hands to a new file

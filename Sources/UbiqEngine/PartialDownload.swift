@@ -51,9 +51,10 @@ struct PartialDownload {
     func run(permissions: Int?, modified: Date?, local: @Sendable (ArraySlice<ChunkRef>) async -> LocalChunks,
              progress: @Sendable (Int) async -> Void, stepAside: @Sendable (_ streaming: Bool) async -> Bool) async throws -> Outcome {
         let m = manifest
-        let fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(partial, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw cannot("write") }
         defer { close(fd) }
+        fchmod(fd, 0o600)  // one left by an attempt from before partial files were private
         // Chunks already in the partial file from an interrupted attempt are kept.
         var offset = 0
         var index = 0
@@ -123,7 +124,7 @@ struct PartialDownload {
 
     /// Writes a new file (not flushed unless `sync`) with the given modification time.
     static func writeFile(_ bytes: [UInt8], to path: String, modified: Date?, permissions: Int? = nil, sync: Bool = false) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot write \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var done = 0

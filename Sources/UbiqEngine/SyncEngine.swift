@@ -96,7 +96,8 @@ public actor SyncEngine {
         do {
             try PrivateDirectory.make(home.stateDirectory)
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("Documents"), withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(at: home.partialFolder(config.container), withIntermediateDirectories: true)
+            // Partial downloads, files set aside and held: only this user may enter (#45 row 4).
+            try PrivateDirectory.make(home.partialFolder(config.container))
         } catch {
             throw EngineError(.storageFailure, "cannot create \(folder.path): \(error.localizedDescription)")
         }

@@ -10,17 +10,24 @@ extension ServerServices {
     }
 
     /// A commit request as the store takes it: a folder without content, a delta applied to its base.
-    func commitInput(_ ctx: AuthContext, _ container: ContainerID, _ body: CommitRequest) async throws -> CommitInput {
+    func commitInput(_ ctx: AuthContext, _ container: ContainerID, _ body: CommitRequest, expansion: inout CommitExpansion) async throws -> CommitInput {
         if body.kind == .folder && (body.manifest != nil || body.manifestDelta != nil) { throw APIFailure(.invalidRequest, "a folder has no content") }
         if let p = body.permissions, !(0...0o777).contains(p) { throw APIFailure(.invalidRequest, "permissions are 0 to 0o777 (511), got \(p)") }
         var manifest = body.manifest
         if manifest == nil, let delta = body.manifestDelta {
-            let base = try await metadata.manifest(ctx, container: container, version: delta.base)
-            do { manifest = try delta.apply(baseChunks: base.chunks) } catch let e as CoreError { throw APIFailure(e.code, e.message) }
+            manifest = try await expansion.expand(delta) { try await self.metadata.manifest(ctx, container: container, version: $0) }
         }
         return CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
                            base: body.base, modified: body.modified, manifest: manifest, parent: body.parent,
                            permissions: body.kind == .file ? body.permissions : nil)
+    }
+
+    /// The expansion budget of a commit request: the whole request checked from its bodies first,
+    /// the account's reference room read only when a delta needs it.
+    func expansion(_ ctx: AuthContext, for commits: [CommitRequest]) async throws -> CommitExpansion {
+        try CommitExpansion.checkRequest(commits)
+        guard commits.contains(where: { $0.manifest == nil && $0.manifestDelta != nil }) else { return CommitExpansion(room: .max) }
+        return CommitExpansion(room: try await metadata.referenceRoom(accountID: ctx.accountID))
     }
 
     func addItemRoutes(to router: Router<UbiqRequestContext>) {
@@ -30,7 +37,8 @@ extension ServerServices {
             let ctx = try await self.authenticate(request)
             let container = try context.container()
             let body = try await request.decodeJSON(CommitRequest.self, limit: WireLimits.maxCommitBody)
-            let input = try await self.commitInput(ctx, container, body)
+            var expansion = try await self.expansion(ctx, for: [body])
+            let input = try await self.commitInput(ctx, container, body, expansion: &expansion)
             let r = try await self.metadata.commit(ctx, container: container, input, now: self.clock())
             if r.outcome != .unchanged { await self.notify(ctx, container, cursor: r.cursor) }
             return try json(CommitResponse(outcome: r.outcome, item: r.item, version: r.version, missing: r.missing))
@@ -44,9 +52,10 @@ extension ServerServices {
                 throw APIFailure(.invalidRequest, "at most \(WireLimits.maxCommitsPerBatch) commits per batch")
             }
             // Inputs that cannot even be read (bad delta) are answered alone; the rest go in one transaction.
+            var expansion = try await self.expansion(ctx, for: body.commits)
             var inputs: [Result<CommitInput, APIFailure>] = []
             for c in body.commits {
-                do { inputs.append(.success(try await self.commitInput(ctx, container, c))) } catch { inputs.append(.failure(APIFailure.from(error))) }
+                do { inputs.append(.success(try await self.commitInput(ctx, container, c, expansion: &expansion))) } catch { inputs.append(.failure(APIFailure.from(error))) }
             }
             let valid = inputs.compactMap { try? $0.get() }
             var decided = try await self.metadata.commitMany(ctx, container: container, valid, now: self.clock())[...]

@@ -119,4 +119,13 @@ extension SQLMetadataStore: ChunkOwnershipStore {
             return (try a["quota"], try a["used"])
         }
     }
+
+    public func referenceRoom(accountID: Int64) async throws -> Int64 {
+        try await read { db in
+            guard let a = try db.row("SELECT quota, refs FROM accounts WHERE id = ?", [accountID]) else {
+                throw StorageError(.unauthorized, "account no longer exists")
+            }
+            return max(0, ChunkReferenceBudget.limit(quota: try a["quota"]) - (try a["refs"] as Int64))
+        }
+    }
 }

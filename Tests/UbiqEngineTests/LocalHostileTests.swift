@@ -3,6 +3,7 @@ import Testing
 import UbiqClient
 import UbiqCore
 import UbiqEngine
+import UbiqProtocol
 import UbiqTesting
 
 /// What the local disk can hold that the engine must not trust (#23): symbolic links inside the
@@ -80,6 +81,52 @@ struct LocalHostileTests {
             let after = try await serverPaths(fleet, a)
             #expect(after.isSuperset(of: ["Documents/real", "Documents/real/r.txt", "Documents/real/s.txt"]), "\(after.sorted())")
             #expect(a.read("Documents/real/r.txt") == "real, edited" && a.read("Documents/real/s.txt") == "second")
+        }
+    }
+
+    /// #45 row 4: partial downloads were made `0644` in a `0755` folder and got their real mode
+    /// only after the last byte — another local user could read a `0600` document while it
+    /// downloaded. The folder is `0700` now (made so again if it was opened up), partial files are
+    /// `0600`, and the file's own mode is set before it is renamed into place.
+    @Test func aDownloadInProgressIsReadableByItsUserAlone() async throws {
+        try await withFleet { fleet in
+            let b = try await fleet.device("B")
+            let partials = b.home.partialFolder(b.config.container)
+            chmod(partials.path, 0o755)
+            try await b.restart()
+            func mode(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1 }
+            #expect(mode(partials.path) == 0o700, "partial folder \(String(mode(partials.path), radix: 8))")
+            // A private document another device is still uploading: B starts it and waits.
+            let (uploader, _) = try await fleet.server.device("alice", name: "uploader")
+            var rng = SeededRandom.forTest("engine.partial-mode")
+            let bytes = rng.bytes(3 << 20)
+            let m = Manifest.of(bytes)
+            let v = VersionID(uuid: UUID())
+            _ = try await uploader.commit(b.config.container, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: v, path: try RelativePath(validating: "Documents/private.bin"),
+                                                                          kind: .file, base: nil, modified: Date(), manifest: m, permissions: 0o600))
+            var chunks: [(ContentHash, [UInt8])] = [], offset = 0
+            for c in m.chunks { chunks.append((c.hash, Array(bytes[offset..<offset + c.size]))); offset += c.size }
+            try await uploader.uploadChunks(named: Array(chunks.prefix(chunks.count / 2)))
+            func inside() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []).filter { $0.hasSuffix(".partial") } }
+            #expect(await eventually { await b.engine.status().downloads.running == 1 && !inside().isEmpty }, "a partial file while the download waits")
+            for name in inside() { #expect(mode(partials.path + "/" + name) == 0o600, "\(name): \(String(mode(partials.path + "/" + name), radix: 8))") }
+            try await uploader.uploadChunks(named: Array(chunks.suffix(from: chunks.count / 2)))
+            _ = try await uploader.complete(b.config.container, version: v)
+            #expect(await eventually(timeout: .seconds(60)) { b.readBytes("Documents/private.bin") == bytes })
+            #expect(mode(b.url("Documents/private.bin").path) == 0o600)
+            // A file whose writer's mode the server does not know gets a new file's default.
+            let plain = VersionID(uuid: UUID())
+            let pm = try await { () async throws -> Manifest in
+                let content = Array("plain".utf8), pm = Manifest.of(content)
+                try await uploader.uploadChunks([content])
+                return pm
+            }()
+            _ = try await uploader.commit(b.config.container, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: plain, path: try RelativePath(validating: "Documents/plain.txt"),
+                                                                          kind: .file, base: nil, modified: Date(), manifest: pm))
+            #expect(await eventually { b.read("Documents/plain.txt") == "plain" })
+            let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+            let mask = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") }.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) })
+            #expect(mode(b.url("Documents/plain.txt").path) == 0o666 & ~mask, "default \(String(mode(b.url("Documents/plain.txt").path), radix: 8))")
         }
     }
 }

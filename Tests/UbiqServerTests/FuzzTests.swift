@@ -65,9 +65,12 @@ struct FuzzTests {
             let size = fits ? (Manifest.checkedSize(of: out) ?? Self.nasty(&rng, upTo: 1 << 30)) : Self.nasty(&rng, upTo: 1 << 30)
             let digest = fits ? ManifestDelta.digest(out) : ContentHash.of(rng.bytes(4))
             let delta = ManifestDelta(base: VersionID(uuid: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))), pieces: pieces, size: size, hash: digest, digest: digest)
+            // A limit on the expansion (#45 row 1): never passed, checked before anything is built.
+            let limit = Int.random(in: 0...200, using: &rng)
             do {
-                let m = try delta.apply(baseChunks: base)
+                let m = try delta.apply(baseChunks: base, limit: limit)
                 #expect(Manifest.checkedSize(of: m.chunks) == m.size, "seed \(rng.seed)")
+                #expect(m.chunks.count <= limit && m.chunks.count == delta.expandedCount && m.chunks == out, "seed \(rng.seed)")
                 applied += 1
             } catch is CoreError {
                 refused += 1

@@ -16,15 +16,17 @@ extension DaemonSuites {
             var env = ProcessInfo.processInfo.environment
             env["XDG_CONFIG_HOME"] = config.path
             let home = d.home("A").path
-            let (s1, out1, e1) = try ChildProcess.runUbiq(["service", "install", "--no-start", "--home", home], environment: env)
+            // --force: the build may live under a folder every user can write (a clone in /tmp).
+            let (s1, out1, e1) = try ChildProcess.runUbiq(["service", "install", "--no-start", "--force", "--home", home], environment: env)
             #expect(s1 == 0, "\(e1)")
             let unitName = try #require(out1.split(separator: "/").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
             #expect(unitName.hasPrefix("ubiq-") && unitName.hasSuffix(".service"), "\(out1)")
             let unit = try String(contentsOf: config.appendingPathComponent("systemd/user/\(unitName)"), encoding: .utf8)
-            #expect(unit.contains(" daemon --home \"\(URL(fileURLWithPath: home).standardizedFileURL.path)\""), "\(unit)")
+            let words = try #require(Self.execStart(unit))
+            #expect(Array(words.dropFirst()) == ["daemon", "--home", URL(fileURLWithPath: home).standardizedFileURL.path], "\(unit)")
             #expect(unit.contains("Restart=on-failure") && unit.contains("WantedBy=default.target"))
-            let exec = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }).dropFirst("ExecStart=".count).split(separator: " ").first.map(String.init)
-            #expect(exec.map { FileManager.default.isExecutableFile(atPath: $0) } == true, "the unit names the ubiq binary by its absolute path: \(exec ?? "")")
+            #expect(words.first.map { $0.hasPrefix("/") && FileManager.default.isExecutableFile(atPath: $0) } == true,
+                    "the unit names the ubiq binary by its absolute path: \(words.first ?? "")")
 
             let (s2, out2, _) = try ChildProcess.runUbiq(["service", "status", "--json", "--home", home], environment: env)
             #expect(s2 == 0)
@@ -121,5 +123,91 @@ extension DaemonSuites {
             try FileManager.default.removeItem(at: file)
             #expect(!DaemonStarter.configAllows(environment: env), "no file: off")
         }
-    }
+    
+        /// `ExecStart=`'s words as systemd reads them: each word unquoted (double quotes, C
+        /// escapes), then specifiers (`%%` is `%`; any other is a failure here), then variables
+        /// (`$$` is `$`; any other is a failure here). Nil when the line is not of that form.
+        static func execStart(_ unit: String) -> [String]? {
+            guard let line = unit.split(separator: "\n").first(where: { $0.hasPrefix("ExecStart=") }) else { return nil }
+            var words: [String] = [], word = "", inWord = false, quoted = false
+            var it = Array(line.dropFirst("ExecStart=".count).unicodeScalars).makeIterator()
+            while let c = it.next() {
+                if quoted {
+                    if c == "\\" { guard let n = it.next() else { return nil }; word.unicodeScalars.append(n) }
+                    else if c == "\"" { quoted = false } else { word.unicodeScalars.append(c) }
+                } else if c == " " {
+                    if inWord { words.append(word); word = ""; inWord = false }
+                } else if c == "\"" { quoted = true; inWord = true
+                } else if c == "\\" || c == "'" { return nil  // the unit never needs them outside quotes
+                } else { word.unicodeScalars.append(c); inWord = true }
+            }
+            guard !quoted else { return nil }
+            if inWord { words.append(word) }
+            func undouble(_ s: String, _ mark: Character) -> String? {
+                var out = "", pending = false
+                for ch in s {
+                    if pending { guard ch == mark else { return nil }; out.append(mark); pending = false }
+                    else if ch == mark { pending = true } else { out.append(ch) }
+                }
+                return pending ? nil : out
+            }
+            let read = words.map { undouble($0, "%").flatMap { undouble($0, "$") } }
+            return read.contains(where: { $0 == nil }) ? nil : read.compactMap { $0 }
+        }
+
+        /// #45 row 5: paths went into the unit without systemd's escaping (`%`, `$`, `\`, a
+        /// newline passed; `'` became `"`). A home named with each of them is read back by
+        /// systemd's rules exactly; a newline is refused.
+        @Test func aHomeWithCharactersSystemdReadsIsEscapedInTheUnit() async throws {
+            try await Daemons.with([]) { d in
+                let config = d.dir.url.appendingPathComponent("xdg-config")
+                var env = ProcessInfo.processInfo.environment
+                env["XDG_CONFIG_HOME"] = config.path
+                for name in ["pct %h %% %", "dollar $HOME ${USER} $$", "back\\slash\\ end\\", "q \"double\" 'single'", "mixed %$\\\"' 日本"] {
+                    try d.login(name, as: "alice")
+                    let home = d.home(name).path
+                    let (s, out, e) = try ChildProcess.runUbiq(["service", "install", "--no-start", "--force", "--home", home], environment: env)
+                    #expect(s == 0, "\(name): \(e)")
+                    let file = try #require(out.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
+                    let unit = try String(contentsOfFile: file, encoding: .utf8)
+                    #expect(Self.execStart(unit).map { Array($0.dropFirst()) } == ["daemon", "--home", home], "\(name): \(unit)")
+                    let description = try #require(unit.split(separator: "\n").first { $0.hasPrefix("Description=") })
+                    #expect(description.replacingOccurrences(of: "%%", with: "").contains("%") == false, "\(name): \(description)")
+                    try FileManager.default.removeItem(atPath: file)
+                }
+                // A newline would end the setting and start another: refused, nothing written.
+                let bad = d.dir.url.appendingPathComponent("new\nline").path
+                let (s, _, e) = try ChildProcess.runUbiq(["service", "install", "--no-start", "--force", "--home", bad], environment: env)
+                #expect(s != 0)
+                #expect(e.contains("control character") || e.contains("not signed in"), "\(e)")
+            }
+        }
+
+        /// #45 row 5: `service install` pinned the running binary even in `/tmp`, where another
+        /// user can put their own once it is gone. A binary others could replace is refused
+        /// without `--force`.
+        @Test func aBinaryOtherUsersCouldReplaceIsNotPinnedWithoutForce() async throws {
+            try await Daemons.with(["A"]) { d in
+                let open = d.dir.url.appendingPathComponent("open-to-all")
+                try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+                chmod(open.path, 0o777)
+                let copy = open.appendingPathComponent("ubiq").path
+                try FileManager.default.copyItem(atPath: ChildProcess.ubiqBinary(), toPath: copy)
+                let config = d.dir.url.appendingPathComponent("xdg-config")
+                var env = ProcessInfo.processInfo.environment
+                env["XDG_CONFIG_HOME"] = config.path
+                let home = d.home("A").path
+                let run = { (args: [String]) throws -> (Int32, String, String) in
+                    let p = try ChildProcess(copy, args, environment: env)
+                    let status = p.wait(timeout: 120)
+                    return (status, p.stdout, p.stderr)
+                }
+                let (s1, _, e1) = try run(["service", "install", "--no-start", "--home", home])
+                #expect(s1 == 1 && e1.contains("could be replaced by another user") && e1.contains("writable by others"), "\(e1)")
+                #expect((try? FileManager.default.contentsOfDirectory(atPath: config.appendingPathComponent("systemd/user").path))?.isEmpty ?? true, "no unit written")
+                let (s2, out2, e2) = try run(["service", "install", "--no-start", "--force", "--home", home])
+                #expect(s2 == 0 && out2.contains("wrote"), "\(e2)")
+            }
+        }
+}
 }
