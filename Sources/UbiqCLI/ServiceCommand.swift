@@ -20,7 +20,7 @@ struct ServiceCommand: AsyncParsableCommand {
             let (h, _) = try home.config()
             let unit = ServiceUnit(home: h, explicitHome: home.home)
             let executable = ServiceUnit.executablePath()
-            if !force, let open = ServiceUnit.replaceableBy(others: executable) {
+            if !force, let open = ExecutableTrust.replaceableByOthers(executable, lasting: true) {
                 throw CLIError(.invalidValue, "the ubiq binary \(executable) could be replaced by another user (\(open)); the unit would run "
                                 + "their program at your login — install ubiq where only you or root can write (e.g. ~/.local/bin), or pass --force")
             }
@@ -162,22 +162,6 @@ struct ServiceUnit {
     static func refuseControlCharacters(_ s: String) throws {
         if let bad = s.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             throw CLIError(.invalidValue, "a systemd unit cannot name \(s.debugDescription): it holds the control character U+\(String(format: "%04X", bad.value))")
-        }
-    }
-
-    /// Where another user could put their own program in place of `path`: the first of the file
-    /// and its folders (links resolved) that a user other than this one and root owns, or that
-    /// every user may write — a sticky `/tmp` too (once the binary is gone, anyone may create it
-    /// again). Nil: only this user or root can change what runs.
-    static func replaceableBy(others path: String, me: uid_t = getuid()) -> String? {
-        var url = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
-        while true {
-            var st = stat()
-            guard lstat(url.path, &st) == 0 else { return "\(url.path) cannot be read" }
-            if st.st_uid != 0 && st.st_uid != me { return "\(url.path) belongs to user \(st.st_uid)" }
-            if st.st_mode & S_IWOTH != 0 && (st.st_mode & S_IFMT) != S_IFLNK { return "\(url.path) is writable by others" }
-            if url.path == "/" { return nil }
-            url = url.deletingLastPathComponent()
         }
     }
 

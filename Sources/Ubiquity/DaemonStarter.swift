@@ -37,20 +37,22 @@ struct DaemonStarter: Sendable {
         return false
     }
 
-    /// The `ubiq` program: as given, else the first on `PATH`.
-    func program() -> String? {
+    /// The `ubiq` program: as given, else the first on `PATH` found in an absolute folder that
+    /// no other user can write (#45 row 6: a `ubiq` in the working directory, through `.` on
+    /// `PATH`, was started detached). `skipped` collects what was passed over.
+    func program(skipped: inout [String]) -> String? {
         if let executable { return executable.path }
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(dir)/ubiq"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
+        var passed: [String] = []
+        defer { skipped = passed }
+        return ExecutableTrust.search("ubiq", path: ProcessInfo.processInfo.environment["PATH"]) { passed.append($0) }
     }
 
     /// Starts the daemon and waits (at most 15 s) until it answers.
     func start(waitingFor client: DaemonClient, because why: String) async throws {
-        guard let program = program() else {
-            throw DaemonClient.Failure.noDaemon("\(why); autostart is on but no 'ubiq' program was found on PATH")
+        var skipped: [String] = []
+        guard let program = program(skipped: &skipped) else {
+            let passed = skipped.isEmpty ? "" : " (passed over: \(skipped.joined(separator: "; ")))"
+            throw DaemonClient.Failure.noDaemon("\(why); autostart is on but no 'ubiq' program was found in PATH's absolute folders\(passed)")
         }
         var arguments = ["daemon"]
         if let homeArgument { arguments += ["--home", homeArgument] }

@@ -209,5 +209,38 @@ extension DaemonSuites {
                 #expect(s2 == 0 && out2.contains("wrote"), "\(e2)")
             }
         }
+
+        /// #45 row 6: autostart looked `ubiq` up on `PATH` with relative entries (`.`) included,
+        /// so a `ubiq` in the working directory was started detached. Only absolute folders are
+        /// searched now, and a candidate another user can replace is passed over.
+        @Test func autostartNeverRunsAProgramFromARelativeOrOpenFolder() throws {
+            let dir = try TempDirectory("ubiq-path")
+            defer { dir.remove() }
+            func program(in folder: String, mode: mode_t = 0o755) throws -> String {
+                let url = dir.url.appendingPathComponent(folder)
+                try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+                chmod(url.path, mode)
+                let file = url.appendingPathComponent("ubiq")
+                try Data("#!/bin/sh\nexit 0\n".utf8).write(to: file)
+                chmod(file.path, 0o755)
+                return url.path
+            }
+            let here = try program(in: "cwd"), open = try program(in: "open", mode: 0o777), good = try program(in: "good")
+            let sticky = try program(in: "sticky", mode: 0o1777)
+            // (The working directory is the test process's, shared by every suite: not changed here;
+            // a relative entry is passed over whatever folder it would name.)
+            _ = here
+            var skipped: [String] = []
+            let found = ExecutableTrust.search("ubiq", path: ".::cwd:\(open):\(good)") { skipped.append($0) }
+            #expect(found == good + "/ubiq", "\(found ?? "none"); passed over: \(skipped)")
+            #expect(skipped.count == 4 && skipped[3].contains("writable by others"), "\(skipped)")
+            #expect(ExecutableTrust.search("ubiq", path: ".:cwd:") == nil, "only relative entries: nothing")
+            // A folder under a sticky one (as a clone in /tmp): fine to run now, not to pin in a unit.
+            let inside = dir.url.appendingPathComponent("sticky/inner")
+            try FileManager.default.createDirectory(at: inside, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: sticky + "/ubiq", toPath: inside.appendingPathComponent("ubiq").path)
+            #expect(ExecutableTrust.search("ubiq", path: inside.path) == inside.path + "/ubiq")
+            #expect(ExecutableTrust.replaceableByOthers(inside.path + "/ubiq", lasting: true)?.contains("sticky") == true)
+        }
 }
 }
