@@ -38,6 +38,14 @@ struct DataOption: ParsableArguments {
     @Option(name: .long, help: "Where metadata is kept: postgres://USER@HOST:PORT/DB[?sslmode=require] (password in the URL, UBIQ_DATABASE_PASSWORD or the file UBIQ_DATABASE_PASSWORD_FILE names); default: metadata.sqlite in the data directory.")
     var database: String?
 
+    /// A password in `--database` is in the process list, where every local user reads it
+    /// (#45 row 7): said on stderr, with where else it can come from.
+    static func warnOfPassword(in database: String?) {
+        guard let database, URLComponents(string: database)?.password != nil else { return }
+        FileHandle.standardError.write(Data(("ubiq: warning: --database holds a password, which every user of this machine can read in the "
+                                             + "process list; give it in UBIQ_DATABASE_PASSWORD or in a file UBIQ_DATABASE_PASSWORD_FILE names\n").utf8))
+    }
+
     /// The server's stores: the metadata where `--database` says, the chunks where `--blobs` says.
     func services() async throws -> ServerServices {
         let env = ProcessInfo.processInfo.environment
@@ -47,6 +55,7 @@ struct DataOption: ParsableArguments {
             location = try BlobStoreLocation.parse(blobs, environment: env)
             metadata = try MetadataLocation.parse(database, environment: env)
         } catch let e as CoreError { throw CLIError(e.code, e.message) }
+        Self.warnOfPassword(in: database)
         return try await ServerServices.open(at: directory(), database: metadata, blobs: location, environment: env)
     }
 }

@@ -34,6 +34,7 @@ struct ServerMigrate: AsyncParsableCommand {
             pg = p
             bucket = try BlobStoreLocation.parse(blobs, environment: env)
         } catch let e as CoreError { throw CLIError(e.code, e.message) }
+        DataOption.warnOfPassword(in: database)
         // The embedded server must not run meanwhile (nor start until the copy is done).
         let lock: HomeLock?
         do { lock = try HomeLock.acquire(file: dir.appendingPathComponent("server.lock")) } catch let e as EngineError { throw CLIError(.storageFailure, e.message) }

@@ -61,13 +61,24 @@ public struct APIFailure: Error, HTTPResponseError, CustomStringConvertible {
 
 /// Turns every error into the JSON error shape and logs unexpected ones.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// 12 hex digits naming one failed request in the log.
+    static func requestID() -> String {
+        String((0..<6).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined())
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            let failure = APIFailure.from(error)
+            var failure = APIFailure.from(error)
             if failure.code == .internalError || failure.code == .storageFailure {
-                context.logger.error("\(request.method) \(request.uri.path): \(String(describing: error))")
+                // The detail (a database host, an object-store endpoint, a file path) is the
+                // operator's: the log has it under an ID the client is given (#45 row 7).
+                let id = Self.requestID()
+                context.logger.error("request \(id): \(request.method) \(request.uri.path): \(String(describing: error))")
+                failure = APIFailure(failure.code, failure.code == .storageFailure
+                                        ? "the server's storage is not available right now (request \(id); the server's log has the detail)"
+                                        : "internal error (request \(id); the server's log has the detail)")
             }
             return try failure.response(from: request, context: context)
         }

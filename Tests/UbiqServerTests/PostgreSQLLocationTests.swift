@@ -31,6 +31,21 @@ struct PostgreSQLLocationTests {
         #expect(throws: StorageError.self) { try PostgreSQLLocation(parsing: "postgres://u@h/d", environment: ["UBIQ_DATABASE_PASSWORD_FILE": "/nonexistent/pw"]) }
     }
 
+    /// #45 row 7: `sslmode` defaulted to `disable` for remote hosts — the password and every
+    /// path crossed the network in clear unless the operator knew to ask. TLS is now the default
+    /// for any host but loopback; `sslmode=disable` still opts out.
+    @Test func tlsIsTheDefaultForAnyHostButLoopback() throws {
+        for host in ["db.example.com", "10.0.0.5", "[fd00::1]", "127.0.0.1.example.com", "localhost.example.com"] {
+            #expect(try PostgreSQLLocation(parsing: "postgres://u@\(host)/d", environment: [:]).tls, "\(host)")
+        }
+        for host in ["localhost", "127.0.0.1", "127.1.2.3", "[::1]", "LOCALHOST"] {
+            #expect(try !PostgreSQLLocation(parsing: "postgres://u@\(host)/d", environment: [:]).tls, "\(host)")
+        }
+        #expect(try !PostgreSQLLocation(parsing: "postgres://u@db.example.com/d?sslmode=disable", environment: [:]).tls)
+        #expect(try PostgreSQLLocation(parsing: "postgres://u@localhost/d?sslmode=require", environment: [:]).tls)
+        #expect(try PostgreSQLLocation(parsing: "postgres://u@db.example.com/d", environment: [:]).redacted.hasSuffix("?sslmode=require"))
+    }
+
     /// Mangled URLs: an answer or a clear error, never a crash.
     @Test func mangledURLsAreRefusedClearly() {
         var rng = SeededRandom.forTest("pg.location")

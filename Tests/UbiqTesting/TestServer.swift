@@ -17,6 +17,8 @@ public final class TestServer: Sendable {
     public let trusted: String?
     /// Where its metadata is (a PostgreSQL test database is dropped at `stop()`).
     public let database: MetadataLocation
+    /// Its recent log lines (requests at info, warnings and errors).
+    public let log: RingLog
     let group: ServiceGroup
     let task: Task<Void, Error>
 
@@ -57,7 +59,8 @@ public final class TestServer: Sendable {
     static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration, maxConnections: Int,
                           tls: TestCertificates?, services: ServerServices, database: MetadataLocation) async throws -> TestServer {
         // Warnings to standard error; every request (info) kept in a ring shown when a wait runs out.
-        let logger = RingLog(name: "server").registerWithCurrentTest().logger(label: "test.server", fallback: .warning, kept: .info)
+        let ring = RingLog(name: "server").registerWithCurrentTest()
+        let logger = ring.logger(label: "test.server", fallback: .warning, kept: .info)
         let (portStream, portCont) = AsyncStream<Int>.makeStream()
         let tlsConfiguration = try tls.map { try ServerTLS.configuration(certificatePEM: $0.serverPEM, keyPEM: $0.serverKeyPEM) }
         let app = try UbiqServerApp.make(services: services, host: "127.0.0.1", port: wanted, logger: logger,
@@ -79,12 +82,13 @@ public final class TestServer: Sendable {
             if case .failure(let e) = why { throw CoreError(.internalError, "test server did not start: \(e)") }
             throw CoreError(.internalError, "test server did not start")
         }
-        return TestServer(directory: dir, services: services, port: port, trusted: tls?.authorityPEM, group: group, task: task, database: database)
+        return TestServer(directory: dir, services: services, port: port, trusted: tls?.authorityPEM, group: group, task: task, database: database, log: ring)
     }
 
     init(directory: TempDirectory, services: ServerServices, port: Int, trusted: String?, group: ServiceGroup, task: Task<Void, Error>,
-         database: MetadataLocation) {
+         database: MetadataLocation, log: RingLog) {
         self.database = database
+        self.log = log
         self.directory = directory
         self.services = services
         self.port = port

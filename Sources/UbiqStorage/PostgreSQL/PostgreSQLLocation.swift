@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a PostgreSQL metadata database is: `--database postgres://USER[:PASSWORD]@HOST[:PORT]/DB`
 /// with optional `?sslmode=require` (TLS, the server's certificate checked against the system's
-/// roots or `sslrootcert=PATH`) and `connections=N` (the server's pool, 1…100, default 10). The
+/// roots or `sslrootcert=PATH`; the default for any host but loopback, `sslmode=disable` to opt out) and `connections=N` (the server's pool, 1…100, default 10). The
 /// password may also come from `UBIQ_DATABASE_PASSWORD` or from the file `UBIQ_DATABASE_PASSWORD_FILE`
 /// names, so it need not sit in a command line others can read.
 public struct PostgreSQLLocation: Sendable, Equatable {
@@ -61,6 +61,8 @@ public struct PostgreSQLLocation: Sendable, Equatable {
             default: throw bad("unknown parameter '\(item.name)'")
             }
         }
+        // Passwords and every path in clear over a network only when asked for (#45 row 7).
+        if !(url.queryItems ?? []).contains(where: { $0.name == "sslmode" }) { tls = !Self.isLoopback(self.host) }
         if let p = url.password {
             password = p
         } else if let p = environment["UBIQ_DATABASE_PASSWORD"] {
@@ -71,5 +73,13 @@ public struct PostgreSQLLocation: Sendable, Equatable {
             }
             password = text.trimmingCharacters(in: .newlines)
         }
+    }
+
+    /// `localhost` or an address in 127.0.0.0/8 or `::1`: traffic that never leaves the machine.
+    public static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased()
+        if h == "localhost" || h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
+        let parts = h.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 }
