@@ -43,6 +43,10 @@ public struct ServerServices: Sendable {
     public var failureLog: (any FailureLog)?
     /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
     public var collectionDelay = ChunkCollection.afterEmptying
+    /// Least time between two collections woken by emptied trashes (`ChunkCollection.wokenGap`).
+    public var collectionGap = ChunkCollection.wokenGap
+    /// Collections the server's own collector has begun.
+    public let collectionRuns = RunCount()
     /// PBKDF2 rounds for the passwords this server sets (`PasswordHasher.rounds`; tests that make
     /// hundreds of accounts lower it — a verifier keeps its own count, so any is checked right).
     public var passwordRounds = PasswordHasher.rounds

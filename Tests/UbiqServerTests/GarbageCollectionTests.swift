@@ -122,6 +122,32 @@ struct GarbageCollectionTests {
         await server.stop()
     }
 
+    /// #45 row 8: every emptied trash woke a full collection 30 s later, with no limit — a loop
+    /// of make, delete, empty kept one running. Woken collections are now at least
+    /// `collectionGap` apart; the first still comes soon.
+    @Test func emptyingTrashesInALoopWakesOneCollectionPerGap() async throws {
+        let server = try await TestServer.start(configure: { $0.collectionDelay = .milliseconds(100); $0.collectionGap = .seconds(60) })
+        try await server.user("alice")
+        let (alice, _) = try await server.device("alice")
+        var rng = SeededRandom.forTest("gc.gap")
+        func cycle() async throws {
+            let r = try await commitPacked(alice, "Documents/churn-\(UUID().uuidString.prefix(6)).bin", rng.bytes(20_000))
+            _ = try await alice.delete(notes, item: r.item.id)
+            #expect(try await alice.emptyTrash(notes).items == 1)
+        }
+        try await cycle()
+        #expect(await eventually(timeout: .seconds(20)) { await server.services.collectionRuns.value == 1 }, "the first comes soon")
+        for _ in 0..<8 { try await cycle() }
+        let more = await ever(within: .seconds(3)) { await server.services.collectionRuns.value > 1 }
+        #expect(!more, "eight more emptied trashes within the gap woke no second collection")
+        // The wait itself: the delay alone the first time, else at least until the gap is over.
+        #expect(ChunkCollection.waitAfterWake(sinceLast: nil, delay: .seconds(30), gap: .seconds(600)) == .seconds(30))
+        #expect(ChunkCollection.waitAfterWake(sinceLast: .seconds(100), delay: .seconds(30), gap: .seconds(600)) == .seconds(500))
+        #expect(ChunkCollection.waitAfterWake(sinceLast: .seconds(590), delay: .seconds(30), gap: .seconds(600)) == .seconds(30))
+        #expect(ChunkCollection.waitAfterWake(sinceLast: .seconds(7200), delay: .seconds(30), gap: .seconds(600)) == .seconds(30))
+        await server.stop()
+    }
+
     @Test(arguments: StoreKind.available, DatabaseKind.available)
     func uploadsNeverCommittedAreReleasedAfterADay(_ kind: StoreKind, _ db: DatabaseKind) async throws {
         let clock = HandClock()
