@@ -82,6 +82,19 @@ public struct QuerySpec: Codable, Sendable, Equatable {
     public init(predicate: String? = nil, scope: String = "data", sort: String = "name", intervalMillis: Int = 100) {
         self.predicate = predicate; self.scope = scope; self.sort = sort; self.intervalMillis = intervalMillis
     }
+
+    enum CodingKeys: String, CodingKey { case predicate, scope, sort, intervalMillis }
+
+    /// From the socket, every argument may be left out (#45 §2: a program that sent only a
+    /// predicate was told `'scope' missing`): no predicate (everything), `scope` `documents`
+    /// (the seeds' default search scope), `sort` `name`, `intervalMillis` 100.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(predicate: try c.decodeIfPresent(String.self, forKey: .predicate),
+                  scope: try c.decodeIfPresent(String.self, forKey: .scope) ?? "documents",
+                  sort: try c.decodeIfPresent(String.self, forKey: .sort) ?? "name",
+                  intervalMillis: try c.decodeIfPresent(Int.self, forKey: .intervalMillis) ?? 100)
+    }
 }
 
 /// The engine's answer. Streamed answers carry `event`; the last line of every answer has none.

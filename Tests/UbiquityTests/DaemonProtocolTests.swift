@@ -206,6 +206,16 @@ extension DaemonSuites {
         assert r["ok"] and [i["name"] for i in r["items"]] == ["hello.txt"], r
         assert r["items"][0]["status"] == "current", r
 
+        # #45 §2: every argument of a query may be left out (scope documents, sort name, 100 ms).
+        r = ask(path, {"list": {"query": {"predicate": "name LIKE '*.txt'"}}})
+        assert r["ok"] and [i["name"] for i in r["items"]] == ["hello.txt"], r
+        r = ask(path, {"list": {"query": {}}})
+        assert r["ok"] and all(i["path"].startswith("Documents") for i in r["items"]) and r["items"], r
+        r = ask(path, {"list": {}})
+        assert not r["ok"] and "query" in r["message"], r
+        events = ask(path, {"watch": {"query": {"predicate": "name == 'hello.txt'"}}}, events=1)
+        assert [i["name"] for i in events[0]["event"]["added"]] == ["hello.txt"], events
+
         events = ask(path, {"watch": {"query": {"scope": "data", "sort": "name", "intervalMillis": 100}}}, events=1)
         assert events[0]["event"]["event"] == "gathered", events
         assert any(i["name"] == "hello.txt" for i in events[0]["event"]["added"]), events
