@@ -20,7 +20,8 @@ struct ServerCommand: AsyncParsableCommand {
 
 /// Options shared by the server commands.
 struct DataOption: ParsableArguments {
-    @Option(name: .long, help: "Data directory (default: $XDG_DATA_HOME/ubiquity/server).")
+    @Option(name: .long, help: ArgumentHelp("Data directory (default: $XDG_DATA_HOME/ubiquity/server).",
+                                            discussion: "It holds the embedded database, the chunk folder or a bucket's local index, so one server uses it at a time — unless --database postgres://… and --blobs s3://… are both given: then it holds nothing the servers share, and several servers on one machine may use the same folder."))
     var data: String?
 
     /// The data directory. Every server command asks for it before it touches the data, so this
@@ -37,6 +38,10 @@ struct DataOption: ParsableArguments {
 
     @Option(name: .long, help: "Where metadata is kept: postgres://USER@HOST:PORT/DB[?sslmode=require] (password in the URL, UBIQ_DATABASE_PASSWORD or the file UBIQ_DATABASE_PASSWORD_FILE names); default: metadata.sqlite in the data directory.")
     var database: String?
+
+    /// `--database postgres://…` and `--blobs s3://…` both: the data folder then holds nothing
+    /// servers share, and several may use it at once.
+    var storesAreRemote: Bool { !(database ?? "").isEmpty && !(blobs ?? "").isEmpty }
 
     /// A password in `--database` is in the process list, where every local user reads it
     /// (#45 row 7): said on stderr, with where else it can come from.
@@ -99,10 +104,16 @@ struct ServerRun: AsyncParsableCommand {
         let adminToken = ServerServices.newAdminToken()
         opened.adminToken = adminToken
         let services = opened
-        // One server per data folder: a second one would not see the first one's pushes.
-        let lock: HomeLock?
-        do { lock = try HomeLock.acquire(file: dir.appendingPathComponent("server.lock")) } catch let e as EngineError { throw CLIError(.storageFailure, e.message) }
-        guard let lock else { throw CLIError(.invalidRequest, "another ubiq server is already using \(dir.path); stop it first or give --data another folder") }
+        // One server per data folder while the folder holds a store (the SQLite database, the
+        // chunk folder, a bucket's local index): a second one would not see the first one's
+        // pushes. With both stores remote nothing in it is shared (#45 §3): no lock, and no
+        // admin.json (`ubiq server gc` then collects itself, one server of the fleet at a time).
+        let remote = data.storesAreRemote
+        var lock: HomeLock?
+        if !remote {
+            do { lock = try HomeLock.acquire(file: dir.appendingPathComponent("server.lock")) } catch let e as EngineError { throw CLIError(.storageFailure, e.message) }
+            guard lock != nil else { throw CLIError(.invalidRequest, "another ubiq server is already using \(dir.path); stop it first or give --data another folder") }
+        }
         defer { withExtendedLifetime(lock) {} }
         var logger = Logger(label: "ubiq.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
@@ -115,8 +126,10 @@ struct ServerRun: AsyncParsableCommand {
                 let shownHost = host.contains(":") ? "[\(host)]" : host
                 print("ubiq server listening on \(scheme)://\(shownHost):\(bound) (data: \(dir.path))")
                 fflush(nil)
-                AdminAccess(url: AdminAccess.url(scheme: scheme, host: host, port: bound), token: adminToken, certificate: tlsCert)
-                    .write(in: dir, announced)
+                if !remote {
+                    AdminAccess(url: AdminAccess.url(scheme: scheme, host: host, port: bound), token: adminToken, certificate: tlsCert)
+                        .write(in: dir, announced)
+                }
             }
         }
         do {

@@ -107,6 +107,29 @@ struct ProcessTests {
         #expect(again.stderr.contains("removed 2 file(s), 8.0 KiB"), "\(again.stderr)")
     }
 
+    /// #45 §3: with `--database` and `--blobs` both remote, a second `ubiq server` on the same
+    /// machine stopped with "another ubiq server is already using …" although nothing in the
+    /// data folder is shared. Two now run on one folder, and each serves the same accounts.
+    @Test func twoServersWithRemoteStoresShareADataFolder() async throws {
+        guard PostgresTestDatabase.runs && S3TestStore.runs else { return }
+        guard let (options, env, dropAt) = try await database(.postgres), let s3 = S3TestStore.store else { return }
+        let dir = try TempDirectory("ubiq-fleet-data")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        let bucket = "ubiq-test-\(UUID().uuidString.prefix(13).lowercased())"
+        let remote = options + ["--blobs", "s3://\(bucket)?endpoint=\(s3.endpoint)"]
+        let (added, _, why) = try ChildProcess.runUbiq(["server", "user", "add", "bob", "--password-stdin", "--data", data] + remote, stdin: "pw-bob\n", environment: env)
+        #expect(added == 0, "\(why)")
+        let (a, urlA) = try startServer(data, remote, environment: env)
+        let (b, urlB) = try startServer(data, remote, environment: env)
+        for url in [urlA, urlB] {
+            #expect(try await UbiqAPIClient(baseURL: url).login(user: "bob", password: "pw-bob", deviceName: "laptop").0.token?.isEmpty == false, "\(url)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: data + "/admin.json"), "no admin access file to fight over")
+        for p in [a, b] { p.signal(SIGTERM); #expect(p.wait(timeout: 30) == 0) }
+        if let dropAt { await PostgresTestDatabase.drop(dropAt) }
+    }
+
     /// #23 row 6: the server's database (password and token hashes, every path), chunk files
     /// and packs were 0644 in 0755 folders. Now the data folder is 0700 (made so if it was
     /// not) and everything the server writes is its user's alone, whatever the umask.
