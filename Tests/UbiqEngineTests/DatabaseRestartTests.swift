@@ -76,6 +76,7 @@ struct DatabaseRestartTests {
             #expect(ContinuousClock.now - t0 < .seconds(30), "\(how): answered in \(ContinuousClock.now - t0)")
             try await Task.sleep(for: .seconds(2))  // the devices keep writing against a server without its database
             try pg.startServer()
+            print("[pg-restart] after the \(how) stop: \(pg.state.prefix(200))")
         }
         try await Task.sleep(for: .milliseconds(1500))
         await wa.stop()
@@ -87,11 +88,11 @@ struct DatabaseRestartTests {
             expected.allSatisfy { a.readBytes($0.key) == $0.value && b.readBytes($0.key) == $0.value }
         }
         let missing = expected.filter { a.readBytes($0.key) != $0.value || b.readBytes($0.key) != $0.value }.keys.sorted()
-        #expect(arrived, "\(missing.count) of \(expected.count) file(s) not on both: \(missing.prefix(10)); \(describeDiff(a, b))")
+        #expect(arrived, "\(missing.count) of \(expected.count) file(s) not on both: \(missing.prefix(10)); \(describeDiff(a, b)); \(pg.state)")
         #expect(await converge(a, b), "\(describeDiff(a, b))")
         let clear = await eventually(timeout: .seconds(60)) { let ea = await a.engine.status().errors, eb = await b.engine.status().errors; return ea.isEmpty && eb.isEmpty }
         let left = (await a.engine.status().errors) + (await b.engine.status().errors)
-        #expect(clear, "errors left: \(left)")
+        #expect(clear, "errors left: \(left); \(pg.state)")
 
         // The server lists every file at the size written (nothing acknowledged was lost).
         var listed: [String: Int] = [:]

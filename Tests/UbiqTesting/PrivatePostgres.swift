@@ -83,7 +83,7 @@ public final class PrivatePostgres: @unchecked Sendable {
         lock.withLock { server = p }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if accepts() { return }
+            if ready(pid: p.pid) { return }
             var status: Int32 = 0
             if waitpid(p.pid, &status, WNOHANG) == p.pid { throw failure("postgres exited: \(p.stderr.suffix(600))") }
             usleep(50_000)
@@ -111,9 +111,23 @@ public final class PrivatePostgres: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Whether something listens on the port.
-    func accepts() -> Bool {
-        Self.onLoopback(port) { fd, address, length in connect(fd, address, length) } == 0
+    /// Whether the postmaster `pid` (ours) says it is ready and something listens on the port.
+    /// Not the port alone: a test server that took the port while the database was down looked
+    /// like a database that never answered (#45 §4: both servers answered `storage_failure` for
+    /// minutes after a restart in a full run) — `postmaster.pid` names the process and its state.
+    func ready(pid: pid_t) -> Bool {
+        guard let text = try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8) else { return false }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard lines.first == String(pid), lines.contains("ready") else { return false }
+        return Self.onLoopback(port) { fd, address, length in connect(fd, address, length) } == 0
+    }
+
+    /// The postmaster as a failed wait should report it: its pid, whether it runs, the end of
+    /// what it wrote to stderr.
+    public var state: String {
+        guard let p = lock.withLock({ server }) else { return "private PostgreSQL on port \(port): stopped" }
+        let alive = kill(p.pid, 0) == 0 && (try? String(contentsOfFile: "/proc/\(p.pid)/stat", encoding: .utf8))?.contains(") Z ") != true
+        return "private PostgreSQL on port \(port): postmaster \(p.pid) \(alive ? "running" : "gone"); stderr: \(p.stderr.suffix(800))"
     }
 
     /// One of the server's programs, as the `postgres` user when we are root.
@@ -132,10 +146,12 @@ public final class PrivatePostgres: @unchecked Sendable {
         return NSError(domain: "PrivatePostgres", code: 1, userInfo: [NSLocalizedDescriptionKey: "private PostgreSQL: \(why)"])
     }
 
-    /// A port nothing listens on now (bound and let go; below the ephemeral range).
+    /// A port nothing listens on now (bound and let go), from a range no other test picks from:
+    /// `TestServer` takes 20,000–32,000, and a test server started while the database is down
+    /// must never take its port (#45 §4).
     static func freePort() throws -> Int {
         for _ in 0..<200 {
-            let candidate = Int.random(in: 20_000..<32_000)
+            let candidate = Int.random(in: 12_000..<13_000)
             if onLoopback(candidate, { fd, address, length in bind(fd, address, length) }) == 0 { return candidate }
         }
         throw NSError(domain: "PrivatePostgres", code: 2, userInfo: [NSLocalizedDescriptionKey: "no free port"])

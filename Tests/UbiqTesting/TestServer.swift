@@ -43,6 +43,7 @@ public final class TestServer: Sendable {
         configure(&services)
         var lastError: Error = CoreError(.internalError, "test server did not start")
         for attempt in 0..<40 {
+            // 20,000–32,000: below the ephemeral range, and apart from `PrivatePostgres`'s ports.
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
             do {
                 return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
