@@ -91,6 +91,14 @@ public final class DaemonSocket: @unchecked Sendable {
     /// One connection: its request, answered; the client leaving ends the work for it.
     static func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ handler: @escaping Handler) async {
         let channel = connection.channel
+        // Only this daemon's own user (the socket is 0600 in a 0700 folder; the kernel's word too).
+        let me = getuid()
+        if let peer = await PeerCredentials.uid(of: channel), peer != me {
+            try? await connection.executeThenClose { _, outbound in
+                try? await outbound.write(encodeLine(DeviceResponse(ok: false, message: "refused: this daemon serves user \(me) only, not user \(peer)")))
+            }
+            return
+        }
         try? await connection.executeThenClose { inbound, outbound in
             await withTaskGroup(of: Void.self) { group in
                 var started = false

@@ -21,11 +21,16 @@ struct DaemonClient: Sendable {
         case noDaemon(String)
         /// The daemon closed the connection before its final answer, or sent something else.
         case brokenAnswer(String)
+        /// The socket, or the process behind it, is another user's: nothing was sent.
+        case untrusted(String)
     }
 
     /// Sends `request` and returns the daemon's final answer.
     func send(_ request: DeviceRequest, container: ContainerID? = nil,
                      onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
+        // The daemon is this user's own: the socket file theirs, and the kernel's word on who
+        // listens (#45 row 9: a fake daemon in a folder another user can write).
+        if let why = PeerCredentials.socketFileDistrust(socketPath) { throw Failure.untrusted(why) }
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -38,8 +43,16 @@ struct DaemonClient: Sendable {
         } catch {
             throw Failure.noDaemon("no daemon answers on \(socketPath) (\(error))")
         }
+        let peer = await PeerCredentials.uid(of: channel.channel)
+        guard peer == getuid() else {
+            try? await channel.executeThenClose { _, _ in }
+            throw Failure.untrusted(peer.map { "the process listening on \(socketPath) runs as user \($0), not as you (user \(getuid()))" }
+                                    ?? "cannot tell who listens on \(socketPath)")
+        }
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(DaemonSocket.encodeRequest(request, container: container))
+            do { try await outbound.write(DaemonSocket.encodeRequest(request, container: container)) } catch {
+                throw Failure.brokenAnswer("the connection to the daemon broke: \(error)")
+            }
             do {
                 for try await line in inbound {
                     let r: DeviceResponse

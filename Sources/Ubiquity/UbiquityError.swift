@@ -29,6 +29,7 @@ public struct UbiquityError: Error, Sendable, Equatable, CustomStringConvertible
         case .noDaemon:
             return UbiquityError(.noDaemon, "no Ubiquity daemon is running for \(home): start one with 'ubiq daemon' (or 'ubiq service install')")
         case .brokenAnswer(let why): return UbiquityError(.brokenAnswer, why)
+        case .untrusted(let why): return UbiquityError(.refused, "not asking the daemon for \(home): \(why)")
         }
     }
 }

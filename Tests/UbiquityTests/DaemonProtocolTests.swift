@@ -168,6 +168,65 @@ extension DaemonSuites {
             await d.stop()
         }
 
+        /// #45 row 9: neither the daemon nor the programs using it checked who is at the other
+        /// end. A program now refuses a socket another user owns, or one whose listener runs as
+        /// another user (`SO_PEERCRED`); the daemon answers only its own user, even when its
+        /// socket's modes were opened up by hand.
+        @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+        func theDaemonAndItsProgramsTalkOnlyToTheirOwnUser() async throws {
+            let d = try await Daemons.start(["A"])
+            // The daemon, its socket opened to everyone by hand: another user is refused anyway.
+            let socket = d.socketPath("A")
+            // Row 10: the socket is 0600 in a 0700 folder as the daemon makes it.
+            func mode(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1 }
+            #expect(mode(socket) == 0o600 && mode(d.home("A").appendingPathComponent("state").path) == 0o700,
+                    "socket \(String(mode(socket), radix: 8)), folder \(String(mode(d.home("A").appendingPathComponent("state").path), radix: 8))")
+            chmod(d.home("A").appendingPathComponent("state").path, 0o755)
+            chmod(d.home("A").path, 0o755)
+            chmod(d.dir.url.path, 0o755)
+            chmod(socket, 0o666)
+            let asker = d.dir.url.appendingPathComponent("ask.py")
+            try Data(#"""
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sys.argv[1])
+            s.sendall(b'{"status": {}}\n')
+            print(s.makefile("r").readline())
+            """#.utf8).write(to: asker)
+            chmod(asker.path, 0o644)
+            let other = try ChildProcess("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3", asker.path, socket])
+            #expect(other.wait(timeout: 30) == 0, "\(other.stderr)")
+            #expect(other.stdout.contains("refused: this daemon serves user 0 only, not user 65534") && !other.stdout.contains("\"status\""), "\(other.stdout)")
+            #expect(try await d.ubiquity("A").containers() == ["iCloud.default"], "its own user is served")
+            d.stopDaemon("A")
+
+            // A fake daemon of another user where the socket should be: the program asks nothing.
+            let fake = d.dir.url.appendingPathComponent("fake.py")
+            try Data(#"""
+            import os, socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(sys.argv[1]); s.listen(8)
+            print("listening", flush=True)
+            while True:
+                c, _ = s.accept()
+                c.makefile("r").readline()
+                c.sendall(b'{"ok": true, "containers": []}\n'); c.close()
+            """#.utf8).write(to: fake)
+            chmod(fake.path, 0o644)
+            try? FileManager.default.removeItem(atPath: socket)
+            chmod(d.home("A").appendingPathComponent("state").path, 0o777)
+            let impostor = try ChildProcess("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3", fake.path, socket])
+            defer { impostor.signal(SIGKILL); impostor.wait() }
+            #expect(impostor.waitForOutput(timeout: 30) { $0.contains("listening") } != nil, "\(impostor.stderr)")
+            let owned = await #expect(throws: UbiquityError.self) { _ = try await d.ubiquity("A").containers() }
+            #expect(owned?.code == .refused && owned?.message.contains("belongs to user 65534") == true, "\(owned?.message ?? "")")
+            // The file made ours, the listener still another user's: the kernel's word decides.
+            chown(socket, 0, 0)
+            let listener = await #expect(throws: UbiquityError.self) { _ = try await d.ubiquity("A").containers() }
+            #expect(listener?.code == .refused && listener?.message.contains("runs as user 65534") == true, "\(listener?.message ?? "")")
+            await d.stop()
+        }
+
         static let python = #"""
         import json, socket, sys
 
