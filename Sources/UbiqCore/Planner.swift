@@ -61,6 +61,11 @@ public enum Planner {
         }
         // A local step into a folder the server has waits until that folder is where the server
         // has it locally (it may be pending a local move); otherwise `mkdir -p` would invent a twin.
+        // Something made here at a server path needs the server's folder at its parent: with
+        // none in the server's tree, that tree is behind (the folder was just deleted, here or by
+        // the server's cascade, and the feed has not said so yet) and `mkdir -p` would bring the
+        // deleted folder back (#45, seed 403). It waits for the next pull.
+        func parentOnServer(_ p: RelativePath) -> Bool { p.parent.map { remoteAt($0) != nil } ?? true }
         func parentReady(_ p: RelativePath) -> Bool {
             var a = p.parent
             while let ancestor = a {
@@ -71,6 +76,20 @@ public enum Planner {
         }
         func holdsNews(_ folder: RelativePath, deletedAt old: RelativePath) -> Bool {
             news(in: t, under: folder, deletedAt: old, wanted: wanted, abandoned: abandoned) != nil
+        }
+        // A folder above `p` that this device deleted and that stays deleted (it holds no news):
+        // what the server has under it goes with its delete — making it here would `mkdir` the
+        // deleted folder back (#45, seed 403: a never-seen empty subfolder did).
+        func goesWithADelete(_ p: RelativePath) -> Bool {
+            var a = p.parent
+            while let ancestor = a {
+                if let f = remoteAt(ancestor), let fs = t.synced[f], t.local[f] == nil, let fr = t.remote[f], fr.kind == .folder,
+                   fr.version == fs.version, fs.kind == .folder {
+                    return !holdsNews(fr.path, deletedAt: fs.path)
+                }
+                a = ancestor.parent
+            }
+            return false
         }
         // The merge base of an item moved on both sides to different places, when a folder above
         // it moved on both sides to the same place (another device did the same, or the answer to
@@ -113,8 +132,8 @@ public enum Planner {
             // Local steps that put something at a server path wait until its folders are in place.
             let kept = ops.filter { op in
                 switch op {
-                case .createLocalFolder(let i): return t.remote[i].map { parentReady($0.path) } ?? true
-                case .download(let i, _) where t.local[i] == nil: return t.remote[i].map { parentReady($0.path) } ?? true
+                case .createLocalFolder(let i): return t.remote[i].map { parentOnServer($0.path) && parentReady($0.path) } ?? true
+                case .download(let i, _) where t.local[i] == nil: return t.remote[i].map { parentOnServer($0.path) && parentReady($0.path) } ?? true
                 case .moveLocal(_, let to): return parentReady(to)
                 default: return true
                 }
@@ -155,7 +174,7 @@ public enum Planner {
                 ops.append(.deleteRemote(id))
             case (nil, nil, let r?):
                 if r.kind == .folder {
-                    ops.append(.createLocalFolder(id))
+                    if !goesWithADelete(r.path) { ops.append(.createLocalFolder(id)) }
                 } else if fetchable(id, r), let v = r.version, wanted(id) {
                     ops.append(.download(id, version: v))
                 }
@@ -242,7 +261,8 @@ public enum Planner {
     }
 
     /// An item the server has under a folder this device deleted that the delete did not cover
-    /// (one the device never had, one edited or moved in elsewhere since), if any: the folder
+    /// (a file the device never had, one edited or moved in elsewhere since, a folder moved in),
+    /// if any: the folder
     /// comes back for it. A version this device committed and abandoned (the file went away
     /// before its content went up) is no news: it is deleted with the folder. Named in the
     /// engine's log when a deleted folder comes back.
@@ -251,7 +271,11 @@ public enum Planner {
         t.remote.first { cid, c in
             guard c.path != folder, c.path.isSelfOrDescendant(of: folder) else { return false }
             if c.kind == .file, !c.uploaded, let v = c.version, abandoned.contains(v) { return false }
-            guard let cs = t.synced[cid] else { return c.kind == .folder || wanted(cid) || t.local[cid] != nil }
+            // A folder this device never had is no content by itself: what it holds is looked at
+            // in its own right (it is under `folder` too). An empty one — made here with its
+            // answer lost, or by another device — goes with the delete (#45, seed 403: such a
+            // folder brought two deleted folders back, empty, on every device).
+            guard let cs = t.synced[cid] else { return c.kind == .folder ? t.local[cid] != nil : wanted(cid) || t.local[cid] != nil }
             return cs.version != c.version || cs.kind != c.kind || !cs.path.isSelfOrDescendant(of: old)
         }?.key
     }

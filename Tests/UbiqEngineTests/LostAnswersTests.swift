@@ -224,6 +224,48 @@ struct LostAnswersTests {
         }
     }
 
+    /// #45 (resurrected folders, seed 403): a device made a folder inside its own folder; the
+    /// server created it but the answer was lost (the daemon was killed), so the device never
+    /// recorded it; the user then deleted the subfolder and its parent. The planner took the
+    /// server's never-seen subfolder for another device's new content in the deleted folder and
+    /// brought both back, empty, on every device. An empty folder this device never saw is no
+    /// content to keep: the deletes stand.
+    @Test func aFolderMadeWithItsAnswerLostThenDeletedWithItsParentStaysDeleted() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A", wrap: { LossyServer($0, seed: 11, rate: 0) })
+            let b = try await fleet.device("B")
+            let lossy = try #require(a.server as? LossyServer)
+            try FileManager.default.createDirectory(at: a.url("Documents/own/m1-d47"), withIntermediateDirectories: true)
+            try a.write("Documents/own/m1-d47/f.txt", "f")
+            #expect(await eventually { b.read("Documents/own/m1-d47/f.txt") == "f" })
+            lossy.loseNextAnswer(of: ["commit", "commitMany"], thenDown: true)
+            try FileManager.default.createDirectory(at: a.url("Documents/own/m1-d47/d51"), withIntermediateDirectories: true)
+            #expect(await eventually { b.exists("Documents/own/m1-d47/d51") }, "the server made d51 (its answer lost)")
+            #expect(await eventually { await a.engine.status().state == .offline })
+            try FileManager.default.removeItem(at: a.url("Documents/own/m1-d47/d51"))
+            try FileManager.default.removeItem(at: a.url("Documents/own/m1-d47"))
+            lossy.setDown(false)
+            await a.engine.syncNow()
+            #expect(await eventually { !b.exists("Documents/own/m1-d47") && !a.exists("Documents/own/m1-d47") },
+                    "A \(a.exists("Documents/own/m1-d47")), B \(b.exists("Documents/own/m1-d47"))")
+            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let live = try await client.changes(a.config.container, after: 0).items.filter { $0.deletedAt == nil }.map(\.path.string)
+            #expect(Set(live) == ["Documents", "Documents/own"], "live on the server: \(live)")
+            // Another device's new folder inside one deleted here, with a file in it, still brings
+            // the folder back (its content is news).
+            try FileManager.default.createDirectory(at: b.url("Documents/own/kept/new"), withIntermediateDirectories: true)
+            #expect(await eventually { a.exists("Documents/own/kept/new") })
+            lossy.setDown(true)
+            try b.write("Documents/own/kept/new/x.txt", "from B")
+            try await Task.sleep(for: .milliseconds(300))
+            try FileManager.default.removeItem(at: a.url("Documents/own/kept"))
+            lossy.setDown(false)
+            await a.engine.syncNow()
+            #expect(await eventually { a.read("Documents/own/kept/new/x.txt") == "from B" && b.read("Documents/own/kept/new/x.txt") == "from B" },
+                    "B's file (and the folders holding it) stays")
+        }
+    }
+
     /// One device makes, edits, renames, moves, saves atomically and deletes while a fifth of its
     /// requests or their answers are lost: nothing is lost or made twice (a commit whose answer was
     /// lost is not a second item when sent again, a delete sent again deletes nothing else), and
