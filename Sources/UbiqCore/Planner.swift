@@ -61,11 +61,6 @@ public enum Planner {
         }
         // A local step into a folder the server has waits until that folder is where the server
         // has it locally (it may be pending a local move); otherwise `mkdir -p` would invent a twin.
-        // Something made here at a server path needs the server's folder at its parent: with
-        // none in the server's tree, that tree is behind (the folder was just deleted, here or by
-        // the server's cascade, and the feed has not said so yet) and `mkdir -p` would bring the
-        // deleted folder back (#45, seed 403). It waits for the next pull.
-        func parentOnServer(_ p: RelativePath) -> Bool { p.parent.map { remoteAt($0) != nil } ?? true }
         func parentReady(_ p: RelativePath) -> Bool {
             var a = p.parent
             while let ancestor = a {
@@ -132,8 +127,8 @@ public enum Planner {
             // Local steps that put something at a server path wait until its folders are in place.
             let kept = ops.filter { op in
                 switch op {
-                case .createLocalFolder(let i): return t.remote[i].map { parentOnServer($0.path) && parentReady($0.path) } ?? true
-                case .download(let i, _) where t.local[i] == nil: return t.remote[i].map { parentOnServer($0.path) && parentReady($0.path) } ?? true
+                case .createLocalFolder(let i): return t.remote[i].map { parentReady($0.path) } ?? true
+                case .download(let i, _) where t.local[i] == nil: return t.remote[i].map { parentReady($0.path) } ?? true
                 case .moveLocal(_, let to): return parentReady(to)
                 default: return true
                 }

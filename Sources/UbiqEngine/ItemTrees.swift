@@ -87,6 +87,15 @@ final class ItemTrees {
         try? store.applyRemote([(item.id, e)], cursor: nil)
     }
 
+    /// The server deleted a folder's contents with it (everything live under `path`): so does
+    /// the Remote tree.
+    func forgetRemoteContents(of id: ItemID, under path: RelativePath) throws {
+        let gone = remote.filter { $0.key != id && $0.value.node.path != path && $0.value.node.path.isSelfOrDescendant(of: path) }.map(\.key)
+        guard !gone.isEmpty else { return }
+        for k in gone { remote[k] = nil }
+        try store.applyRemote(gone.map { ($0, nil) }, cursor: nil)
+    }
+
     /// The server moved a folder's contents with it (from `old` to `new`): so does the Remote tree.
     func moveRemoteContents(of id: ItemID, from old: RelativePath, to new: RelativePath) throws {
         var moved: [(ItemID, RemoteEntry?)] = []

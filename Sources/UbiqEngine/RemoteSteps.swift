@@ -109,8 +109,13 @@ enum RemoteSteps {
     /// folder; the change is pulled and the item planned again, never deleted unseen).
     static func delete(_ id: ItemID, on e: isolated SyncEngine) async throws -> Bool {
         do {
+            let folder = e.remote[id].flatMap { $0.node.kind == .folder ? $0.node.path : nil }
             let item = try await e.client.delete(e.config.container, item: id, unchangedSince: min(e.trees.planCursor, e.cursor))
             e.noteRemote(item)
+            // The server deleted what the folder held with it: so does the Remote tree, now —
+            // until the feed said so, a pass made a never-seen subfolder here again, and its
+            // `mkdir -p` brought the deleted folder back (#45, resurrected folders).
+            if let folder { try e.trees.forgetRemoteContents(of: id, under: folder) }
         } catch let refused as ClientError where refused.code == .notFound {
             e.remote[id] = nil
         } catch let refused as ClientError where refused.code == .itemChanged {

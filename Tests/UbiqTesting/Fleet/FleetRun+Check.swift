@@ -73,6 +73,17 @@ extension FleetRun {
             }.joined(separator: "; "))
         }
         let final = snaps[0]
+        // A folder a device deleted that no other device ever touched stays deleted (#45: such
+        // folders came back, empty, on every device).
+        for (path, content) in final where content == .some(nil) {
+            let name = (path as NSString).lastPathComponent
+            guard let deleter = deletedFolders[name], touchedFolders[name, default: []].isSubset(of: [deleter]) else { continue }
+            let holdsFiles = final.contains { $0.key.hasPrefix(path + "/") && $0.value != nil }
+            if !holdsFiles {
+                for (i, dev) in devices.enumerated() { report.log.append("diagnose dev\(i) " + (await dev.engine.diagnose(path))) }
+                report.failures.append("\(path): deleted by dev\(deleter) (its own folder), came back empty")
+            }
+        }
         report.files = final.values.filter { $0 != nil }.count
         report.folders = final.count - report.files
         // Each token at most once in the folder; every token no user deleted is there, or its

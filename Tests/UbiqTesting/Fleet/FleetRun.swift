@@ -71,6 +71,11 @@ public final class FleetRun: @unchecked Sendable {
     var written: [Int: [Int: [UInt8]]] = [:]
     /// Tokens a user deleted (the file, or a folder holding it, was removed by a user).
     var deleted: Set<Int> = []
+    /// Folder names (each unique in a run) a user deleted, with the device that did; and the
+    /// devices that did anything in or to each folder (made, renamed, filled, moved it or a
+    /// folder holding it) — a deleted folder only its deleter ever touched must stay deleted.
+    var deletedFolders: [String: Int] = [:]
+    var touchedFolders: [String: Set<Int>] = [:]
     let user = "fleet"
     var checker: UbiqAPIClient?
 
@@ -228,21 +233,82 @@ public final class FleetRun: @unchecked Sendable {
                 ok = FleetFiles.move(staged, r + "/" + p)
                 if ok { record(d, bytes) } else { unlink(staged) }
             }
+        case 95..<98:
+            return await churn(d, folders)
         default:
             let ms = Int.random(in: 20...400, using: &rng)
             try? await Task.sleep(for: .milliseconds(ms))
             return FleetOp.wait(milliseconds: ms).description
         }
         if !ok { report.skipped += 1 }
+        if ok { touch(d, op) }
         // Users do not act all at once: a short gap lets the engines see some steps alone.
         try? await Task.sleep(for: .milliseconds(Int.random(in: 0...40, using: &rng)))
         return op.description + (ok ? "" : " (skipped)")
     }
 
+    /// The shape of the resurrected-folders finding (#45): a device's own folder renamed again
+    /// and again while a subfolder is made, filled and deleted and the folder itself at last
+    /// deleted — each step a user's, with the engines' faults falling between them.
+    func churn(_ d: Int, _ folders: [String]) async -> String {
+        let r = root(d)
+        var log: [String] = []
+        func gap() async { try? await Task.sleep(for: .milliseconds(Int.random(in: 30...400, using: &rng))) }
+        func act(_ op: FleetOp, _ ok: Bool) { log.append(op.description + (ok ? "" : " (skipped)")); if ok { touch(d, op) } else { report.skipped += 1 } }
+        var folder = folders.isEmpty || Bool.random(using: &rng) ? "Documents/" + newName("d") : folders[Int.random(in: 0..<folders.count, using: &rng)]
+        if !folders.contains(folder) { act(.mkdir(device: d, path: folder), mkdir(r + "/" + folder, 0o755) == 0) }
+        for _ in 0..<Int.random(in: 1...4, using: &rng) {
+            let parent = (folder as NSString).deletingLastPathComponent, name = (folder as NSString).lastPathComponent
+            let to = parent + "/" + newName("m") + "-" + name
+            let ok = FleetFiles.move(r + "/" + folder, r + "/" + to)
+            act(.moveFolder(device: d, from: folder, to: to), ok)
+            if ok { folder = to }
+            await gap()
+            if Bool.random(using: &rng) {
+                let sub = folder + "/" + newName("d")
+                act(.mkdir(device: d, path: sub), mkdir(r + "/" + sub, 0o755) == 0)
+                for _ in 0..<Int.random(in: 0...3, using: &rng) {
+                    let p = sub + "/" + newName("f", ".txt")
+                    nextToken += 1
+                    let bytes = content(token: nextToken, device: d)
+                    let ok = FleetFiles.create(r + "/" + p, bytes)
+                    if ok { record(d, bytes) }
+                    act(.create(device: d, path: p, token: nextToken), ok)
+                }
+                await gap()
+                if Bool.random(using: &rng) { act(.deleteFolder(device: d, path: sub), remove(d, sub)); await gap() }
+            }
+        }
+        if Int.random(in: 0..<3, using: &rng) > 0 { act(.deleteFolder(device: d, path: folder), remove(d, folder)) }
+        return "churn: " + log.joined(separator: "; ")
+    }
+
+    /// Notes which folders (by name) a device's step touched.
+    func touch(_ d: Int, _ op: FleetOp) {
+        func names(_ path: String) -> [String] { path.split(separator: "/").dropFirst().map(String.init) }
+        func mark(_ path: String, itself: Bool = true) {
+            let parts = names(path)
+            for n in (itself ? parts : Array(parts.dropLast())) { touchedFolders[n, default: []].insert(d) }
+        }
+        switch op {
+        case .mkdir(_, let p): mark(p)
+        case .create(_, let p, _), .moveIn(_, let p, _), .overwrite(_, let p), .append(_, let p), .editInPlace(_, let p), .atomicSave(_, let p):
+            mark(p, itself: false)
+        case .moveFile(_, let f, let t): mark(f, itself: false); mark(t, itself: false)
+        case .moveFolder(_, let f, let t):
+            mark(f); mark(t)
+            for inner in FleetFiles.tree(root(d)).folders where inner.hasPrefix(t + "/") { mark(inner) }
+        case .deleteFile(_, let p): mark(p, itself: false)
+        default: break
+        }
+    }
+
     /// Takes an item out of a device's folder (a user's delete), noting the tokens it held.
     func remove(_ d: Int, _ rel: String) -> Bool {
+        let folders = FleetFiles.tree(root(d)).folders.filter { $0 == rel || $0.hasPrefix(rel + "/") }
         let aside = outside.path + "/" + newName("gone")
         guard rename(root(d) + "/" + rel, aside) == 0 else { return false }
+        for f in folders { deletedFolders[(f as NSString).lastPathComponent] = d }
         deleted.formUnion(FleetFiles.tokens(under: aside))
         try? FileManager.default.removeItem(atPath: aside)
         return true
