@@ -86,11 +86,15 @@ struct ServerRun: AsyncParsableCommand {
     @Option(name: .long, help: "Most connections open at once; past it a new connection is closed at once.")
     var maxConnections: Int = 1000
 
+    @Option(name: .long, help: "Most connections open at once from one address (default: a quarter of --max-connections). Behind a proxy on this machine every client has its address: raise it to --max-connections and limit clients in the proxy.")
+    var maxConnectionsPerAddress: Int?
+
     func validate() throws {
         do { _ = try ServerConfiguration.parseListen(listen) } catch let e as CoreError { throw ValidationError(e.message) }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections takes 1 to 1000000") }
+        if let m = maxConnectionsPerAddress, !(1...maxConnections).contains(m) { throw ValidationError("--max-connections-per-address takes 1 to --max-connections") }
     }
 
     func run() async throws {
@@ -122,7 +126,8 @@ struct ServerRun: AsyncParsableCommand {
         Self.raiseOpenFileLimit(to: maxConnections + 256, logger)
         let scheme = tls == nil ? "http" : "https"
         let app = try CLIError.map({ "cannot use the TLS certificate and key: \($0)" }) {
-            try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, maxConnections: maxConnections, tls: tls) { bound in
+            try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, maxConnections: maxConnections,
+                                   maxConnectionsPerAddress: maxConnectionsPerAddress, tls: tls) { bound in
                 let shownHost = host.contains(":") ? "[\(host)]" : host
                 print("ubiq server listening on \(scheme)://\(shownHost):\(bound) (data: \(dir.path))")
                 fflush(nil)

@@ -14,8 +14,14 @@ public actor PushHub {
 
     public init() {}
 
-    /// Registers a connection; the stream yields every message for the account until `unsubscribe`.
-    func subscribe(account: Int64, device: DeviceID) -> (UUID, AsyncStream<PushMessage>) {
+    /// Most push channels one account may hold open (#45 row 3: one account's thousand channels,
+    /// each re-reading its token every 5 s, were the whole server's).
+    public static let perAccount = 128
+
+    /// Registers a connection; the stream yields every message for the account until
+    /// `unsubscribe`. Nil when the account already holds `limit` channels.
+    func subscribe(account: Int64, device: DeviceID, limit: Int = PushHub.perAccount) -> (UUID, AsyncStream<PushMessage>)? {
+        guard (subscribers[account]?.count ?? 0) < limit else { return nil }
         let id = UUID()
         let (stream, continuation) = AsyncStream<PushMessage>.makeStream(bufferingPolicy: .bufferingNewest(256))
         subscribers[account, default: [:]][id] = Subscriber(device: device, continuation: continuation)

@@ -18,7 +18,11 @@ extension ServerServices {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             guard let ctx = try? await self.authenticate(context.request) else { return }
-            let (id, stream) = await self.push.subscribe(account: ctx.accountID, device: ctx.deviceID)
+            guard let (id, stream) = await self.push.subscribe(account: ctx.accountID, device: ctx.deviceID, limit: self.pushChannelsPerAccount) else {
+                // Over the account's cap: closed (the device falls back to polling the feed).
+                try? await outbound.close(.policyViolation, reason: "too many push channels for this account")
+                return
+            }
             let encoder = WireCoding.encoder()
             do {
                 // A server shutting down ends its push channels at once (devices reconnect to the next one).

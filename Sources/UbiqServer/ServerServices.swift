@@ -43,6 +43,8 @@ public struct ServerServices: Sendable {
     public var failureLog: (any FailureLog)?
     /// How long after a trash is emptied the server collects garbage (`ChunkCollection.afterEmptying`).
     public var collectionDelay = ChunkCollection.afterEmptying
+    /// Most push channels one account may hold open (`PushHub.perAccount`).
+    public var pushChannelsPerAccount = PushHub.perAccount
     /// Least time between two collections woken by emptied trashes (`ChunkCollection.wokenGap`).
     public var collectionGap = ChunkCollection.wokenGap
     /// Collections the server's own collector has begun.

@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTPTypes
 
 /// The server's connections, each wrapped so that one that never sends a whole first request
 /// head cannot hold the server up.
@@ -20,14 +21,15 @@ struct SilentConnectionGuarded<Inner: ServerChildChannel>: ServerChildChannel {
     let connections: ConnectionCount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        guard connections.open() else {
-            // Over the cap: closed at once (its HTTP handling never starts).
-            logger.warning("connection refused: \(connections.limit) connections are open")
+        let address = channel.remoteAddress?.ipAddress ?? "?"
+        if let full = connections.open(from: address) {
+            // Over a cap: closed at once (its HTTP handling never starts).
+            logger.warning("connection from \(address) refused: \(full)")
             channel.close(promise: nil)
             return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
         }
         let counted = connections
-        channel.closeFuture.whenComplete { _ in counted.closed() }
+        channel.closeFuture.whenComplete { _ in counted.closed(from: address) }
         let added = channel.eventLoop.makeCompletedFuture {
             // Last of what is there so far: behind TLS (which wraps this setup), so it reads the
             // decrypted request, and before the HTTP handlers the inner setup adds.
@@ -44,26 +46,101 @@ struct SilentConnectionGuarded<Inner: ServerChildChannel>: ServerChildChannel {
     func handle(value: Value, logger: Logger) async { await inner.handle(value: value, logger: logger) }
 }
 
-/// How many connections are open, against a cap.
+/// How many connections are open, in all and from each address, against caps.
 final class ConnectionCount: @unchecked Sendable {
     let limit: Int
+    let perAddress: Int
     private let lock = NSLock()
     private var count = 0
+    private var byAddress: [String: Int] = [:]
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, perAddress: Int? = nil) {
+        self.limit = limit
+        self.perAddress = perAddress ?? max(1, limit / 4)
+    }
 
-    /// Counts one more connection; false (not counted) when `limit` are open.
-    func open() -> Bool {
+    /// Counts one more connection from `address`; nil when counted, else which cap is full (then
+    /// nothing is counted). One address may hold `perAddress` (#45 row 3: a thousand sockets
+    /// from one address locked every user out).
+    func open(from address: String) -> String? {
         lock.withLock {
-            guard count < limit else { return false }
+            guard count < limit else { return "\(limit) connections are open" }
+            guard byAddress[address, default: 0] < perAddress else { return "\(perAddress) connections from this address are open" }
             count += 1
-            return true
+            byAddress[address, default: 0] += 1
+            return nil
         }
     }
 
-    func closed() { lock.withLock { count -= 1 } }
+    func closed(from address: String) {
+        lock.withLock {
+            count -= 1
+            let left = byAddress[address, default: 1] - 1
+            byAddress[address] = left > 0 ? left : nil
+        }
+    }
 
     var current: Int { lock.withLock { count } }
+}
+
+/// The least a request body must send once it has begun: `bytes` in every `window`.
+public struct BodyRate: Sendable {
+    public var bytes: Int
+    public var window: Duration
+    public init(bytes: Int = 1024, window: Duration = .seconds(30)) { self.bytes = bytes; self.window = window }
+}
+
+/// Behind the HTTP decoder (one of HTTP1Channel's additional handlers, so a connection upgraded
+/// to a push channel never has it): a request whose body sends less than `rate.bytes` in a window of
+/// `rate.window` is cut off (#45 row 3: after the head only the idle timer applied, and a byte
+/// every 100 s reset it — a socket held for ever). Requests without a body (a push channel's
+/// upgrade among them) are never timed.
+final class SlowBodyCloser: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Any
+    let rate: BodyRate
+    private var timer: RepeatedTask?
+    private var received = 0
+
+    init(rate: BodyRate) { self.rate = rate }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case let part as HTTPRequestPart:
+            switch part {
+            case .head(let head):
+                let length = head.headerFields[.contentLength].flatMap(Int.init) ?? 0
+                if length > 0 || head.headerFields[.transferEncoding] != nil { arm(context) }
+            case .body(let buffer): received += buffer.readableBytes
+            case .end: disarm()
+            }
+        default: break
+        }
+        context.fireChannelRead(data)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { disarm() }
+    func channelInactive(context: ChannelHandlerContext) { disarm(); context.fireChannelInactive() }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        disarm()
+        received = 0
+        let window = TimeAmount(rate.window), least = rate.bytes
+        let loop = context.eventLoop
+        let ctx = NIOLoopBound(context, eventLoop: loop)
+        timer = loop.scheduleRepeatedTask(initialDelay: window, delay: window) { [weak self] task in
+            guard let self else { task.cancel(); return }
+            if self.received < least {
+                task.cancel()
+                ctx.value.close(promise: nil)
+            }
+            self.received = 0
+        }
+    }
+
+    private func disarm() {
+        timer?.cancel()
+        timer = nil
+    }
 }
 
 /// At the end of a new connection's pipeline: an error before any request part has passed

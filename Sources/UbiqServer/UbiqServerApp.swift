@@ -16,11 +16,15 @@ public enum UbiqServerApp {
     /// `idleTimeout` between requests (or in the middle of one's body) is closed too; the
     /// default is twice the time our own clients keep an idle connection, so they always close
     /// first and never send a request on a connection being closed. The push channel, once
-    /// upgraded to a WebSocket, is never closed for being idle. With `tls` it serves HTTPS
-    /// (and the push channel over `wss://`) only. Past `maxConnections` open connections, a new
+    /// upgraded to a WebSocket, is never closed for being idle, but it is pinged every `pushPing`
+    /// and closed when no pong comes. A request body that sends less than `bodyRate` is cut off.
+    /// With `tls` it serves HTTPS
+    /// (and the push channel over `wss://`) only. Past `maxConnections` open connections (or
+    /// `maxConnectionsPerAddress` from one address, a quarter of them by default), a new
     /// one is closed at once.
     public static func make(services: ServerServices, host: String, port: Int, logger: Logger,
                             headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), maxConnections: Int = 1000,
+                            maxConnectionsPerAddress: Int? = nil, bodyRate: BodyRate = BodyRate(), pushPing: Duration = .seconds(30),
                             tls: TLSConfiguration? = nil,
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let router = Router(context: UbiqRequestContext.self)
@@ -37,10 +41,13 @@ public enum UbiqServerApp {
         services.addPushRoutes(to: wsRouter)
         let webSocketResponder = wsRouter.buildResponder()
         let timeout = TimeAmount(headTimeout)
-        let connections = ConnectionCount(limit: maxConnections)
+        let connections = ConnectionCount(limit: maxConnections, perAddress: maxConnectionsPerAddress)
+        // A push channel is pinged every `pushPing`; one that does not answer by the next ping is closed.
+        let ws = WebSocketServerConfiguration(autoPing: .enabled(timePeriod: pushPing))
         let plain = HTTPServerBuilder { responder in
             SilentConnectionGuarded(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                                       configuration: .init(http1: .init(idleTimeout: TimeAmount(idleTimeout)))),
+                                                                       configuration: .init(http1: .init(additionalChannelHandlers: [SlowBodyCloser(rate: bodyRate)],
+                                                                                                         idleTimeout: TimeAmount(idleTimeout)), ws: ws)),
                                     headTimeout: timeout, connections: connections)
         }
         // TLS first on the connection, so the guard reads the decrypted request head.

@@ -271,7 +271,7 @@ struct ValidationTests {
         // The idle timeout is far beyond the test's length: the cap is probed while the held
         // connections are surely open, and freed by closing them here (the idle close of a
         // stalled body has its own test below), so no step races a server-side timer.
-        let server = try await TestServer.start(headTimeout: .seconds(2), idleTimeout: .seconds(300), maxConnections: 20)
+        let server = try await TestServer.start(headTimeout: .seconds(2), idleTimeout: .seconds(300), maxConnections: 20, maxConnectionsPerAddress: 20)
         let port = server.port
         let heads = ["\n\n", "\r\n\r\n", "GARBAGE\r\n\r\n", "GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
                      "POST /v1/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",

@@ -30,6 +30,7 @@ public final class TestServer: Sendable {
     /// wanted one after a short wait (a connection of the stopped server may still hold it).
     public static func start(directory: TempDirectory? = nil, port wanted: Int = 0,
                              headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), maxConnections: Int = 1000,
+                             maxConnectionsPerAddress: Int? = nil, bodyRate: BodyRate = BodyRate(), pushPing: Duration = .seconds(30),
                              tls: TestCertificates? = nil, clock: @escaping @Sendable () -> Date = { Date() },
                              database: MetadataLocation = .sqlite, blobs: BlobStoreLocation = .folder,
                              configure: @escaping @Sendable (inout ServerServices) -> Void = { _ in }) async throws -> TestServer {
@@ -47,7 +48,7 @@ public final class TestServer: Sendable {
             let port = wanted != 0 ? wanted : Int.random(in: 20_000..<32_000)
             do {
                 return try await startOnce(directory: dir, port: port, headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
-                                           tls: tls, services: services, database: database)
+                                           limits: (maxConnectionsPerAddress, bodyRate, pushPing), tls: tls, services: services, database: database)
             } catch {
                 lastError = error
                 if wanted != 0 { try await Task.sleep(for: .milliseconds(50 * min(attempt + 1, 10))) }
@@ -58,6 +59,7 @@ public final class TestServer: Sendable {
     }
 
     static func startOnce(directory dir: TempDirectory, port wanted: Int, headTimeout: Duration, idleTimeout: Duration, maxConnections: Int,
+                          limits: (perAddress: Int?, bodyRate: BodyRate, pushPing: Duration) = (nil, BodyRate(), .seconds(30)),
                           tls: TestCertificates?, services: ServerServices, database: MetadataLocation) async throws -> TestServer {
         // Warnings to standard error; every request (info) kept in a ring shown when a wait runs out.
         let ring = RingLog(name: "server").registerWithCurrentTest()
@@ -66,6 +68,7 @@ public final class TestServer: Sendable {
         let tlsConfiguration = try tls.map { try ServerTLS.configuration(certificatePEM: $0.serverPEM, keyPEM: $0.serverKeyPEM) }
         let app = try UbiqServerApp.make(services: services, host: "127.0.0.1", port: wanted, logger: logger,
                                          headTimeout: headTimeout, idleTimeout: idleTimeout, maxConnections: maxConnections,
+                                         maxConnectionsPerAddress: limits.perAddress, bodyRate: limits.bodyRate, pushPing: limits.pushPing,
                                          tls: tlsConfiguration) { port in
             portCont.yield(port)
             portCont.finish()
