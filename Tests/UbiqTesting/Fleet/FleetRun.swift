@@ -120,6 +120,9 @@ public final class FleetRun: @unchecked Sendable {
         return report
     }
 
+    /// Faults per thousand steps (`UBIQ_FLEET_FAULT_PERMILLE` for soaks with more; 25 by default).
+    static let faultPermille = ProcessInfo.processInfo.environment["UBIQ_FLEET_FAULT_PERMILLE"].flatMap(Int.init) ?? 25
+
     func note(_ s: String) { report.log.append(s) }
 
     func root(_ d: Int) -> String { devices[d].folder.path }
@@ -142,7 +145,7 @@ public final class FleetRun: @unchecked Sendable {
     func step() async -> String {
         report.operations += 1
         let roll = Int.random(in: 0..<1000, using: &rng)
-        if options.faults && roll < 25 { report.faults += 1; return await fault() }
+        if options.faults && roll < Self.faultPermille { report.faults += 1; return await fault() }
         let d = Int.random(in: 0..<devices.count, using: &rng)
         let (files, folders) = FleetFiles.tree(root(d))
         let parents = ["Documents"] + folders
