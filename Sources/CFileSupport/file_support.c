@@ -26,6 +26,58 @@ int ubiq_rename_noreplace(const char *from, const char *to) { return rename2(fro
 
 int ubiq_rename_exchange(const char *a, const char *b) { return rename2(a, b, RENAME_EXCHANGE); }
 
+int ubiq_renameat(int fromdir, const char *from, int todir, const char *to, unsigned int flags) {
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, fromdir, from, todir, to, flags);
+#else
+    if (flags != 0) { errno = ENOSYS; return -1; }
+    return renameat(fromdir, from, todir, to);
+#endif
+}
+
+// MARK: folders beneath a root, no link followed
+
+#include <string.h>
+#include <stdint.h>
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef RESOLVE_NO_SYMLINKS
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
+#ifndef RESOLVE_BENEATH
+#define RESOLVE_BENEATH 0x08
+#endif
+
+struct ubiq_open_how { uint64_t flags; uint64_t mode; uint64_t resolve; };
+
+int ubiq_open_dir(const char *path) { return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC); }
+
+int ubiq_open_beneath(int rootfd, const char *rel) {
+    if (rel[0] == 0) return (int)fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
+    struct ubiq_open_how how = { O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH };
+    long fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof how);
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return (int)fd;
+    // No openat2 (a kernel before 5.6, or a filter that refuses it): one component at a time.
+    char buf[4096];
+    size_t n = strlen(rel);
+    if (n >= sizeof buf) { errno = ENAMETOOLONG; return -1; }
+    memcpy(buf, rel, n + 1);
+    int dir = (int)fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
+    if (dir < 0) return -1;
+    char *save = NULL;
+    for (char *part = strtok_r(buf, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+        if (strcmp(part, "..") == 0 || strcmp(part, ".") == 0) { close(dir); errno = EXDEV; return -1; }
+        int next = openat(dir, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int saved = errno;
+        close(dir);
+        if (next < 0) { errno = saved == ENOTDIR ? ELOOP : saved; return -1; }
+        dir = next;
+    }
+    return dir;
+}
+
 // MARK: statx
 
 #include <sys/stat.h>

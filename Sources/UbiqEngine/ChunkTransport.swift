@@ -78,7 +78,7 @@ struct ChunkTransport: Sendable {
             for batch in Self.framed(wanted, size: \.size) {
                 if running >= Self.requestsAtOnce, let n = try await group.next() { await progress(n); running -= 1 }
                 group.addTask {
-                    let fd = open(path, O_RDONLY | O_CLOEXEC)
+                    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
                     guard fd >= 0 else { throw EngineError(.hashMismatch, "\(path) is gone; it will be sent again if it comes back") }
                     defer { close(fd) }
                     try await Self.refusedMeansChanged(path) {

@@ -181,7 +181,7 @@ struct LocalFiles: Sendable {
     /// (they were read to hash it; an upload that follows need not read them again).
     static func manifest(path: String, chunker: Chunker = .standard, keepingUpTo keep: Int) throws -> (Manifest, FileStamp, [UInt8]?)? {
         guard let (_, before) = stamp(path) else { return nil }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw EngineError(.storageFailure, "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         let size = Int(before.size)
@@ -223,7 +223,7 @@ struct LocalFiles: Sendable {
 
     /// Reads `size` bytes at `offset` of a file.
     static func read(path: String, offset: Int, size: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var out = [UInt8](repeating: 0, count: size)

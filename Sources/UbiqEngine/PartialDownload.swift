@@ -163,7 +163,7 @@ final class ReplacedFileChunks: Sendable {
             off += c.size
         }
         self.places = places
-        fd = chunks.isEmpty ? -1 : open(path, O_RDONLY | O_CLOEXEC)
+        fd = chunks.isEmpty ? -1 : open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     }
 
     deinit { if fd >= 0 { close(fd) } }

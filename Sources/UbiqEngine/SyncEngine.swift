@@ -102,7 +102,7 @@ public actor SyncEngine {
             throw EngineError(.storageFailure, "cannot create \(folder.path): \(error.localizedDescription)")
         }
         self.files = LocalFiles(root: folder)
-        self.disk = disk
+        self.disk = disk.anchored(at: files.rootPath)
         let loadStart = ContinuousClock.now
         let store = try EngineStore(path: home.stateDatabase(config.container).path)
         self.store = store

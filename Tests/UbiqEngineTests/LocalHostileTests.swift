@@ -129,4 +129,35 @@ struct LocalHostileTests {
             #expect(mode(b.url("Documents/plain.txt").path) == 0o666 & ~mask, "default \(String(mode(b.url("Documents/plain.txt").path), radix: 8))")
         }
     }
+
+    /// #45 row 10: the engine checked a parent with `lstat` and then acted by path, so a folder
+    /// swapped for a link between the check and a rename, unlink or mkdir was followed out of the
+    /// folder. Anchored at the container folder (as the engine uses it), the disk refuses every
+    /// such step with `ELOOP` and changes nothing outside; plain paths would have followed.
+    @Test func aFolderSwappedForALinkIsNeverFollowed() throws {
+        let dir = try TempDirectory("ubiq-swap")
+        defer { dir.remove() }
+        let root = dir.url.appendingPathComponent("container").path, outside = dir.url.appendingPathComponent("outside").path
+        try FileManager.default.createDirectory(atPath: root + "/Documents/real", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try Data("theirs".utf8).write(to: URL(fileURLWithPath: outside + "/victim.txt"))
+        try Data("ours".utf8).write(to: URL(fileURLWithPath: root + "/Documents/real/mine.txt"))
+        // The swap: Documents/a is a link to a folder outside.
+        try FileManager.default.createSymbolicLink(atPath: root + "/Documents/a", withDestinationPath: outside)
+        let disk = SystemFolder().anchored(at: root)
+        #expect(disk.makeFolder(root + "/Documents/a/made") == ELOOP)
+        #expect(disk.removeFile(root + "/Documents/a/victim.txt") == ELOOP)
+        #expect(disk.rename(root + "/Documents/real/mine.txt", root + "/Documents/a/mine.txt", .noReplace) == ELOOP)
+        #expect(disk.rename(root + "/Documents/a/victim.txt", root + "/Documents/real/stolen.txt", .replace) == ELOOP)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["victim.txt"], "nothing changed outside")
+        #expect(FileManager.default.fileExists(atPath: root + "/Documents/real/mine.txt"))
+        // Inside the folder, the same steps work; the link itself can be removed.
+        #expect(disk.makeFolder(root + "/Documents/real/sub") == 0)
+        #expect(disk.rename(root + "/Documents/real/mine.txt", root + "/Documents/real/sub/mine.txt", .noReplace) == 0)
+        #expect(disk.removeFile(root + "/Documents/a") == 0, "the link, not what it points at")
+        #expect(FileManager.default.fileExists(atPath: outside + "/victim.txt"))
+        // Plain paths (what the engine did before) follow the link.
+        try FileManager.default.createSymbolicLink(atPath: root + "/Documents/a", withDestinationPath: outside)
+        #expect(SystemFolder().makeFolder(root + "/Documents/a/made") == 0 && FileManager.default.fileExists(atPath: outside + "/made"))
+    }
 }

@@ -20,6 +20,19 @@ int ubiq_rename_noreplace(const char *from, const char *to);
 /// 0, or -1 with errno set (EINVAL or ENOSYS when unsupported).
 int ubiq_rename_exchange(const char *a, const char *b);
 
+/// `renameat2(2)`: `from` in the folder `fromdir` to `to` in `todir`, with `flags`
+/// (`RENAME_NOREPLACE` 1, `RENAME_EXCHANGE` 2). 0, or -1 with errno set.
+int ubiq_renameat(int fromdir, const char *from, int todir, const char *to, unsigned int flags);
+
+/// Opens the folder at `path` as an `O_PATH` descriptor (links followed); -1 with errno set.
+int ubiq_open_dir(const char *path);
+
+/// Opens the folder `rel` (relative; "" for the root itself) beneath the folder `rootfd` as an
+/// `O_PATH` descriptor without following any symbolic link on the way and without leaving the
+/// root (`openat2` with `RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH`, or one `O_NOFOLLOW` component at
+/// a time where the kernel lacks it). The descriptor, or -1 with errno set (`ELOOP` for a link).
+int ubiq_open_beneath(int rootfd, const char *rel);
+
 /// What the engine reads of a directory entry (`statx`, not following a symbolic link).
 typedef struct {
     uint32_t mode;
