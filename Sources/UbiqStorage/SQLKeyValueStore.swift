@@ -67,12 +67,21 @@ extension SQLKeyValueStore {
     public func kvSet(_ ctx: AuthContext, store: ContainerID, entries: [KVEntry], now: Date) async throws -> (applied: [String], cursor: Int64) {
         let nowMillis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         for e in entries {
-            try Self.mapCore {
-                try KVLimits.check(key: e.key, value: e.value)
-                try KVLimits.check(stamp: e.stamp, nowMillis: nowMillis)
+            do {
+                try Self.mapCore {
+                    try KVLimits.check(key: e.key, value: e.value)
+                    try KVLimits.check(stamp: e.stamp, nowMillis: nowMillis)
+                }
+            } catch let refused as StorageError where refused.code == .kvClockAhead {
+                // A device's clock carried past a stamp the store holds from before stamps were
+                // checked: the store's stamps are set right first, so the device's next pull
+                // brings them and its writes stamped again are taken.
+                try await self.store.write(account: ctx.accountID) { db in try Self.repairFarAhead(db, account: ctx.accountID, store: store, nowMillis: nowMillis, now: now) }
+                throw refused
             }
         }
         return try await self.store.write(account: ctx.accountID) { db in
+            try Self.repairFarAhead(db, account: ctx.accountID, store: store, nowMillis: nowMillis, now: now)
             let rows = try db.rows("SELECT * FROM kv_entries WHERE account_id = ? AND store = ?", [ctx.accountID, store.string])
             var current: [String: KVEntry] = [:]
             for r in rows { let e = try Self.entry(r); current[e.key] = e }
@@ -106,6 +115,23 @@ extension SQLKeyValueStore {
             try Self.trimHistory(db, account: ctx.accountID, store: store)
             return (winners.map(\.key), seq)
         }
+    }
+
+    /// Stamps the store holds further ahead of the server's clock than a write may be (stored
+    /// before writes were checked, #45 row 10): each is set to the server's clock in a change of
+    /// its own, so every device pulls it. Such a stamp won over every later write, and a device
+    /// that had seen it stamped its own writes past the limit and they waited for ever.
+    static func repairFarAhead(_ db: any SQLConnection, account: Int64, store: ContainerID, nowMillis: Int64, now: Date) throws {
+        let (limit, overflow) = nowMillis.addingReportingOverflow(KVLimits.maxStampAheadMillis)
+        guard !overflow else { return }
+        let far: Int64 = try (db.values("SELECT COUNT(*) FROM kv_entries WHERE account_id = ? AND store = ? AND wall > ?", [account, store.string, limit]) as [Int64]).first ?? 0
+        if far > 0 {
+            let seq = try db.insert("INSERT INTO kv_batches (account_id, store, created) VALUES (?, ?, ?)", [account, store.string, now.timeIntervalSince1970],
+                                    returning: "seq")
+            try db.execute("UPDATE kv_entries SET wall = ?, counter = 0, seq = ? WHERE account_id = ? AND store = ? AND wall > ?",
+                           [nowMillis, seq, account, store.string, limit])
+        }
+        try db.execute("UPDATE kv_horizon SET wall = ?, counter = 0 WHERE account_id = ? AND store = ? AND wall > ?", [nowMillis, account, store.string, limit])
     }
 
     public func kvHistory(_ ctx: AuthContext, store: ContainerID, key: String) async throws -> [KVEntry] {

@@ -122,6 +122,33 @@ struct KeyValueTests {
         }
     }
 
+    /// #45 row 10: stamps stored before the far-ahead check (here: while the server's own clock
+    /// was ten years ahead) were never set right — each won over every later write, and a device
+    /// that had seen one stamped its writes past the limit, refused for ever. They are repaired:
+    /// a device with a right clock wins again, and the repaired stamp is a change every device pulls.
+    @Test(arguments: DatabaseKind.available) func stampsStoredFarAheadAreSetRight(_ db: DatabaseKind) async throws {
+        let clock = HandClock()
+        try await withServer(db, clock: { clock.now }) { server in
+            let (c, id) = try await server.device("alice")
+            let real = Int64(Date().timeIntervalSince1970 * 1000)
+            clock.advance(days: 3650)
+            let far = real + 3650 * 86_400_000
+            _ = try await c.kvSet(notes, [entry("theme", .string("from the future"), wall: far, device: id),
+                                          entry("size", .int(12), wall: far, device: id)])
+            let before = try await c.kvAll(notes).cursor
+            clock.advance(days: -3650)
+            // A device that saw the stamp writes past it: refused, and the store is set right.
+            await expectCode(.kvClockAhead) { _ = try await c.kvSet(notes, [entry("size", .int(14), wall: far + 1, device: id)]) }
+            let changed = try await c.kvChanges(notes, after: before)
+            #expect(Set(changed.entries.map(\.key)) == ["theme", "size"], "the repaired stamps are a change to pull")
+            #expect(changed.entries.allSatisfy { $0.stamp.wallMillis < real + 86_400_000 }, "\(changed.entries.map(\.stamp))")
+            // A write with a right clock wins over what was stamped ten years ahead.
+            let set = try await c.kvSet(notes, [entry("theme", .string("now"), wall: Int64(Date().timeIntervalSince1970 * 1000) + 1000, device: id)])
+            #expect(set.applied == ["theme"])
+            #expect(try await c.kvAll(notes).entries.first { $0.key == "theme" }?.value == .string("now"))
+        }
+    }
+
     /// #23 row 8: a write stamped at the end of the clock's range was stored and then won over
     /// every later write (and crashed every device's clock). Stamps more than a day ahead of
     /// the server's clock are refused with nothing stored; hours ahead are still fine (§4.3).
