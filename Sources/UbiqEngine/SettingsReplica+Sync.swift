@@ -60,7 +60,7 @@ extension SettingsReplica {
             }
             logger.warning("key-value writes wait: \(e.message)")
             return "settings written here wait: \(e.message)"
-        } catch let e as ClientError where [.kvTooManyKeys, .kvStoreTooLarge, .kvValueTooLarge, .kvKeyInvalid].contains(e.code) {
+        } catch let e as ClientError where [.kvTooManyKeys, .kvStoreTooLarge, .kvValueTooLarge, .kvKeyInvalid, .storageFull].contains(e.code) {
             // Together with other devices' writes the store would break a limit: these writes
             // are refused. Take the server's state back and say which keys changed.
             let refused = Set(batch.map(\.key))

@@ -91,9 +91,10 @@ extension SQLKeyValueStore {
             var result: [String: KVValue] = current.compactMapValues(\.value)
             for w in winners { result[w.key] = w.value }
             try Self.mapCore { try KVLimits.check(store: result) }
-            let seq = try db.insert("INSERT INTO kv_batches (account_id, store, created) VALUES (?, ?, ?)", [ctx.accountID, store.string, now.timeIntervalSince1970],
-                                    returning: "seq")
+            if rows.isEmpty, try Self.cursor(db, account: ctx.accountID, store: store) == 0 { try Self.checkStoreCount(db, account: ctx.accountID) }
+            let seq = try Self.newBatch(db, account: ctx.accountID, store: store, now: now)
             try Self.write(db, account: ctx.accountID, store: store, winners, seq: seq)
+            try Self.checkAccountRoom(db, account: ctx.accountID)  // as stored, this write included (a refusal rolls it back)
             for w in winners { current[w.key] = w }
             // Deletes past the limit are forgotten, the oldest first; the horizon keeps them winning.
             var tombstoneSeq: [String: Int64] = [:]  // the change each delete was made in
@@ -117,6 +118,41 @@ extension SQLKeyValueStore {
         }
     }
 
+    /// Settings stores one account may keep (each up to `KVLimits.maxStoreBytes` of values and
+    /// its history).
+    public static let maxStoresPerAccount = 64
+
+    /// A new change number for the store; the store's older batch rows are dropped (only the
+    /// newest is the store's cursor — #45 row 2: they were never pruned, a row per write).
+    static func newBatch(_ db: any SQLConnection, account: Int64, store: ContainerID, now: Date) throws -> Int64 {
+        let seq = try db.insert("INSERT INTO kv_batches (account_id, store, created) VALUES (?, ?, ?)", [account, store.string, now.timeIntervalSince1970],
+                                returning: "seq")
+        try db.execute("DELETE FROM kv_batches WHERE account_id = ? AND store = ? AND seq < ?", [account, store.string, seq])
+        return seq
+    }
+
+    /// A new store for the account: at most `maxStoresPerAccount` (#45 row 2).
+    static func checkStoreCount(_ db: any SQLConnection, account: Int64) throws {
+        let stores: Int64 = try db.value("SELECT COUNT(DISTINCT store) FROM kv_batches WHERE account_id = ?", [account]) ?? 0
+        guard stores < maxStoresPerAccount else {
+            throw StorageError(.storageFull, "storage full: the account keeps \(stores) settings stores, the most it may")
+        }
+    }
+
+    /// What settings cost counts against the account (#45 row 2: an account with a 1 MiB quota
+    /// kept 12 MB of settings): every store's values, as stored, together with the files'
+    /// chunks within the quota. `storage_full` otherwise (a device reports it to programs as
+    /// `quotaViolationChange`).
+    static func checkAccountRoom(_ db: any SQLConnection, account: Int64) throws {
+        let settings: Int64 = try db.value("SELECT CAST(COALESCE(SUM(LENGTH(value)), 0) AS BIGINT) FROM kv_entries WHERE account_id = ?", [account]) ?? 0
+        guard let a = try db.row("SELECT quota, used FROM accounts WHERE id = ?", [account]) else { return }
+        let quota: Int64 = try a["quota"], used: Int64 = try a["used"]
+        if used + settings > quota {
+            throw StorageError(.storageFull, "storage full: settings would take \(ByteSize.format(settings)) beside \(ByteSize.format(used)) of files, "
+                                + "past the quota of \(ByteSize.format(quota))")
+        }
+    }
+
     /// Stamps the store holds further ahead of the server's clock than a write may be (stored
     /// before writes were checked, #45 row 10): each is set to the server's clock in a change of
     /// its own, so every device pulls it. Such a stamp won over every later write, and a device
@@ -126,8 +162,7 @@ extension SQLKeyValueStore {
         guard !overflow else { return }
         let far: Int64 = try (db.values("SELECT COUNT(*) FROM kv_entries WHERE account_id = ? AND store = ? AND wall > ?", [account, store.string, limit]) as [Int64]).first ?? 0
         if far > 0 {
-            let seq = try db.insert("INSERT INTO kv_batches (account_id, store, created) VALUES (?, ?, ?)", [account, store.string, now.timeIntervalSince1970],
-                                    returning: "seq")
+            let seq = try newBatch(db, account: account, store: store, now: now)
             try db.execute("UPDATE kv_entries SET wall = ?, counter = 0, seq = ? WHERE account_id = ? AND store = ? AND wall > ?",
                            [nowMillis, seq, account, store.string, limit])
         }

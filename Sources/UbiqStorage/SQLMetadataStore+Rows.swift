@@ -8,6 +8,12 @@ extension SQLConnection {
             return id
         }
         guard create else { return nil }
+        // Containers are made on first use: an account keeps at most `maxContainersPerAccount`
+        // (#45 row 2: they cost rows the quota did not count).
+        let held: Int64 = try value("SELECT COUNT(*) FROM containers WHERE account_id = ?", [accountID]) ?? 0
+        guard held < SQLMetadataStore.maxContainersPerAccount else {
+            throw StorageError(.storageFull, "storage full: the account has \(held) containers, the most it may; '\(name)' is not made")
+        }
         return try value("INSERT INTO containers (account_id, name) VALUES (?, ?) RETURNING id", [accountID, name.string])
     }
 

@@ -4,6 +4,9 @@ import UbiqCore
 /// The metadata store on a SQL database — the embedded SQLite file or a PostgreSQL server
 /// (`SQLDatabase`): the same statements, schema and semantics on both.
 public final class SQLMetadataStore: Sendable {
+    /// Containers one account may have (each made on first use).
+    public static let maxContainersPerAccount: Int64 = 256
+
     public let database: any SQLDatabase
 
     public init(database: any SQLDatabase) { self.database = database }

@@ -28,16 +28,26 @@ struct DeltaExpansionTests {
                              modified: Date(), manifest: nil, manifestDelta: ManifestDelta(base: base, pieces: pieces, size: n * 65_536, hash: h, digest: h))
     }
 
+    /// `body` fails with `code` and a message holding `words`.
+    static func expectRefusal(_ code: ErrorCode, saying words: String, sourceLocation: SourceLocation = #_sourceLocation,
+                              _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            Issue.record("expected \(code.rawValue), got success", sourceLocation: sourceLocation)
+        } catch let e as ClientError {
+            #expect(e.code == code && e.message.contains(words), "\(e)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("expected \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
     @Test func aDeltaPastTheManifestLimitIsRefusedFromItsPiecesAlone() async throws {
         try await withServer { server in
             let (c, _) = try await server.device("alice")
             let (item, base) = try await Self.base(c, "base.bin")
             // One commit: 23 × 65,536 = 1.5 M references.
-            do {
+            await Self.expectRefusal(.invalidRequest, saying: "1000000 chunk references") {
                 _ = try await c.commit(notes, Self.copies(23, of: base, item: item, name: "base.bin"))
-                Issue.record("a 1.5 M-reference delta was taken")
-            } catch let e as ClientError {
-                #expect(e.code == .invalidRequest && e.message.contains("1000000 chunk references"), "\(e)")
             }
             // The batch of four (the 604 MB request): refused as a whole, from the bodies.
             await expectCode(.invalidRequest) {
@@ -68,11 +78,8 @@ struct DeltaExpansionTests {
             try await server.user("tight", quota: 1 << 20)  // 65,536 references (the floor)
             let (c, _) = try await server.device("tight")
             let (item, base) = try await Self.base(c, "base.bin")
-            do {
+            await Self.expectRefusal(.storageFull, saying: "may hold 0 more") {
                 _ = try await c.commit(notes, Self.copies(1, of: base, item: item, name: "base.bin"))
-                Issue.record("a delta past the account's room was taken")
-            } catch let e as ClientError {
-                #expect(e.code == .storageFull && e.message.contains("may hold 0 more"), "\(e)")
             }
         }
     }

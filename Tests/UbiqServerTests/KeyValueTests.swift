@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import UbiqClient
 import UbiqCore
@@ -119,6 +120,42 @@ struct KeyValueTests {
                 _ = try await c.kvSet(store2, [entry("b", .data(Data(count: 600_000)), wall: 2, device: id), entry("c", .int(1), wall: 2, device: id)])
             }
             #expect(try await c.kvAll(store2).entries.map(\.key) == ["a"])
+        }
+    }
+
+    /// #45 row 2: settings were not counted — an account with a 1 MiB quota kept six stores of
+    /// 1 MB (and their history), and a row per write in `kv_batches` for ever. Now every store's
+    /// values count with the files against the quota, an account keeps at most 64 stores, and a
+    /// store keeps one batch row.
+    @Test(arguments: DatabaseKind.available) func settingsCountAgainstTheQuotaAndStoresAreCapped(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
+            try await server.user("tight", quota: 1 << 20)
+            let (t, tid) = try await server.device("tight")
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let big = KVValue.data(Data(repeating: 7, count: 200_000))  // about 267 KB as stored
+            var taken = 0
+            for i in 0..<6 {
+                let store = try ContainerID(validating: "TEAM.settings.s\(i)")
+                do {
+                    _ = try await t.kvSet(store, [entry("blob", big, wall: now, device: tid)])
+                    taken += 1
+                } catch let e as ClientError {
+                    #expect(e.code == .storageFull && e.message.contains("settings would take"), "\(e)")
+                }
+            }
+            #expect(taken == 3, "three stores of 267 KB (as stored) fit in 1 MiB, the fourth does not (took \(taken))")
+            // Alice (1 GiB): 64 stores, the 65th refused; a store written again and again keeps one batch row.
+            let (a, aid) = try await server.device("alice")
+            for i in 0..<64 { _ = try await a.kvSet(try ContainerID(validating: "TEAM.many.s\(i)"), [entry("k", .int(Int64(i)), wall: now, device: aid)]) }
+            await expectCode(.storageFull) { _ = try await a.kvSet(try ContainerID(validating: "TEAM.many.s64"), [entry("k", .int(64), wall: now, device: aid)]) }
+            for n in 1...50 { _ = try await a.kvSet(try ContainerID(validating: "TEAM.many.s0"), [entry("k", .int(Int64(n)), wall: now + Int64(n), device: aid)]) }
+            let page = try await a.kvChanges(try ContainerID(validating: "TEAM.many.s0"), after: 0)
+            #expect(page.entries.map(\.value) == [.int(50)], "the store still reads right after its batches were pruned")
+            if case .sqlite = server.database {
+                let queue = try DatabaseQueue(path: server.directory.url.appendingPathComponent("metadata.sqlite").path)
+                let rows = try await queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM kv_batches") ?? -1 }
+                #expect(rows <= 3 + 64, "one batch row per store: \(rows)")
+            }
         }
     }
 

@@ -126,4 +126,22 @@ struct SpaceTests {
         _ = try await commit("b.bin", repeated)  // 40,000 free again (it was refused with 536 free)
         await server.stop()
     }
+
+    /// #45 row 2: containers are made on first use and cost rows the quota did not count (2,000
+    /// folders in new containers left `used` at 0). An account has at most 256.
+    @Test func anAccountHasAtMost256Containers() async throws {
+        try await withServer { server in
+            let (c, _) = try await server.device("alice")
+            func folder(in container: ContainerID) async throws {
+                _ = try await c.commit(container, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents"),
+                                                                kind: .folder, base: nil, modified: Date(), manifest: nil))
+            }
+            // `notes` is one already (withServer made none: the first commit makes it).
+            for i in 0..<256 { try await folder(in: try ContainerID(validating: "TEAM.many.c\(i)")) }
+            await expectCode(.storageFull) { try await folder(in: try ContainerID(validating: "TEAM.many.c256")) }
+            // The containers it has still take commits.
+            _ = try await c.commit(try ContainerID(validating: "TEAM.many.c0"), CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()),
+                                                                                               path: path("Documents/more"), kind: .folder, base: nil, modified: Date(), manifest: nil))
+        }
+    }
 }
