@@ -139,17 +139,21 @@ extension SQLKeyValueStore {
         }
     }
 
+    /// Bytes of settings values (as stored) one account may hold across its stores, and never
+    /// more than its quota.
+    public static let maxSettingsBytesPerAccount: Int64 = 16 << 20
+
     /// What settings cost counts against the account (#45 row 2: an account with a 1 MiB quota
-    /// kept 12 MB of settings): every store's values, as stored, together with the files'
-    /// chunks within the quota. `storage_full` otherwise (a device reports it to programs as
-    /// `quotaViolationChange`).
+    /// kept 12 MB of settings): every store's values, as stored, within the smaller of the quota
+    /// and `maxSettingsBytesPerAccount` — a budget of their own, as the seeds' key-value store
+    /// has, so an account whose files fill its quota still syncs its settings. `storage_full`
+    /// otherwise (a device reports it to programs as `quotaViolationChange`).
     static func checkAccountRoom(_ db: any SQLConnection, account: Int64) throws {
         let settings: Int64 = try db.value("SELECT CAST(COALESCE(SUM(LENGTH(value)), 0) AS BIGINT) FROM kv_entries WHERE account_id = ?", [account]) ?? 0
-        guard let a = try db.row("SELECT quota, used FROM accounts WHERE id = ?", [account]) else { return }
-        let quota: Int64 = try a["quota"], used: Int64 = try a["used"]
-        if used + settings > quota {
-            throw StorageError(.storageFull, "storage full: settings would take \(ByteSize.format(settings)) beside \(ByteSize.format(used)) of files, "
-                                + "past the quota of \(ByteSize.format(quota))")
+        guard let quota: Int64 = try db.value("SELECT quota FROM accounts WHERE id = ?", [account]) else { return }
+        let limit = min(quota, maxSettingsBytesPerAccount)
+        if settings > limit {
+            throw StorageError(.storageFull, "storage full: the account's settings would take \(ByteSize.format(settings)), past the \(ByteSize.format(limit)) they may hold")
         }
     }
 

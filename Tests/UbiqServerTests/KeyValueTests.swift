@@ -125,8 +125,8 @@ struct KeyValueTests {
 
     /// #45 row 2: settings were not counted — an account with a 1 MiB quota kept six stores of
     /// 1 MB (and their history), and a row per write in `kv_batches` for ever. Now every store's
-    /// values count with the files against the quota, an account keeps at most 64 stores, and a
-    /// store keeps one batch row.
+    /// values count against a budget of the smaller of the quota and 16 MiB, an account keeps at
+    /// most 64 stores, and a store keeps one batch row.
     @Test(arguments: DatabaseKind.available) func settingsCountAgainstTheQuotaAndStoresAreCapped(_ db: DatabaseKind) async throws {
         try await withServer(db) { server in
             try await server.user("tight", quota: 1 << 20)
