@@ -23,7 +23,9 @@ struct ConnectionLimitTests {
 
     /// One address holds at most its share; another address is still served.
     @Test func oneAddressCannotTakeEveryConnection() async throws {
-        let server = try await TestServer.start(idleTimeout: .seconds(300), maxConnections: 100, maxConnectionsPerAddress: 3)
+        // Neither the idle timer nor the body rate may free the held connections during the test.
+        let server = try await TestServer.start(idleTimeout: .seconds(300), maxConnections: 100, maxConnectionsPerAddress: 3,
+                                                bodyRate: BodyRate(bytes: 1, window: .seconds(600)))
         let port = server.port
         let (refused, otherServed) = try await offThePool {
             let held = try (0..<3).map { _ in try RawSocket.connected(port: port, from: "127.0.0.2") }
