@@ -126,14 +126,16 @@ final class SlowBodyCloser: ChannelInboundHandler, RemovableChannelHandler {
         received = 0
         let window = TimeAmount(rate.window), least = rate.bytes
         let loop = context.eventLoop
-        let ctx = NIOLoopBound(context, eventLoop: loop)
-        timer = loop.scheduleRepeatedTask(initialDelay: window, delay: window) { [weak self] task in
-            guard let self else { task.cancel(); return }
-            if self.received < least {
+        // The handler and its context, used on their loop only (the timer is cancelled when the
+        // handler goes or the channel closes, which ends the reference).
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        timer = loop.scheduleRepeatedTask(initialDelay: window, delay: window) { task in
+            let (me, ctx) = bound.value
+            if me.received < least {
                 task.cancel()
-                ctx.value.close(promise: nil)
+                ctx.close(promise: nil)
             }
-            self.received = 0
+            me.received = 0
         }
     }
 

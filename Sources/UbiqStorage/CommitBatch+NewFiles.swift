@@ -33,9 +33,9 @@ struct NewFiles {
         guard let missing = batch.missing(manifest) else { return false }
         let newBytes = missing.reduce(Int64(0)) { $0 + Int64($1.size) }
         guard batch.used + newBytes <= batch.quota,
-              ChunkReferenceBudget.refusal(held: batch.refsHeld, adding: manifest.chunks.count, quota: batch.quota) == nil
+              ChunkReferenceBudget.refusal(held: batch.refsHeld, adding: ChunkReferenceBudget.cost(of: manifest), quota: batch.quota) == nil
         else { return false }
-        batch.addRefs(manifest.chunks.count)
+        batch.addRefs(ChunkReferenceBudget.cost(of: manifest))
         batch.recordCreated(input)
         pending.append(Pending(index: index, input: input, manifest: manifest, missing: missing))
         return true
@@ -64,7 +64,7 @@ struct NewFiles {
                 let item = try id(itemIDs, f.input.itemID.description)
                 return [item, c, f.input.versionID.description, VersionState.current.rawValue, f.manifest.size, f.manifest.hash.hex,
                         f.input.modified.timeIntervalSince1970, when, ctx.deviceID.description, ctx.deviceName, f.missing.isEmpty,
-                        f.input.permissions, f.manifest.chunks.count, f.input.base?.description]
+                        f.input.permissions, ChunkReferenceBudget.cost(of: f.manifest), f.input.base?.description]
             }
             for r in try db.rows("""
                 INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs, base)

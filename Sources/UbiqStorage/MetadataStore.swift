@@ -151,7 +151,7 @@ public protocol ChunkOwnershipStore: Sendable {
     func ownsChunk(accountID: Int64, hash: ContentHash) async throws -> Bool
     /// Quota and usage.
     func usage(accountID: Int64) async throws -> (quota: Int64, used: Int64)
-    /// How many more chunk references the account's file versions may hold (`ChunkReferenceBudget`).
+    /// How many more entries (chunk references, versions, folders) the account may hold (`ChunkReferenceBudget`).
     func referenceRoom(accountID: Int64) async throws -> Int64
 }
 

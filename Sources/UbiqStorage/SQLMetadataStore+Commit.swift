@@ -41,6 +41,12 @@ extension SQLMetadataStore {
             }
             return CommitResult(outcome: .unchanged, item: try db.itemRecord(live), version: nil, missing: [], cursor: try live["seq"])
         }
+        // A folder costs an entry (counted by the database's trigger as the row goes in; a
+        // batch's file entries not yet written are added here).
+        if let a = try db.row("SELECT quota, refs FROM accounts WHERE id = ?", [ctx.accountID]),
+           let refused = ChunkReferenceBudget.refusal(held: (try a["refs"] as Int64) + (batch?.refsAdded ?? 0), adding: ChunkReferenceBudget.folderCost, quota: try a["quota"]) {
+            throw refused
+        }
         let id = try db.insert("INSERT INTO items (container_id, uuid, path, kind, created) VALUES (?, ?, ?, 'folder', ?)", [c, input.itemID.description, input.path.string, input.modified.timeIntervalSince1970])
         if try db.reviveAncestors(container: c, of: input.path) { batch?.invalidate() }
         let seq = try db.journal(container: c, item: id)
@@ -88,9 +94,10 @@ extension SQLMetadataStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
                              input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded,
-                             input.permissions, manifest.chunks.count, input.base?.description])
-        // The account's count of references: a batch writes its total once, at its end.
-        if let batch { batch.addRefs(manifest.chunks.count) } else { try db.addChunkReferences(Int64(manifest.chunks.count), account: ctx.accountID) }
+                             input.permissions, ChunkReferenceBudget.cost(of: manifest), input.base?.description])
+        // The account's count of entries: a batch writes its total once, at its end.
+        let cost = ChunkReferenceBudget.cost(of: manifest)
+        if let batch { batch.addRefs(cost) } else { try db.addChunkReferences(Int64(cost), account: ctx.accountID) }
         try db.insertMany("INSERT INTO version_chunks (version_id, idx, hash, size)", width: 4, count: manifest.chunks.count) { i in
             [v, i, manifest.chunks[i].hash.hex, manifest.chunks[i].size]
         }
@@ -142,7 +149,7 @@ extension SQLMetadataStore {
             if used + newBytes > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used, \(ByteSize.format(newBytes)) more needed")
             }
-            if let refused = ChunkReferenceBudget.refusal(held: refs, adding: manifest.chunks.count, quota: quota) { throw refused }
+            if let refused = ChunkReferenceBudget.refusal(held: refs, adding: ChunkReferenceBudget.cost(of: manifest), quota: quota) { throw refused }
         }
         let uploaded = missing.isEmpty
         let outcome: CommitOutcome

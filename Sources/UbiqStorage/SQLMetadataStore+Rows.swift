@@ -175,7 +175,7 @@ extension SQLConnection {
         return revived
     }
 
-    /// Adds to an account's count of chunk references held by its versions.
+    /// Adds to an account's count of entries (`ChunkReferenceBudget`: chunk references and versions).
     func addChunkReferences(_ n: Int64, account: Int64) throws {
         guard n != 0 else { return }
         try execute("UPDATE accounts SET refs = refs + ? WHERE id = ?", [n, account])
@@ -184,6 +184,15 @@ extension SQLConnection {
 
 /// Statement text shared by several operations.
 enum SQLQueries {
+    /// Every account's entries counted afresh (`ChunkReferenceBudget`): its versions' (chunk
+    /// references and one for the version) and one for each folder not purged. Both dialects.
+    static let recountEntries = """
+        UPDATE accounts SET refs =
+            COALESCE((SELECT SUM(v.refs) FROM versions v JOIN containers c ON c.id = v.container_id WHERE c.account_id = accounts.id), 0)
+            + (SELECT COUNT(*) FROM items i JOIN containers c ON c.id = i.container_id
+               WHERE c.account_id = accounts.id AND i.kind = 'folder' AND (i.deleted_at IS NULL OR i.trash_group IS NOT NULL))
+        """
+
     /// The columns `itemRecord(joined:)` reads, for a query over `items i`: the item, its
     /// current version (LEFT JOIN `versions v` on `v.id = i.current_version`), its conflict count
     /// and its first version's date. One statement per item instead of four.

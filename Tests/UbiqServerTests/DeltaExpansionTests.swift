@@ -14,18 +14,18 @@ struct DeltaExpansionTests {
     /// budget), and deltas against it.
     static let chunk = ChunkRef(hash: ContentHash.of([7]), size: 1)
 
-    static func base(_ client: UbiqAPIClient, _ name: String) async throws -> (ItemID, VersionID) {
-        let m = Manifest(chunks: Array(repeating: chunk, count: 65_536))
+    static func base(_ client: UbiqAPIClient, _ name: String, count: Int = 65_536) async throws -> (ItemID, VersionID) {
+        let m = Manifest(chunks: Array(repeating: chunk, count: count))
         let r = try await client.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/\(name)"),
                                                              kind: .file, base: nil, modified: Date(), manifest: m))
         return (r.item.id, try #require(r.version).id)
     }
 
-    static func copies(_ n: Int, of base: VersionID, item: ItemID, name: String) -> CommitRequest {
-        let pieces = Array(repeating: ManifestPiece.copy(from: 0, count: 65_536), count: n)
+    static func copies(_ n: Int, of base: VersionID, item: ItemID, name: String, count: Int = 65_536) -> CommitRequest {
+        let pieces = Array(repeating: ManifestPiece.copy(from: 0, count: count), count: n)
         let h = ContentHash.of(Array("not the digest".utf8))
         return CommitRequest(itemID: item, versionID: VersionID(uuid: UUID()), path: path("Documents/\(name)"), kind: .file, base: base,
-                             modified: Date(), manifest: nil, manifestDelta: ManifestDelta(base: base, pieces: pieces, size: n * 65_536, hash: h, digest: h))
+                             modified: Date(), manifest: nil, manifestDelta: ManifestDelta(base: base, pieces: pieces, size: n * count, hash: h, digest: h))
     }
 
     /// `body` fails with `code` and a message holding `words`.
@@ -75,11 +75,12 @@ struct DeltaExpansionTests {
     /// before the delta is built.
     @Test func aDeltaPastTheAccountsReferenceRoomIsStorageFull() async throws {
         try await withServer { server in
-            try await server.user("tight", quota: 1 << 20)  // 65,536 references (the floor)
+            try await server.user("tight", quota: 1 << 20)  // 65,536 entries (the floor)
             let (c, _) = try await server.device("tight")
-            let (item, base) = try await Self.base(c, "base.bin")
+            // 65,535 chunk references and the version itself: the whole budget.
+            let (item, base) = try await Self.base(c, "base.bin", count: 65_535)
             await Self.expectRefusal(.storageFull, saying: "may hold 0 more") {
-                _ = try await c.commit(notes, Self.copies(1, of: base, item: item, name: "base.bin"))
+                _ = try await c.commit(notes, Self.copies(1, of: base, item: item, name: "base.bin", count: 65_535))
             }
         }
     }

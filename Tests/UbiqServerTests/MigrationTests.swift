@@ -33,6 +33,12 @@ struct MigrationTests {
         _ = try await laptop.delete(notes, item: files[1].0)
         _ = try await bob.kvSet(notes, [KVEntry(key: "theme", value: .string("dark"), stamp: HLCTimestamp(wallMillis: 5, counter: 0), device: bid)])
         _ = try await phone.kvSet(notes, [KVEntry(key: "size", value: .int(12), stamp: HLCTimestamp(wallMillis: 6, counter: 0), device: pid)])
+        for name in ["Documents/folder", "Documents/gone"] {
+            _ = try await laptop.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(name),
+                                                             kind: .folder, base: nil, modified: Date(), manifest: nil))
+        }
+        let alice = try #require(try await old.services.metadata.account(named: "alice")).id
+        let roomBefore = try await old.services.metadata.referenceRoom(accountID: alice)
         let feedBefore = try await laptop.changes(notes, after: 0)
         let versionsBefore = try await laptop.versions(notes, item: files[0].0)
         let trashBefore = try await laptop.trash(notes)
@@ -60,6 +66,8 @@ struct MigrationTests {
         #expect(try await laptop2.trash(notes).items.map(\.id) == trashBefore.items.map(\.id))
         #expect(try await UbiqAPIClient(baseURL: new.baseURL, token: phone.token).kvAll(notes).entries == kvBefore.entries)
         #expect(try await laptop2.account().used == usageBefore.used)
+        // Folders counted once (the copy's rows passed the folders' trigger too).
+        #expect(try await new.services.metadata.referenceRoom(accountID: alice) == roomBefore)
         for (_, v, bytes) in files.dropFirst(2) { #expect(try await downloadBytes(laptop2, version: v) == bytes) }
         // And they carry on: a new file through the new server, seen by another device.
         let fresh = try await commitFile(laptop2, "Documents/after.txt", "after the move")

@@ -88,9 +88,9 @@ struct SpaceTests {
     }
     /// #23 row 7: a commit of a manifest of 100,000 tiny chunks with nothing uploaded cost no
     /// quota and grew the database by 17 MB; repeated, without bound. Every chunk reference a
-    /// version holds now counts against the account's budget (`ChunkReferenceBudget`: one per
-    /// KiB of quota, 65,536 at least), uploaded or not, repeated or not, and comes back when
-    /// the version goes.
+    /// version holds now counts against the account's budget (`ChunkReferenceBudget`: one entry
+    /// per KiB of quota, 65,536 at least), uploaded or not, repeated or not, and comes back when
+    /// the version goes. The version itself is one entry more.
     @Test func chunkReferencesAreBoundedByTheQuotaAndGivenBack() async throws {
         let clock = HandClock()
         let server = try await TestServer.start(clock: { clock.now })
@@ -101,7 +101,7 @@ struct SpaceTests {
                           kind: .file, base: nil, modified: clock.now, manifest: Manifest(chunks: refs))
         }
         func commit(_ name: String, _ refs: [ChunkRef]) async throws -> CommitResponse { try await c.commit(notes, request(name, refs)) }
-        // 40,000 distinct one-byte chunks, none uploaded: accepted (40 KB of a 64 MiB quota).
+        // 40,000 distinct one-byte chunks, none uploaded: accepted (40 KB of a 64 MiB quota; 40,001 entries).
         let tiny = (0..<40_000).map { i in ChunkRef(hash: ContentHash.of(Array("tiny \(i)".utf8)), size: 1) }
         let a = try await commit("a.bin", tiny)
         #expect(a.missing.count == 40_000 && a.version?.uploaded == false)
@@ -111,19 +111,72 @@ struct SpaceTests {
         #expect(e?.code == .storageFull && e?.message.contains("chunk references") == true, "\(e?.message ?? "")")
         let feed = try await c.changes(notes, after: 0).items
         #expect(feed.map(\.path.string) == ["Documents/a.bin"], "nothing of the refused commit stored")
-        // What fits still fits: 65,000 held.
+        // What fits still fits: 65,002 held.
         _ = try await commit("c.bin", Array(repeated.prefix(25_000)))
-        // A batch counts as it goes (and writes its total once): 300 fit, 300 more do not.
+        // A batch counts as it goes (and writes its total once): 301 fit, 301 more do not.
         let batch = try await c.commitMany(notes, [request("d.bin", Array(repeated.prefix(300))), request("e.bin", Array(repeated.prefix(300)))])
         #expect(batch[0].response != nil && batch[1].error?.code == .storageFull, "\(batch.map { $0.error?.message ?? "ok" })")
-        // 65,300 held: 237 more would pass 65,536; 236 do not.
-        await #expect(throws: ClientError.self) { _ = try await commit("f.bin", Array(repeated.prefix(237))) }
-        _ = try await commit("f.bin", Array(repeated.prefix(236)))
+        // 65,303 held: 233 chunks (234 entries) would pass 65,536; 232 do not.
+        await #expect(throws: ClientError.self) { _ = try await commit("f.bin", Array(repeated.prefix(233))) }
+        _ = try await commit("f.bin", Array(repeated.prefix(232)))
         // Deleted and purged, a.bin's references come back.
         _ = try await c.delete(notes, item: a.item.id)
         clock.advance(days: 31)
         #expect(try await server.services.purgeTrash().items == 1)
-        _ = try await commit("b.bin", repeated)  // 40,000 free again (it was refused with 536 free)
+        _ = try await commit("b.bin", repeated)  // 40,001 free again (it was refused with 534 free)
+        await server.stop()
+    }
+
+    /// #45 row 2: folders and empty files were free — an account with a 1 MiB quota kept 2,000
+    /// folders and `used` stayed 0, without bound. A folder costs an entry while it is live or in
+    /// the trash, an empty file's version one; both come back when the trash is purged, and a
+    /// folder brought back from the trash counts again.
+    @Test func foldersAndEmptyFilesCountAgainstTheBudgetAndComeBack() async throws {
+        let clock = HandClock()
+        let server = try await TestServer.start(clock: { clock.now })
+        try await server.user("mallory", quota: 1 << 20)  // the floor: 65,536 entries
+        let c = try await server.device("mallory").0
+        let account = try #require(try await server.services.metadata.account(named: "mallory")).id
+        func room() async throws -> Int64 { try await server.services.metadata.referenceRoom(accountID: account) }
+        func folder(_ p: String) async throws -> CommitResponse {
+            try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(p),
+                                                    kind: .folder, base: nil, modified: clock.now, manifest: nil))
+        }
+        #expect(try await room() == 65_536)
+        // Ten folders (one in a batch beside a file) and three empty files: thirteen entries.
+        var folders: [ItemID] = []
+        for i in 0..<9 { folders.append(try await folder("Documents/d\(i)").item.id) }
+        let batch = try await c.commitMany(notes, [
+            CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/d9"), kind: .folder,
+                          base: nil, modified: clock.now, manifest: nil),
+            CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/d9/empty0"), kind: .file,
+                          base: nil, modified: clock.now, manifest: Manifest(chunks: [])),
+        ])
+        #expect(batch.allSatisfy { $0.response != nil }, "\(batch.map { $0.error?.message ?? "ok" })")
+        for i in 1..<3 { _ = try await commitFile(c, "Documents/empty\(i)", bytes: []) }
+        #expect(try await room() == 65_536 - 13)
+        #expect(try await c.account().used == 0, "no bytes: the entries are counted apart")
+        // Filled to one entry short with a version of unuploaded one-byte chunks: one folder
+        // fits, the next folder and an empty file do not.
+        let filler = (0..<(65_536 - 13 - 2)).map { i in ChunkRef(hash: ContentHash.of(Array("filler \(i)".utf8)), size: 1) }
+        let big = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("big.bin"),
+                                                          kind: .file, base: nil, modified: clock.now, manifest: Manifest(chunks: filler)))
+        #expect(try await room() == 1)
+        _ = try await folder("Documents/last")
+        await expectCode(.storageFull) { _ = try await folder("Documents/one-too-many") }
+        await expectCode(.storageFull) { _ = try await commitFile(c, "Documents/empty-too-many", bytes: []) }
+        #expect(try await c.changes(notes, after: 0).items.allSatisfy { !$0.path.string.contains("too-many") }, "nothing refused was stored")
+        // Trashed, a folder still costs (it can come back); purged, it is given back.
+        _ = try await c.delete(notes, item: folders[0])
+        _ = try await c.delete(notes, item: big.item.id)
+        #expect(try await room() == 0)
+        clock.advance(days: 31)
+        #expect(try await server.services.purgeTrash().items == 2)
+        #expect(try await room() == 1 + filler.count + 1, "the folder's entry and the big file's (its chunks and itself) came back")
+        // A purged folder made live again by a file committed inside it counts again.
+        let before = try await room()
+        _ = try await commitFile(c, "Documents/d0/inside", bytes: [])
+        #expect(try await room() == before - 2, "the empty file and the folder it brought back")
         await server.stop()
     }
 

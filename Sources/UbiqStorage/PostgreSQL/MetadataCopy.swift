@@ -33,6 +33,8 @@ public enum MetadataCopy {
             for (table, key) in tables {
                 counts[table] = try copyTable(table, key: key, from: source, into: db)
             }
+            // The folders' trigger counted each copied folder again: counted afresh.
+            try db.execute(SQLQueries.recountEntries)
             for (table, column) in sequences {
                 try db.execute("SELECT setval(pg_get_serial_sequence('\(table)', '\(column)'), GREATEST(1, (SELECT COALESCE(MAX(\(column)), 0) FROM \(table))), (SELECT COUNT(*) > 0 FROM \(table)))")
             }

@@ -220,6 +220,35 @@ enum PostgreSQLSchema {
             "CREATE INDEX login_failures_key ON login_failures(key, at)",
             "CREATE INDEX login_failures_at ON login_failures(at)",
         ]),
+        // Entries without chunks count too (#45 row 2; SQLite's v11-entries-counted).
+        Migration(name: "v5-entries-counted", statements: [
+            "UPDATE versions SET refs = refs + 1",
+            """
+            CREATE FUNCTION ubiq_items_folder_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE
+                was_counted INT := 0;
+                is_counted INT := 0;
+                folder_container BIGINT;
+            BEGIN
+                IF TG_OP <> 'INSERT' THEN
+                    folder_container := OLD.container_id;
+                    IF OLD.kind = 'folder' AND (OLD.deleted_at IS NULL OR OLD.trash_group IS NOT NULL) THEN was_counted := 1; END IF;
+                END IF;
+                IF TG_OP <> 'DELETE' THEN
+                    folder_container := NEW.container_id;
+                    IF NEW.kind = 'folder' AND (NEW.deleted_at IS NULL OR NEW.trash_group IS NOT NULL) THEN is_counted := 1; END IF;
+                END IF;
+                IF is_counted <> was_counted THEN
+                    UPDATE accounts SET refs = GREATEST(0, refs + is_counted - was_counted)
+                    WHERE id = (SELECT account_id FROM containers WHERE id = folder_container);
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE TRIGGER items_folder_counted AFTER INSERT OR UPDATE OF deleted_at, trash_group OR DELETE ON items FOR EACH ROW EXECUTE FUNCTION ubiq_items_folder_counted()",
+            SQLQueries.recountEntries,
+        ]),
     ]
 }
 

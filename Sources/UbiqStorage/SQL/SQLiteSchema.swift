@@ -202,6 +202,28 @@ enum SQLiteSchema {
             try db.execute(sql: "UPDATE account_chunks SET added = ?", arguments: [Date().timeIntervalSince1970])
             try db.execute(sql: "CREATE INDEX account_chunks_hash ON account_chunks(hash)")
         }
+        // Entries without chunks count too (#45 row 2): a version costs one besides its chunk
+        // references, and a folder one while it is live or in the trash (a trigger follows it
+        // as it is made, purged or brought back; rows gone with their account need nothing).
+        m.registerMigration("v11-entries-counted") { db in
+            try db.execute(sql: """
+                UPDATE versions SET refs = refs + 1;
+                CREATE TRIGGER items_folder_made AFTER INSERT ON items
+                WHEN NEW.kind = 'folder' AND (NEW.deleted_at IS NULL OR NEW.trash_group IS NOT NULL) BEGIN
+                    UPDATE accounts SET refs = refs + 1 WHERE id = (SELECT account_id FROM containers WHERE id = NEW.container_id);
+                END;
+                CREATE TRIGGER items_folder_kept AFTER UPDATE OF deleted_at, trash_group ON items
+                WHEN NEW.kind = 'folder' AND (OLD.deleted_at IS NULL OR OLD.trash_group IS NOT NULL) != (NEW.deleted_at IS NULL OR NEW.trash_group IS NOT NULL) BEGIN
+                    UPDATE accounts SET refs = max(0, refs + CASE WHEN NEW.deleted_at IS NULL OR NEW.trash_group IS NOT NULL THEN 1 ELSE -1 END)
+                    WHERE id = (SELECT account_id FROM containers WHERE id = NEW.container_id);
+                END;
+                CREATE TRIGGER items_folder_dropped AFTER DELETE ON items
+                WHEN OLD.kind = 'folder' AND (OLD.deleted_at IS NULL OR OLD.trash_group IS NOT NULL) BEGIN
+                    UPDATE accounts SET refs = max(0, refs - 1) WHERE id = (SELECT account_id FROM containers WHERE id = OLD.container_id);
+                END;
+                """)
+            try db.execute(sql: SQLQueries.recountEntries)
+        }
         return m
     }
 }
