@@ -35,6 +35,10 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// A change feed asked from before deletes the store has since forgotten (see
     /// `KVLimits.maxTombstones`): the device reloads the whole store.
     case kvCursorExpired = "kv_cursor_expired"
+    /// A container's change feed asked from before deletes the server has since forgotten
+    /// (an account keeps the newest `SQLMetadataStore.deletesKept` of its purged items): the
+    /// device reads the whole feed again and takes what is no longer listed as deleted.
+    case cursorExpired = "cursor_expired"
     // Client side
     case serverUnreachable = "server_unreachable"
     case badResponse = "bad_response"

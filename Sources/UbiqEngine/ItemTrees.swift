@@ -65,19 +65,31 @@ final class ItemTrees {
                            created: item.created, permissions: item.current?.permissions)
     }
 
-    /// Applies a page of the change feed and moves the cursor past it (one transaction).
-    func apply(page items: [ItemRecord], cursor next: Int64) throws {
+    /// Applies a page of the change feed and moves the cursor past it (one transaction);
+    /// `gone` are items to take as deleted besides.
+    func apply(page items: [ItemRecord], cursor next: Int64, gone: [ItemID] = []) throws {
         var changes: [(ItemID, RemoteEntry?)] = []
         for item in items {
             // Excluded names never come from a well-behaved server; never materialise them.
             changes.append((item.id, item.path.isExcluded ? nil : Self.remoteEntry(item)))
         }
+        changes += gone.map { ($0, nil) }
         try store.applyRemote(changes, cursor: next)
         for (id, var e) in changes {
             if let p = e?.node.path { e?.node.path = sharedPath(id, p) }
             remote[id] = e
         }
         cursor = next
+    }
+
+    /// Replaces the Remote tree with the server's whole feed (read from 0 after `cursor_expired`:
+    /// the server forgot deletes this device had not heard of). What the feed no longer lists
+    /// is gone from the server, as a delete would have said; the planner takes it as one (an
+    /// edit made here meanwhile still wins over it). One transaction, like a page.
+    func replaceRemote(with items: [ItemRecord], cursor next: Int64) throws {
+        let listed = Set(items.map(\.id))
+        let gone = remote.keys.filter { !listed.contains($0) }
+        try apply(page: items, cursor: next, gone: Array(gone))
     }
 
     /// Records an item the server just returned (after this device's own request).

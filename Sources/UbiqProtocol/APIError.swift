@@ -30,7 +30,7 @@ extension ErrorCode {
         case .pathExists, .userExists, .itemChanged: 409
         case .payloadTooLarge: 413
         case .hashMismatch, .missingChunks, .incompleteContent: 422
-        case .kvCursorExpired: 410
+        case .kvCursorExpired, .cursorExpired: 410
         case .storageFull: 507
         case .storageFailure, .internalError: 500
         case .badResponse: 502

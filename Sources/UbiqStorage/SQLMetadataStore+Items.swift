@@ -277,6 +277,9 @@ extension SQLMetadataStore: ItemStore {
             guard let c = try db.containerRow(accountID: ctx.accountID, name: container, create: false) else {
                 return ChangePage(items: [], cursor: max(0, cursor), hasMore: false)
             }
+            if cursor > 0, let horizon: Int64 = try db.value("SELECT horizon FROM containers WHERE id = ?", [c]), cursor < horizon {
+                throw StorageError(.cursorExpired, "deletes after change \(cursor) were forgotten (the account keeps its newest \(self.deletesKept.load(ordering: .relaxed))); read the whole feed again")
+            }
             // One statement for the page: journal entries joined with their items as they stand now.
             let sql = """
                 SELECT c.seq, \(SQLQueries.itemRecordColumns) FROM changes c JOIN items i ON i.id = c.item_id

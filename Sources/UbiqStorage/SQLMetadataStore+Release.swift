@@ -77,6 +77,35 @@ extension SQLMetadataStore {
             try db.execute("UPDATE items SET current_version = NULL, trash_group = NULL WHERE id = ?", [i])
             try db.execute("DELETE FROM versions WHERE item_id = ?", [i])  // their chunk lists go with them
         }
+        try forgetOldDeletes(db, account: account)
         return (items.count, try self.releaseUnused(db, account: account, hashes: hashes))
+    }
+
+    /// Purged items stay as deletes in the change feed, so devices hear of them; an account
+    /// keeps its newest `deletesKept` (#45 row 2: a loop of make, delete, empty the trash grew
+    /// the database without bound). Older ones are forgotten, at most 10,000 a call, and each
+    /// container's horizon moves past them.
+    func forgetOldDeletes(_ db: any SQLConnection, account: Int64) throws {
+        let rows = try db.rows("""
+            SELECT i.id, i.container_id, i.seq FROM items i JOIN containers c ON c.id = i.container_id
+            WHERE c.account_id = ? AND i.deleted_at IS NOT NULL AND i.trash_group IS NULL
+            ORDER BY i.seq DESC LIMIT 10000 OFFSET ?
+            """, [account, deletesKept.load(ordering: .relaxed)])
+        guard !rows.isEmpty else { return }
+        var horizon: [Int64: Int64] = [:]
+        var ids: [Int64] = []
+        for r in rows {
+            let container: Int64 = try r["container_id"], seq: Int64 = try r["seq"]
+            horizon[container] = max(horizon[container] ?? 0, seq)
+            ids.append(try r["id"])
+        }
+        try SQLBatch.each(ids.count) { range in
+            let some = Array(ids[range])
+            try db.execute("DELETE FROM changes WHERE item_id IN (\(SQLBatch.marks(some.count)))", some)
+            try db.execute("DELETE FROM items WHERE id IN (\(SQLBatch.marks(some.count)))", some)
+        }
+        for (container, seq) in horizon {
+            try db.execute("UPDATE containers SET horizon = \(db.dialect.greatest)(horizon, ?) WHERE id = ?", [seq, container])
+        }
     }
 }

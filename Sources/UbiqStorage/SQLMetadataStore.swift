@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import UbiqCore
 
 /// The metadata store on a SQL database — the embedded SQLite file or a PostgreSQL server
@@ -6,6 +7,11 @@ import UbiqCore
 public final class SQLMetadataStore: Sendable {
     /// Containers one account may have (each made on first use).
     public static let maxContainersPerAccount: Int64 = 256
+
+    /// Deletes of purged items an account keeps for its devices' change feeds (the newest;
+    /// older ones are forgotten behind each container's horizon, and a device whose feed
+    /// reaches behind it reads the whole feed again). Settable for tests.
+    public let deletesKept = Atomic<Int>(65_536)
 
     public let database: any SQLDatabase
 

@@ -3,6 +3,7 @@ import Testing
 import UbiqClient
 import UbiqCore
 import UbiqProtocol
+import UbiqStorage
 import UbiqTesting
 
 /// A clock the test moves forward by hand.
@@ -178,6 +179,41 @@ struct SpaceTests {
         _ = try await commitFile(c, "Documents/d0/inside", bytes: [])
         #expect(try await room() == before - 2, "the empty file and the folder it brought back")
         await server.stop()
+    }
+
+    /// #45 row 2: a purged item stays as a delete in the change feed, and nothing forgot them —
+    /// a loop of make, delete, empty the trash grew the database without bound. An account keeps
+    /// its newest `deletesKept`; older ones are forgotten and a feed asked from before them is
+    /// `cursor_expired` (the device reads it whole again).
+    @Test(arguments: DatabaseKind.available) func purgedItemsDeletesAreKeptUpToANumberThenForgotten(_ kind: DatabaseKind) async throws {
+        try await withServer(kind) { server in
+            let store = try #require(server.services.metadata as? SQLMetadataStore)
+            store.deletesKept.store(3, ordering: .relaxed)
+            let (c, _) = try await server.device("alice")
+            let cursorAtStart = try await c.changes(notes, after: 0).cursor
+            let kept = try await commitFile(c, "Documents/kept.txt", "stays")
+            var ids: [ItemID] = []
+            for i in 0..<5 {
+                ids.append(try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("Documents/d\(i)"),
+                                                                   kind: .folder, base: nil, modified: Date(), manifest: nil)).item.id)
+            }
+            let seen = try await c.changes(notes, after: 0).cursor  // a device that saw the folders
+            for id in ids { _ = try await c.delete(notes, item: id) }
+            let afterDeletes = try await c.changes(notes, after: 0).cursor
+            #expect(try await c.emptyTrash(notes).items == 5)
+            // The three newest deletes stay; the two oldest are gone from the feed.
+            let all = try await c.changes(notes, after: 0).items
+            #expect(Set(all.filter { $0.deletedAt != nil }.map(\.id)) == Set(ids.suffix(3)))
+            #expect(all.contains { $0.id == kept.item.id && $0.deletedAt == nil })
+            // A device that saw the folders but not their deletes must read the feed whole again;
+            // one that saw the deletes goes on.
+            await expectCode(.cursorExpired) { _ = try await c.changes(notes, after: seen) }
+            if cursorAtStart > 0 { await expectCode(.cursorExpired) { _ = try await c.changes(notes, after: cursorAtStart) } }
+            #expect(try await c.changes(notes, after: afterDeletes).items.isEmpty)
+            // Other accounts' feeds are untouched.
+            let (bob, _) = try await server.device("bob")
+            #expect(try await bob.changes(notes, after: 1).items.isEmpty)
+        }
     }
 
     /// #45 row 2: containers are made on first use and cost rows the quota did not count (2,000

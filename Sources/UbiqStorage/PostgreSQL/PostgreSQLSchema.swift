@@ -249,6 +249,11 @@ enum PostgreSQLSchema {
             "CREATE TRIGGER items_folder_counted AFTER INSERT OR UPDATE OF deleted_at, trash_group OR DELETE ON items FOR EACH ROW EXECUTE FUNCTION ubiq_items_folder_counted()",
             SQLQueries.recountEntries,
         ]),
+        // Purged items' deletes kept up to a number an account (SQLite's v12-delete-horizon).
+        Migration(name: "v6-delete-horizon", statements: [
+            "ALTER TABLE containers ADD COLUMN horizon BIGINT NOT NULL DEFAULT 0",
+            "CREATE INDEX items_purged ON items(container_id, seq) WHERE deleted_at IS NOT NULL AND trash_group IS NULL",
+        ]),
     ]
 }
 

@@ -224,6 +224,15 @@ enum SQLiteSchema {
                 """)
             try db.execute(sql: SQLQueries.recountEntries)
         }
+        // Purged items' deletes are kept for the change feed up to a number an account
+        // (`SQLMetadataStore.deletesKept`); older ones are forgotten and the container's horizon
+        // says from where (a feed asked from before it is `cursor_expired`).
+        m.registerMigration("v12-delete-horizon") { db in
+            try db.execute(sql: """
+                ALTER TABLE containers ADD COLUMN horizon INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX items_purged ON items(container_id, seq) WHERE deleted_at IS NOT NULL AND trash_group IS NULL;
+                """)
+        }
         return m
     }
 }
