@@ -32,8 +32,12 @@ public struct UbiqAPIClient: Sendable {
     public static let sharedHTTP = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration())
 
     /// The settings every client of ours shares (`ServerTrust` adds its certificates).
-    static func httpConfiguration() -> HTTPClient.Configuration {
+    /// `readTimeout`: the longest silence once a request is sent — a request's deadline covers
+    /// only its answer's head, so a body that stalls half-way would otherwise be waited for
+    /// for ever (and with it the engine's pass and its stop).
+    public static func httpConfiguration(readTimeout: TimeAmount = .seconds(60)) -> HTTPClient.Configuration {
         var config = HTTPClient.Configuration()
+        config.timeout.read = readTimeout
         config.connectionPool.retryConnectionEstablishment = false
         // Idle connections are closed by us well before the server's idle timeout (120 s).
         config.connectionPool.idleTimeout = .seconds(60)

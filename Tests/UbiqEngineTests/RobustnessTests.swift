@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import Testing
 import UbiqClient
@@ -97,6 +98,33 @@ struct RobustnessTests {
         await engine.stop()
         let took = ContinuousClock.now - t0
         #expect(took < .seconds(10), "stop took \(took)")
+    }
+
+    /// A request's deadline covered only its answer's head: a body that stalled half-way was
+    /// waited for for ever (the frozen-database test's device once never stopped, every
+    /// thread idle). A client gives up after its read timeout; an engine's stop does not wait.
+    @Test func anAnswerThatStallsHalfWayIsGivenUpAndStopDoesNotWaitForIt() async throws {
+        let stalling = try StallingServer()
+        defer { stalling.stop() }
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: UbiqAPIClient.httpConfiguration(readTimeout: .seconds(2)))
+        let client = UbiqAPIClient(baseURL: "http://127.0.0.1:\(stalling.port)", token: "token", http: http)
+        let t0 = ContinuousClock.now
+        await #expect(throws: ClientError.self) { _ = try await client.changes(DeviceConfig.defaultContainer, after: 0) }
+        let took = ContinuousClock.now - t0
+        #expect(took < .seconds(20), "a stalled answer was given up after \(took)")
+        try await http.shutdown()
+
+        // The engine's own client (read timeout 60 s): its stop cancels the stalled request.
+        let dir = try TempDirectory("ubiq-stall")
+        defer { dir.remove() }
+        let config = DeviceConfig(server: "http://127.0.0.1:\(stalling.port)", user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "A",
+                                  container: DeviceConfig.defaultContainer, download: .all, token: "token")
+        let engine = try SyncEngine(home: DeviceHome.rooted(at: dir.url), config: config, settleTime: .milliseconds(200))
+        await engine.start()
+        #expect(await eventually { stalling.requestsStalled >= 2 }, "the engine's request was not answered half-way")
+        let s0 = ContinuousClock.now
+        await engine.stop()
+        #expect(ContinuousClock.now - s0 < .seconds(10), "stop took \(ContinuousClock.now - s0)")
     }
 
     @Test func offlineChangesQueueAndGoUpOnReconnect() async throws {
