@@ -459,6 +459,11 @@ extension AppState {
         case .char("i"), .char("x"):
             v.details.toggle()
             return []
+        case .char("w"):
+            v.wrap.toggle()
+            v.column = 0
+            flash = Flash(text: v.wrap ? "long lines wrap" : "long lines cut: ← → scroll sideways", level: .info)
+            return []
         case .char("o"):
             guard let row = v.selected else { return [] }
             return [.openVersion(v.path, row.record)]
@@ -493,6 +498,9 @@ extension AppState {
         "\(r.deviceName) · \(TimeFormat.short(r.modified)) · \(ByteSize.format(Int64(r.size)))"
     }
 
+    /// Columns `←` / `→` move unwrapped content by.
+    static let sideStep = 8
+
     /// Keys of the focused content: scrolling, and `/` to find text in it. True if taken.
     mutating func scrollContent(_ key: Key, _ v: inout VersionsState) -> Bool {
         let last = max(0, v.contentLines.count - 1)
@@ -506,6 +514,10 @@ extension AppState {
         case .char("g"), .home: v.scroll = 0; v.found = nil
         case .char("G"), .end: v.scroll = last; v.found = nil
         case .char("/"): prompt = Prompt(purpose: .contentSearch, label: "find in the content (n next, N previous)", text: v.search)
+        // Sideways, when lines are not wrapped (wrapped, `h` / `←` go back as in the list;
+        // not wrapped, they stop at the first column: a held key does not leave the view).
+        case .char("l") where !v.wrap, .right where !v.wrap: v.column = min(v.maxColumn(screenWidth: screenWidth), v.column + Self.sideStep)
+        case .char("h") where !v.wrap, .left where !v.wrap: v.column = max(0, v.column - Self.sideStep)
         default: return false
         }
         return true

@@ -33,6 +33,9 @@ public struct VersionsState: Equatable, Sendable {
     public var details = false
     /// The first content line shown (the panes scroll together).
     public var scroll = 0
+    /// Long lines wrap (`w` toggles); not wrapped, they show from `column` on (`←` / `→`).
+    public var wrap = true
+    public var column = 0
     /// `/` in the content: the text `n` / `N` look for (any case), and the line of the match
     /// shown (the content scrolls to a few lines above it).
     public var search = ""
@@ -47,6 +50,14 @@ public struct VersionsState: Equatable, Sendable {
 
     /// The lines the content shows, as searched and scrolled: the diff's, or the selected
     /// version's (beside the current one's, whichever is longer counts).
+    /// How far `→` may scroll on a screen this wide: until the widest line's end is in view
+    /// (the panes' borders, a diff's marks and the markers' columns taken off).
+    public func maxColumn(screenWidth: Int) -> Int {
+        let widest = max(ContentLayout.widest(contentLines), showsBoth ? ContentLayout.widest(currentText ?? []) : 0)
+        let pane = (showsBoth && screenWidth >= 84 ? screenWidth / 2 : screenWidth) - 3 - (showsDiff ? 2 : 0) - 2
+        return max(0, widest - max(1, pane))
+    }
+
     public var contentLines: [String] {
         if showsDiff, let cur = currentText, let p = preview { return LineDiff.diff(cur, p).map(\.text) }
         return preview ?? []

@@ -149,7 +149,8 @@ public enum Renderer {
 
     static func hints(_ state: AppState) -> [(String, String)] {
         if let v = state.versions, v.contentFocused {
-            return [("j/k", "scroll"), ("/", "find"), ("n/N", "next/prev"), ("Tab", "versions"), ("Enter", "keep"), ("q", "back"), ("?", "help")]
+            return [("j/k", "scroll"), v.wrap ? ("w", "no wrap") : ("←/→", "sideways"), ("/", "find"), ("n/N", "next/prev"), ("Tab", "versions"), ("Enter", "keep"),
+                    ("q", "back"), ("?", "help")]
         }
         if state.versions != nil {
             return [("j/k", "choose"), ("Tab", "content"), ("Enter", "keep"), ("b", "keep both"), ("d", "diff/preview"), ("q", "back"), ("?", "help")]

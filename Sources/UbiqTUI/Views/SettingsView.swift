@@ -88,6 +88,7 @@ enum Overlays {
                       ("i x", "details of the selected version: device, times, size, hash, what it was based on"),
                       ("o", "open the selected version with xdg-open (a private copy; the document is not changed)"),
                       ("Tab", "focus the content (j k PgUp PgDn g G scroll it; the versions sit side by side, stacked below 84 columns)"),
+                      ("w", "wrap long lines, or cut them (→ marks where a line goes on; ← → l h scroll sideways)"),
                       ("/ n N", "find text in the content; next, previous match"), ("+", "the content on the whole view, and back"), ("q Esc", "back")]
         } else {
             switch state.view {

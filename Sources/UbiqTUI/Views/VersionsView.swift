@@ -63,15 +63,14 @@ enum VersionsView {
             return
         }
         // Where the content stands when it is longer than its pane: "12/45" (first line shown).
-        func where_(_ count: Int, _ height: Int) -> String { count > height ? " \(c.dot) \(min(count, v.scroll + 1))/\(count)" : "" }
+        // Not wrapped and scrolled sideways: from which column.
+        func where_(_ count: Int, _ height: Int) -> String {
+            (count > height ? " \(c.dot) \(min(count, v.scroll + 1))/\(count)" : "") + (!v.wrap && v.column > 0 ? " \(c.dot) col \(v.column + 1)" : "")
+        }
         if v.showsDiff, let cur = v.currentText {
             let diff = LineDiff.diff(cur, preview)
             Box.draw(r, title: "Diff: current → \(selected)\(where_(diff.count, r.height - 2))", &s, c, focused: focused)
-            let pin = r.inset(1)
-            for (n, d) in diff.dropFirst(v.scroll).prefix(pin.height).enumerated() {
-                let (mark, role) = switch d.kind { case .same: ("  ", "ui.text"); case .added: ("+ ", "diff.add"); case .removed: ("- ", "diff.del") }
-                line(mark + d.text, search: v.search, &s, x: pin.x + 1, y: pin.y + n, width: pin.width - 1, role: role)
-            }
+            draw(diffLines(diff), v, &s, r.inset(1), c)
         } else if v.showsBoth, let cur = v.currentText {
             let sideBySide = r.width >= 84
             let first = sideBySide ? Rect(x: r.x, y: r.y, width: r.width / 2, height: r.height) : Rect(x: r.x, y: r.y, width: r.width, height: r.height / 2)
@@ -81,17 +80,11 @@ enum VersionsView {
             let current = label(v.rows.first { $0.kind == .current }, c, size: !sideBySide), chosen = label(v.selected, c, size: !sideBySide)
             for (box, title, lines) in [(first, current, cur), (second, chosen, preview)] where box.height >= 3 {
                 Box.draw(box, title: title + where_(lines.count, box.height - 2), &s, c, focused: focused)
-                let pin = box.inset(1)
-                for (n, l) in lines.dropFirst(v.scroll).prefix(pin.height).enumerated() {
-                    line(l, search: v.search, &s, x: pin.x + 1, y: pin.y + n, width: pin.width - 1, role: "ui.text")
-                }
+                draw(lines.map { ContentLine($0) }, v, &s, box.inset(1), c)
             }
         } else {
             Box.draw(r, title: "Preview: \(selected)\(v.previewIsText ? "" : " (hex)")\(where_(preview.count, r.height - 2))", &s, c, focused: focused)
-            let pin = r.inset(1)
-            for (n, l) in preview.dropFirst(v.scroll).prefix(pin.height).enumerated() {
-                line(l, search: v.search, &s, x: pin.x + 1, y: pin.y + n, width: pin.width - 1, role: "ui.text")
-            }
+            draw(preview.map { ContentLine($0) }, v, &s, r.inset(1), c)
         }
     }
 
@@ -133,15 +126,6 @@ enum VersionsView {
         }
         lines.append(("version", r.id.description, "ui.hint.text"))
         return lines
-    }
-
-    /// One content line; the first match of `search` on it (any case) marked.
-    static func line(_ text: String, search: String, _ s: inout ScreenBuffer, x: Int, y: Int, width: Int, role: String) {
-        s.put(text, x: x, y: y, maxWidth: width, role: role)
-        guard !search.isEmpty, let m = text.range(of: search, options: .caseInsensitive) else { return }
-        let at = TextWidth.of(String(text[..<m.lowerBound]))
-        guard at < width else { return }
-        s.put(String(text[m]), x: x + at, y: y, maxWidth: width - at, role: "ui.marked")
     }
 }
 
