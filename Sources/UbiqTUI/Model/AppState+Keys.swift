@@ -123,7 +123,8 @@ extension AppState {
         switch key {
         case .char("q"): return quitOrClose()
         case .escape:
-            // Marks first, then the filter; never quits.
+            // An open range first, then marks, then the filter; never quits.
+            if files.cancelRange() { return [] }
             if !files.marked.isEmpty { files.clearMarks() } else if !files.filterText.isEmpty { try? files.setFilter("") }
             return []
         case .char(" "):
@@ -131,6 +132,7 @@ extension AppState {
             return []
         case .char("v"):
             files.markRange()
+            if files.rangeOpen { flash = Flash(text: "range open: move, then v marks it (Esc cancels)", level: .info) }
             return []
         case .char("s"):
             files.choosingSort = true
@@ -325,6 +327,13 @@ extension AppState {
         var p = p
         let words = p.text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         prompt = nil
+        historyAt = nil
+        if !words.isEmpty {
+            let line = words.joined(separator: " ")
+            commandHistory.removeAll { $0 == line }
+            commandHistory.append(line)
+            if commandHistory.count > 50 { commandHistory.removeFirst(commandHistory.count - 50) }
+        }
         switch (words.first ?? "", words.count) {
         case ("", _): return []
         case ("q", 1), ("quit", 1): return quitOrClose()
@@ -344,8 +353,48 @@ extension AppState {
         default:
             p.error = "unknown command '\(p.text)': q, files, conflicts, kv, trash, theme NAME, sort FIELD, container [ID], help"
         }
-        prompt = p
+        // The prompt closes and says why (#44 row 8: it stayed open with the bad text, and the
+        // next `:` was typed into it); ↑ brings the line back to mend.
+        if let error = p.error { flash = Flash(text: error, level: .error) }
         return []
+    }
+
+    /// The command words `Tab` completes, and what each takes after it.
+    static let commands = ["conflicts", "container", "files", "help", "kv", "q", "quit", "settings", "sort", "theme", "trash"]
+
+    /// `↑` / `↓` in the `:` prompt: the commands run before, newest first, then the line typed.
+    mutating func recall(_ step: Int, _ p: inout Prompt) {
+        guard !commandHistory.isEmpty else { return }
+        let at = (historyAt ?? commandHistory.count) + step
+        if at >= commandHistory.count {
+            historyAt = nil
+            p.text = ""
+        } else {
+            historyAt = max(0, at)
+            p.text = commandHistory[max(0, at)]
+        }
+        p.back = 0
+        p.error = nil
+    }
+
+    /// `Tab` in the `:` prompt: the command word, or a sort field, completed as far as the
+    /// choices agree; several left are listed in the flash.
+    mutating func complete(_ p: inout Prompt) {
+        let text = p.text
+        let words = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        let (head, choices): (String, [String]) = switch words.count {
+        case 1: ("", Self.commands)
+        case 2 where words[0] == "sort": ("sort ", FilesState.SortKey.allCases.map(\.rawValue))
+        default: ("", [])
+        }
+        let typed = words.last ?? ""
+        let matches = choices.filter { $0.hasPrefix(typed) }
+        guard !matches.isEmpty else { flash = Flash(text: "nothing to complete '\(typed)'", level: .info); return }
+        var common = matches[0]
+        for m in matches.dropFirst() { while !m.hasPrefix(common) { common.removeLast() } }
+        p.text = head + common + (matches.count == 1 && head.isEmpty && ["sort", "theme", "container"].contains(common) ? " " : "")
+        p.back = 0
+        if matches.count > 1 { flash = Flash(text: matches.joined(separator: "  "), level: .info) }
     }
 
     // MARK: Trash
@@ -628,7 +677,13 @@ extension AppState {
         guard var p = prompt else { return [] }
         switch key {
         case .escape:
-            if p.purpose == .filter { try? files.setFilter("") }
+            // A filter typed live is taken back with the prompt.
+            switch p.purpose {
+            case .filter: try? files.setFilter("")
+            case .settingsFilter: settings.filter = ""; settings.cursor = ListCursor()
+            case .helpFilter: helpFilter = ""; helpTop = 0
+            default: break
+            }
             prompt = nil
             return []
         case .ctrlC:
@@ -644,6 +699,10 @@ extension AppState {
             }
         case .enter:
             return submit(p)
+        case .up where p.purpose == .command, .down where p.purpose == .command:
+            recall(key == .up ? -1 : 1, &p)
+        case .tab where p.purpose == .command:
+            complete(&p)
         case .up, .down, .tab, .backTab:
             // A picker where the choices are few: a new key's type, a bool's value.
             let choices: [String]
@@ -662,7 +721,25 @@ extension AppState {
             _ = p.edit(key)
         }
         prompt = p
+        filterLive(p)
         return []
+    }
+
+    /// Filters follow the typing (#44 row 7: they waited for Enter). A predicate that does not
+    /// parse yet (`size >` on its way to `size > 1MB`) leaves the last one that did; Enter
+    /// says what is wrong with it.
+    mutating func filterLive(_ p: Prompt) {
+        switch p.purpose {
+        case .filter:
+            if p.text != files.filterText { try? files.setFilter(p.text) }
+        case .settingsFilter:
+            let text = p.text.trimmingCharacters(in: .whitespaces)
+            if text != settings.filter { settings.filter = text; settings.cursor = ListCursor() }
+        case .helpFilter:
+            let text = p.text.trimmingCharacters(in: .whitespaces)
+            if text != helpFilter { helpFilter = text; helpTop = 0 }
+        default: break
+        }
     }
 
     mutating func submit(_ p: Prompt) -> [Effect] {

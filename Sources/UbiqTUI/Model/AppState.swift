@@ -79,6 +79,10 @@ public struct AppState: Sendable {
     /// The help shows only lines whose key or text contains this (case-insensitive; `/` sets it).
     public var helpFilter = ""
     public var prompt: Prompt?
+    /// The `:` commands run, oldest first (at most 50; ↑ / ↓ in the prompt bring them back),
+    /// and which one ↑ shows (nil: the line being typed).
+    public var commandHistory: [String] = []
+    public var historyAt: Int?
     public var confirm: Confirmation?
     /// The container picker (`:container`), when open.
     public var picker: ContainerPicker?

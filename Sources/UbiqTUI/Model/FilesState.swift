@@ -38,6 +38,11 @@ public struct FilesState: Sendable {
     /// Marked items (`Space`, `v`): `f`, `E` and `D` act on them.
     public private(set) var marked: Set<ItemID> = []
     private var markAnchor: ItemID?
+    /// `v` opened a range at `markAnchor`: the rows between it and the cursor are shown as
+    /// about to be marked until the next `v` marks them (Esc cancels).
+    public private(set) var rangeOpen = false
+    /// The anchor is a row just marked with Space: `v` marks from it at once (as before).
+    private var anchorMarked = false
     /// The details pane (`i`) is open.
     public var details = false
     /// The transfers pane (`t`) is open (in the details pane's place).
@@ -160,18 +165,39 @@ public struct FilesState: Sendable {
     /// Marks or unmarks the selected item and moves down.
     public mutating func toggleMark() {
         guard let id = selected?.item.itemID else { return }
-        if marked.remove(id) == nil { marked.insert(id); markAnchor = id }
+        if marked.remove(id) == nil { marked.insert(id); markAnchor = id; anchorMarked = true; rangeOpen = false }
         cursor.move(1, count: rows.count)
     }
 
-    /// Marks every row from the last marked one to the selected one.
+    /// `v`: opens a range at the selected row (marked), or, open — or just after a Space mark —
+    /// marks every row from where it began to the selected one and closes it.
     public mutating func markRange() {
         guard let here = selected?.item.itemID else { return }
-        guard let a = markAnchor, let from = rowIndex[a], let to = rowIndex[here] else { marked.insert(here); markAnchor = here; return }
+        guard rangeOpen || anchorMarked, let a = markAnchor, let from = rowIndex[a], let to = rowIndex[here] else {
+            marked.insert(here)
+            markAnchor = here
+            rangeOpen = true
+            anchorMarked = false
+            return
+        }
         for r in rows[min(from, to)...max(from, to)] { marked.insert(r.item.itemID) }
+        rangeOpen = false
+        anchorMarked = false
     }
 
-    public mutating func clearMarks() { marked = []; markAnchor = nil }
+    /// The open range's rows (from where `v` opened it to the cursor), if one is open.
+    public var openRange: ClosedRange<Int>? {
+        guard rangeOpen, let a = markAnchor, let from = rowIndex[a] else { return nil }
+        return min(from, cursor.index)...max(from, cursor.index)
+    }
+
+    /// Closes an open range without marking it (Esc); true if one was open.
+    public mutating func cancelRange() -> Bool {
+        defer { rangeOpen = false }
+        return rangeOpen
+    }
+
+    public mutating func clearMarks() { marked = []; markAnchor = nil; rangeOpen = false; anchorMarked = false }
 
     /// The marked items that are still listed anywhere, by path.
     public var markedItems: [MetadataItem] { marked.compactMap { items[$0] }.sorted { $0.path < $1.path } }

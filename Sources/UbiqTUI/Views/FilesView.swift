@@ -20,9 +20,11 @@ enum FilesView {
         if dh > 0 { if f.transfers { TransfersPane.render(f, status, &s, pane, c) } else { details(f.selected?.item, summary: f.selected?.summary, &s, pane, c, focused: f.paneFocused) } }
         guard r.height >= 3 else { return }
         var title = f.filter != nil ? "Files \(c.dot) find: \(f.filterText)" : f.flat ? "Files \(c.dot) all files" : "Files \(c.dot) \(f.folder.map { $0.string + "/" } ?? "/")"
-        title += " (\(f.rows.count)"
+        // Where the cursor stands: "12 of 10000" (#44 row 6: a long folder said only its count).
+        title += f.rows.isEmpty ? " (0" : " (\(f.cursor.index + 1) of \(f.rows.count)"
         if f.hiddenCount > 0 { title += ", \(f.hiddenCount) hidden" }
         if !f.marked.isEmpty { title += ", \(f.marked.count) marked" }
+        if let open = f.openRange { title += ", range of \(open.count)" }
         title += ")"
         if f.sortKey != .name || f.sortDescending { title += " \(c.dot) by \(f.sortKey.rawValue)\(f.sortDescending ? (c.ascii ? " v" : " ↓") : "")" }
         Box.draw(r, title: title, &s, c, focused: !f.paneFocused)
@@ -37,8 +39,17 @@ enum FilesView {
         }
         var cursor = f.cursor
         cursor.scroll(height: inner.height)
+        let open = f.openRange
         for (i, row) in f.rows[cursor.top..<min(f.rows.count, cursor.top + inner.height)].enumerated() {
-            line(row, f, &s, y: inner.y + i, x: inner.x, width: inner.width, selected: cursor.top + i == f.cursor.index, c)
+            let index = cursor.top + i
+            line(row, f, &s, y: inner.y + i, x: inner.x, width: inner.width, selected: index == f.cursor.index, c)
+            // An open range (`v`): its rows carry the mark's bar before they are marked.
+            if let open, open.contains(index) { s.put(c.ascii ? "+" : "▌", x: inner.x, y: inner.y + i, role: index == f.cursor.index ? "ui.selection" : "ui.marked") }
+        }
+        // A scroll mark on the right border when the rows run past the box.
+        if f.rows.count > inner.height, inner.height > 0 {
+            let y = inner.y + (inner.height - 1) * cursor.top / max(1, f.rows.count - inner.height)
+            s.put(c.ascii ? "#" : "┃", x: r.maxX - 1, y: min(inner.maxY - 1, y), role: "ui.border.focus")
         }
     }
 

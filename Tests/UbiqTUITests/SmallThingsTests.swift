@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import UbiqCore
+@testable import UbiqTUI
+
+/// #44 rows 6–8 and 10: the small things lazygit and k9s users reach for — where the cursor
+/// stands in a long list, filters that follow the typing, a command line with history and
+/// completion that closes after an error, and an open range that shows.
+@Suite("Front end: the small things")
+struct SmallThingsTests {
+    func press(_ s: inout AppState, _ keys: [Key]) -> [Effect] { keys.flatMap { s.handle($0) } }
+    let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
+
+    /// A folder of 10,000 files.
+    static func big() -> AppState {
+        var s = AppState()
+        s.files.gather([Fixtures.item(1, "Documents", kind: .folder, size: 0)]
+            + (0..<10_000).map { Fixtures.item(100 + $0, String(format: "Documents/f%05d.txt", $0)) })
+        s.files.open(try! RelativePath(validating: "Documents"))
+        return s
+    }
+
+    /// Row 6: the title said only "(10000)".
+    @Test func aLongListSaysWhereTheCursorIsAndMarksTheScroll() {
+        var s = Self.big()
+        var screen = Renderer.render(s, width: 80, height: 24, context: ctx)
+        #expect(screen.lines[1].contains("(1 of 10000)"), "\(screen.lines[1])")
+        let markAt = { (screen: ScreenBuffer) in (2..<22).first { screen[79, $0].text == "┃" } }
+        #expect(markAt(screen) == 2, "the scroll mark at the top")
+        _ = press(&s, [.char("G")])
+        screen = Renderer.render(s, width: 80, height: 24, context: ctx)
+        #expect(screen.lines[1].contains("(10000 of 10000)"), "\(screen.lines[1])")
+        let bottom = markAt(screen)
+        #expect(bottom != nil && bottom! > 15, "the scroll mark near the bottom: \(String(describing: bottom))")
+        _ = press(&s, [.char("g")] + Array(repeating: Key.pageDown, count: 250))
+        screen = Renderer.render(s, width: 80, height: 24, context: ctx)
+        let middle = markAt(screen)
+        #expect(middle != nil && middle! > 5 && middle! < bottom!, "half-way, the mark is half-way: \(String(describing: middle))")
+        // A short list has no scroll mark.
+        let short = Renderer.render(Fixtures.state(), width: 80, height: 24, context: ctx)
+        #expect((2..<22).allSatisfy { short[79, $0].text != "┃" })
+    }
+
+    /// Row 7: `/` filtered only on Enter.
+    @Test func filtersFollowTheTyping() {
+        var s = Self.big()
+        _ = press(&s, [.char("/")] + Key.typing("f0999"))
+        #expect(s.prompt != nil && s.files.rows.count == 10, "filtered while typing: \(s.files.rows.count)")
+        _ = press(&s, [.char("9")])
+        #expect(s.files.rows.map(\.item.name) == ["f09999.txt"])
+        // A predicate on its way keeps the last one that parsed; Enter says what is wrong.
+        _ = press(&s, [.ctrlU] + Key.typing("size >"))
+        #expect(s.prompt?.error == nil)
+        _ = press(&s, [.enter])
+        #expect(s.prompt?.error != nil, "Enter says why")
+        _ = press(&s, Key.typing(" 1000"))
+        #expect(s.files.rows.count == 10_000, "size > 1000: every file (1,234 bytes)")
+        // Esc takes the typed filter back.
+        _ = press(&s, [.escape])
+        #expect(s.prompt == nil && s.files.filterText.isEmpty && s.files.rows.count == 10_000)
+        // The help and Settings filter as they are typed too.
+        s.help = true
+        _ = press(&s, [.char("/")] + Key.typing("evict"))
+        #expect(s.helpFilter == "evict")
+        _ = press(&s, [.escape])
+        #expect(s.helpFilter.isEmpty)
+    }
+
+    /// Row 8: no completion, no history; a bad command left the prompt open with its text.
+    @Test func theCommandLineRemembersAndCompletes() {
+        var s = Fixtures.state()
+        _ = press(&s, [.char(":")] + Key.typing("fo") + [.tab])
+        #expect(s.prompt?.text == "fo", "nothing starts with fo: unchanged")
+        _ = press(&s, [.ctrlU] + Key.typing("fi") + [.tab])
+        #expect(s.prompt?.text == "files")
+        _ = press(&s, [.enter])
+        #expect(s.view == .files && s.prompt == nil)
+        _ = press(&s, [.char(":")] + Key.typing("t") + [.tab])
+        #expect(s.prompt?.text == "t" && s.flash?.text == "theme  trash", "two choices listed: \(s.flash?.text ?? "")")
+        _ = press(&s, Key.typing("h") + [.tab])
+        #expect(s.prompt?.text == "theme ", "one choice: completed with its space")
+        _ = press(&s, [.ctrlU] + Key.typing("sort si") + [.tab])
+        #expect(s.prompt?.text == "sort size")
+        _ = press(&s, [.enter])
+        #expect(s.files.sortKey == .size)
+        _ = press(&s, [.char(":")] + Key.typing("kv") + [.enter])
+        #expect(s.view == .settings)
+        // ↑ brings back the commands run, newest first; ↓ returns to the empty line.
+        _ = press(&s, [.char(":"), .up])
+        #expect(s.prompt?.text == "kv")
+        _ = press(&s, [.up])
+        #expect(s.prompt?.text == "sort size")
+        _ = press(&s, [.up, .up, .up])
+        #expect(s.prompt?.text == "files", "the oldest stays")
+        _ = press(&s, [.down, .down, .down])
+        #expect(s.prompt?.text == "")
+        // A bad command closes the prompt with the reason; ↑ brings it back to mend.
+        _ = press(&s, Key.typing("fo") + [.enter])
+        #expect(s.prompt == nil && s.flash?.level == .error)
+        _ = press(&s, [.char(":"), .up])
+        #expect(s.prompt?.text == "fo")
+    }
+
+    /// Row 10: `v` … `v` marked a range, but nothing showed that one was open.
+    @Test func anOpenRangeShows() {
+        var s = Fixtures.state()
+        s.files.cursor.index = 2
+        _ = press(&s, [.char("v")])
+        #expect(s.files.rangeOpen && s.flash?.text.contains("range open") == true)
+        _ = press(&s, [.char("j"), .char("j")])
+        let screen = Renderer.render(s, width: 80, height: 24, context: ctx)
+        #expect(screen.lines[1].contains("range of 3"), "\(screen.lines[1])")
+        let rows = (2..<22).filter { screen[1, $0].text == "▌" }
+        #expect(rows.count == 3, "the open range's rows carry the bar: \(rows)")
+        _ = press(&s, [.char("v")])
+        #expect(!s.files.rangeOpen && s.files.marked.count == 3)
+        // Esc cancels an open range before it clears marks.
+        _ = press(&s, [.char("j"), .char("v"), .escape])
+        #expect(!s.files.rangeOpen && s.files.marked.count == 4, "the row v opened on stays marked")
+    }
+}
