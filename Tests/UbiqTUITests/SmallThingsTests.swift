@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UbiqCore
+import UbiqTesting
 @testable import UbiqTUI
 
 /// #44 rows 6–8 and 10: the small things lazygit and k9s users reach for — where the cursor
@@ -117,5 +118,42 @@ struct SmallThingsTests {
         // Esc cancels an open range before it clears marks.
         _ = press(&s, [.char("j"), .char("v"), .escape])
         #expect(!s.files.rangeOpen && s.files.marked.count == 4, "the row v opened on stays marked")
+    }
+}
+
+/// #44 row 13: under `--ascii`, `日本語のメモ.txt` showed as `????????????.txt` and an emoji
+/// name as `??` — such names could not be told apart.
+@Suite("Front end: names under --ascii")
+struct ASCIINameTests {
+    @Test func namesStayASCIIAndApart() {
+        #expect(ASCIINames.escape("plain name.txt") == "plain name.txt")
+        let a = ASCIINames.escape("日本語のメモ.txt"), b = ASCIINames.escape("日本語のノート.txt")
+        #expect(a != b && a.hasSuffix(".txt") && a.hasPrefix("~"), "\(a) \(b)")
+        #expect(ASCIINames.escape("café.txt").hasPrefix("cafe~"), "accents kept readable: \(ASCIINames.escape("café.txt"))")
+        #expect(ASCIINames.escape("café.txt") != ASCIINames.escape("cafe\u{301}x.txt"))
+        #expect(ASCIINames.escape("party 🎉.md") != ASCIINames.escape("party 🎈.md"))
+        // Seeded: distinct names stay distinct (and ASCII) once escaped.
+        var rng = SeededRandom.forTest("tui.ascii-names")
+        let pool: [Character] = ["a", "b", ".", "日", "本", "é", "ü", "🎉", "🎈", "ß", "ø"]
+        var seen: [String: String] = [:]
+        for _ in 0..<FuzzCases.count(5_000) {
+            let name = String((0..<Int.random(in: 1...8, using: &rng)).map { _ in pool.randomElement(using: &rng)! })
+            let shown = ASCIINames.escape(name)
+            #expect(shown.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }, "\(name) → \(shown)")
+            if let other = seen[shown] { #expect(other == name, "\(name) and \(other) both show as \(shown)") }
+            seen[shown] = name
+        }
+    }
+
+    @Test func theFilesViewShowsThemEscaped() {
+        var s = AppState()
+        s.files.gather([Fixtures.item(1, "Documents", kind: .folder, size: 0), Fixtures.item(2, "Documents/日本語のメモ.txt"),
+                        Fixtures.item(3, "Documents/日本語のノート.txt"), Fixtures.item(4, "Documents/party 🎉.md")])
+        s.files.open(try! RelativePath(validating: "Documents"))
+        var screen = Renderer.render(s, width: 80, height: 24, context: RenderContext(theme: Fixtures.theme, ascii: true, now: Fixtures.t0))
+        screen.foldToASCII()
+        let names = screen.lines.filter { $0.contains(".txt") }
+        #expect(names.count == 2 && names[0] != names[1] && !names.joined().contains("?"), "\(names)")
+        #expect(screen.lines.contains { $0.contains("party ~") })
     }
 }

@@ -83,7 +83,7 @@ enum FilesView {
         let sizeW = 9, dateW = wide ? 16 : 0, gap = 2
         let nameW = max(4, width - 5 - sizeW - (wide ? dateW + gap : 0) - gap)
         let browsing = f.filter == nil && !f.flat
-        var name = browsing ? i.name : i.path.string
+        var name = c.shown(browsing ? i.name : i.path.string)
         if i.kind == .folder { name = (c.ascii ? "> " : "▸ ") + name + "/" }
         s.putPadded(name, x: x + 4, y: y, width: nameW, role: isMarked && !selected ? "ui.marked" : base)
         // A folder: its total size when browsing (everything under it), else its item count.
@@ -115,7 +115,7 @@ extension FilesView {
             s.put("nothing selected", x: inner.x + 1, y: inner.y, role: "ui.hint.text")
             return
         }
-        var lines: [(String, String, String)] = [("path", i.path.string + (i.kind == .folder ? "/" : ""), "ui.text")]
+        var lines: [(String, String, String)] = [("path", c.shown(i.path.string) + (i.kind == .folder ? "/" : ""), "ui.text")]
         let bytes = i.kind == .folder ? summary.map { "folder: \($0.description)" } ?? "folder" : "\(ByteSize.format(Int64(i.size))) (\(i.size) bytes)"
         lines.append(("size", bytes, "ui.text"))
         lines.append(("state", summary?.stateWords ?? describe(i), summary?.status ?? status(i)))
@@ -170,7 +170,7 @@ enum ConflictsView {
             // The staged choice, as its key and words: "< keep current".
             let choice = choices.staged[i.path].map { "\($0.key) \($0.label)" } ?? ""
             let choiceW = choice.isEmpty ? 0 : min(TextWidth.of(choice) + 2, max(0, inner.width / 3))
-            s.putPadded(i.path.string, x: inner.x + 3, y: y, width: inner.width - 4 - dateW - choiceW, role: base)
+            s.putPadded(c.shown(i.path.string), x: inner.x + 3, y: y, width: inner.width - 4 - dateW - choiceW, role: base)
             if choiceW > 0 { s.putPadded(choice, x: inner.maxX - dateW - choiceW - 1, y: y, width: choiceW, role: selected ? base : "ui.flash.info") }
             if dateW > 0 { s.putPadded(TimeFormat.short(i.modified), x: inner.maxX - dateW - 1, y: y, width: dateW, role: base) }
         }

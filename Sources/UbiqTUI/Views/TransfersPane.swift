@@ -43,7 +43,7 @@ enum TransfersPane {
             let role = i.downloading ? "status.downloading" : "status.uploading"
             let pct = (i.downloading ? i.percentDownloaded : i.percentUploaded) / 100
             s.put(c.glyph(role), x: inner.x + 1, y: y, role: role)
-            s.putPadded(i.path.string, x: inner.x + 3, y: y, width: nameW, role: "ui.text")
+            s.putPadded(c.shown(i.path.string), x: inner.x + 3, y: y, width: nameW, role: "ui.text")
             ProgressBar.draw(pct, &s, x: inner.x + 4 + nameW, y: y, width: barW, c)
             s.putPadded(String(format: "%3.0f%%", pct * 100), x: inner.x + 5 + nameW + barW, y: y, width: 4, role: "ui.text", alignRight: true)
             s.putPadded(ByteSize.format(Int64(i.size)), x: inner.x + 10 + nameW + barW, y: y, width: 8, role: "ui.text", alignRight: true)
@@ -53,7 +53,7 @@ enum TransfersPane {
             let error = i.uploadError ?? i.downloadError
             let role = error == nil ? "status.queued" : "status.error"
             s.put(c.glyph(role), x: inner.x + 1, y: y, role: role)
-            s.putPadded(i.path.string, x: inner.x + 3, y: y, width: nameW, role: "ui.text")
+            s.putPadded(c.shown(i.path.string), x: inner.x + 3, y: y, width: nameW, role: "ui.text")
             s.put(error ?? (i.uploaded ? "waiting to download" : "waiting to upload"), x: inner.x + 4 + nameW, y: y, maxWidth: barW + 5,
                   role: error == nil ? "ui.hint.text" : "status.error")
             s.putPadded(ByteSize.format(Int64(i.size)), x: inner.x + 10 + nameW + barW, y: y, width: 8, role: "ui.text", alignRight: true)

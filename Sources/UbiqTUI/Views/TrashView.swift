@@ -25,7 +25,7 @@ enum TrashView {
             s.putPadded(TimeFormat.short(i.deletedAt), x: inner.x + 1, y: y, width: dateW, role: base)
             let size = i.kind == .folder ? "folder" : ByteSize.format(Int64(i.current?.size ?? 0))
             s.putPadded(size, x: inner.x + 2 + dateW, y: y, width: sizeW, role: base, alignRight: true)
-            let name = i.path.string + (i.kind == .folder ? "/" : "")
+            let name = c.shown(i.path.string) + (i.kind == .folder ? "/" : "")
             s.putPadded(name, x: inner.x + 4 + dateW + sizeW, y: y, width: max(1, inner.width - 5 - dateW - sizeW), role: base)
         }
     }

@@ -11,7 +11,7 @@ enum VersionsView {
         }
         let listH = min(max(3, v.rows.count + 2), max(3, r.height / 2))
         let top = Rect(x: r.x, y: r.y, width: r.width, height: listH)
-        Box.draw(top, title: "Versions of \(v.path)", &s, c, focused: !v.contentFocused)
+        Box.draw(top, title: "Versions of \(c.shown(v.path.string))", &s, c, focused: !v.contentFocused)
         let inner = top.inset(1)
         if v.loading { s.put("loading versions…", x: inner.x + 1, y: inner.y, role: "ui.hint.text") }
         if let e = v.error { s.put(e, x: inner.x + 1, y: inner.y, maxWidth: inner.width - 1, role: "ui.flash.error") }
