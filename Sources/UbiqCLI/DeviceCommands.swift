@@ -239,7 +239,10 @@ struct StatusCommand: AsyncParsableCommand {
         if json { try printJSON(status); return }
         guard status.state != .signedOut else { print("signed out"); return }
         print("\(status.account ?? "?")@\(status.server ?? "?") · device \(status.device ?? "?") · container \(status.container ?? "?")")
-        print("state: \(status.state.rawValue)\(status.idle ? ", up to date" : "")")
+        var state = status.paused == true ? "paused" : status.state.rawValue
+        if status.state == .offline, let r = status.retryIn { state += " (trying again in \(max(1, Int(r.rounded(.up)))) s)" }
+        print("state: \(state)\(status.idle ? ", up to date" : "")")
+        if let w = status.waiting { print("waiting: \(w) change\(w == 1 ? "" : "s") made here, not yet on the server") }
         print("uploads: \(status.uploads.running) running, \(status.uploads.queued) queued (\(status.uploads.bytesDone)/\(status.uploads.bytesTotal) bytes)")
         print("downloads: \(status.downloads.running) running, \(status.downloads.queued) queued (\(status.downloads.bytesDone)/\(status.downloads.bytesTotal) bytes)")
         print("conflicts: \(status.conflicts)")

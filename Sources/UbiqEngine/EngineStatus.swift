@@ -32,6 +32,12 @@ public struct EngineStatus: Codable, Sendable, Equatable {
     public var errors: [ItemError]
     /// True while the user has paused syncing (`ubiq pause`, `P`); absent otherwise.
     public var paused: Bool?
+    /// Changes made on this device the server does not have yet — items only this device has,
+    /// files changed here — counted in every state (online, paused, offline). What `ubiq status`
+    /// and the front end both say waits (#44 row 4: they disagreed). Absent from older daemons.
+    public var waiting: Int?
+    /// Offline: seconds until the engine tries the server again.
+    public var retryIn: Double?
 
     /// An item that is stuck: its path, the stable error code, what went wrong, since when.
     public struct ItemError: Codable, Sendable, Equatable {
@@ -67,6 +73,8 @@ public struct EngineStatus: Codable, Sendable, Equatable {
         lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
         errors = try c.decodeIfPresent([ItemError].self, forKey: .errors) ?? []  // older daemons send none
         paused = try c.decodeIfPresent(Bool.self, forKey: .paused)
+        waiting = try c.decodeIfPresent(Int.self, forKey: .waiting)
+        retryIn = try c.decodeIfPresent(Double.self, forKey: .retryIn)
     }
 
     public static let signedOut = EngineStatus(state: .signedOut, idle: true, account: nil, server: nil, device: nil, container: nil)

@@ -45,6 +45,17 @@ final class ItemTrees {
         self.cursor = Int64(try store.meta("cursor") ?? "0") ?? 0
     }
 
+    /// Changes made here the server does not have yet: items only this device has (new files
+    /// and folders), and files whose content here is neither the merge base's nor the server's.
+    func waitingCount() -> Int {
+        var n = 0
+        for (id, l) in local.storage {
+            guard let r = remote[id] else { n += 1; continue }
+            if l.entry.kind == .file, r.node.kind == .file, let h = localHashes[id], h != synced[id]?.node.hash, h != r.node.hash { n += 1 }
+        }
+        return n
+    }
+
     /// The planner's copy has been made (a fresh engine makes it while its first walk runs).
     var planned: Bool { planTrees.built }
 

@@ -76,6 +76,8 @@ public actor SyncEngine {
     var backgroundTasks: [Task<Void, Never>] = []
     /// The watcher's count of events not made by this engine, read just before the last scan.
     var foreignAtScan: UInt64?
+    /// Paused, a scan of the folder is due (file events came; see `scanWhilePaused`).
+    var pausedScanDue = false
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
     var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
@@ -154,6 +156,21 @@ public actor SyncEngine {
     func noteEvents(_ events: [WatchEvent]) {
         logger.trace("\(events.count) file event(s)")
         schedule(.files(events))
+        if scheduler.paused { scanWhilePaused() }
+    }
+
+    /// Paused, nothing syncs, but the folder is still read (a settle time after its events):
+    /// what changed in it is listed as waiting, as it is offline (#44 row 2: edited files kept
+    /// their old size and `✓`, and new ones did not appear until the resume).
+    func scanWhilePaused() {
+        guard !pausedScanDue else { return }
+        pausedScanDue = true
+        Task {
+            try? await Task.sleep(for: settleTime)
+            pausedScanDue = false
+            guard scheduler.paused, !stopped else { return }
+            await scanLocal()
+        }
     }
 
     /// Hands an event to the scheduler and carries out what it answers.
@@ -379,6 +396,10 @@ public actor SyncEngine {
                              conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())
         s.folder = files.rootPath
         s.paused = scheduler.paused ? true : nil
+        s.waiting = trees.waitingCount()
+        if !online, let due = scheduler.delayed?.due {
+            s.retryIn = max(0, Double((due - .now).components.seconds) + Double((due - .now).components.attoseconds) / 1e18)
+        }
         return s
     }
 

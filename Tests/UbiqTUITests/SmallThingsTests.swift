@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UbiqCore
 import UbiqTesting
+import UbiqEngine
 @testable import UbiqTUI
 
 /// #44 rows 6–8 and 10: the small things lazygit and k9s users reach for — where the cursor
@@ -155,5 +156,53 @@ struct ASCIINameTests {
         let names = screen.lines.filter { $0.contains(".txt") }
         #expect(names.count == 2 && names[0] != names[1] && !names.joined().contains("?"), "\(names)")
         #expect(screen.lines.contains { $0.contains("party ~") })
+    }
+}
+
+/// #44 rows 4 and 5: offline looked like online in the header, the status line said
+/// `‖ offline` alone, and an "offline: cannot reach" error stayed after the server was back.
+@Suite("Front end: offline and paused")
+struct OfflineStateTests {
+    let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
+
+    func status(_ state: EngineStatus.State, paused: Bool = false, waiting: Int, retryIn: Double? = nil) -> EngineStatus {
+        var s = EngineStatus(state: state, idle: false, account: "alice", server: "http://127.0.0.1:8737", device: "laptop", container: "iCloud.default")
+        s.paused = paused ? true : nil
+        s.waiting = waiting
+        s.retryIn = retryIn
+        return s
+    }
+
+    @Test func theStateLineSaysWhatWaitsAndWhenTheServerIsTriedAgain() {
+        var s = Fixtures.state()
+        _ = s.apply(.status(status(.offline, waiting: 3, retryIn: 3.2), throughput: 0))
+        var screen = Renderer.render(s, width: 100, height: 24, context: ctx)
+        #expect(screen.lines[22].contains("offline · 3 waiting · retry in 4 s"), "\(screen.lines[22])")
+        // The header's state in a colour of its own.
+        let x = screen.lines[0].distance(from: screen.lines[0].startIndex, to: screen.lines[0].range(of: "offline")!.lowerBound)
+        #expect(screen[x, 0].role == "ui.header.offline" && screen[0, 0].role == "ui.header")
+        _ = s.apply(.status(status(.online, paused: true, waiting: 2), throughput: 0))
+        screen = Renderer.render(s, width: 100, height: 24, context: ctx)
+        #expect(screen.lines[22].contains("paused · 2 waiting") && !screen.lines[22].contains("retry"), "\(screen.lines[22])")
+        _ = s.apply(.status(status(.online, waiting: 1), throughput: 0))
+        screen = Renderer.render(s, width: 100, height: 24, context: ctx)
+        #expect(screen.lines[22].contains("1 waiting") && !screen.lines[22].contains("up to date"), "\(screen.lines[22])")
+        let online = screen.lines[0].distance(from: screen.lines[0].startIndex, to: screen.lines[0].range(of: "online")!.lowerBound)
+        #expect(screen[online, 0].role == "ui.header")
+        _ = s.apply(.status(status(.online, waiting: 0), throughput: 0))
+        #expect(Renderer.render(s, width: 100, height: 24, context: ctx).lines[22].contains("up to date"))
+    }
+
+    @Test func anOfflineErrorGoesWhenTheServerIsBack() {
+        var s = Fixtures.state()
+        _ = s.apply(.failed("offline: cannot reach http://127.0.0.1:8737: connection refused [server_unreachable]"))
+        _ = s.apply(.status(status(.offline, waiting: 0), throughput: 0))
+        #expect(s.flash != nil, "kept while it holds")
+        _ = s.apply(.status(status(.online, waiting: 0), throughput: 0))
+        #expect(s.flash == nil, "gone once online")
+        // Other errors stay their time.
+        _ = s.apply(.failed("theme 'x': no such theme"))
+        _ = s.apply(.status(status(.online, waiting: 0), throughput: 0))
+        #expect(s.flash?.text.contains("theme") == true)
     }
 }

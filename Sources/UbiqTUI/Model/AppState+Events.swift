@@ -51,6 +51,11 @@ extension AppState {
             status.downloads = s.downloads
             status.conflicts = s.conflicts
             status.throughput = throughput
+            status.waiting = s.waiting ?? 0
+            status.retryIn = s.retryIn
+            // An error about being offline goes once the engine is online again (#44 row 5: it
+            // stayed after the server came back).
+            if s.state == .online, flash?.aboutOffline == true { flash = nil }
         case .settings(let entries, let keys, let bytes):
             var keep = settings.selected?.key
             if let added = settings.toSelect, entries.contains(where: { $0.key == added }) {
@@ -109,6 +114,7 @@ extension AppState {
             versions = v
         case .failed(let message):
             flash = Flash(text: message, level: .error)
+            flash?.aboutOffline = message.hasPrefix("offline") || message.contains(ErrorCode.serverUnreachable.rawValue)
             if versions?.loading == true { versions?.loading = false; versions?.error = message }
         case .done(let message):
             flash = Flash(text: message, level: .info)

@@ -29,6 +29,8 @@ public struct Flash: Equatable, Sendable {
     /// Stays until the next key press, and narration does not replace it (a theme that could
     /// not be used: read before anything else is said).
     public var sticky = false
+    /// It says the server cannot be reached: it goes when the engine is online again.
+    public var aboutOffline = false
 
     /// How long a message of this level stays: errors longest, so they can be read.
     public var lifetime: TimeInterval {
@@ -56,6 +58,10 @@ public struct StatusInfo: Equatable, Sendable {
     public var conflicts = 0
     /// Bytes per second over the last few seconds.
     public var throughput: Double = 0
+    /// Changes made here the server does not have yet (the engine's count: `ubiq status` says
+    /// the same), and, offline, seconds until the next try.
+    public var waiting = 0
+    public var retryIn: Double?
     public init() {}
 }
 

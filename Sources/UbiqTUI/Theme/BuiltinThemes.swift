@@ -23,6 +23,7 @@ purple = { rgb = "#cc79a7", c256 = 175, c16 = 5 }
 
 [styles]
 "ui.header" = { fg = "black", bg = "sky", mono = ["reverse"] }
+"ui.header.offline" = { fg = "black", bg = "orange", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.tab.active" = { fg = "sky", bg = "black", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.selection" = { fg = "black", bg = "sky", mono = ["reverse"] }
 "ui.flash.info" = { fg = "sky", attrs = ["bold"], mono = ["bold"] }
@@ -64,6 +65,7 @@ mauve = { rgb = "#cba6f7", c256 = 183, c16 = 13 }
 "ui.border" = { fg = "surface" }
 "ui.border.focus" = { fg = "blue", attrs = ["bold"] }
 "ui.header" = { fg = "base", bg = "blue", mono = ["reverse"] }
+"ui.header.offline" = { fg = "base", bg = "yellow", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.tab.active" = { fg = "blue", bg = "base", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.selection" = { fg = "base", bg = "mauve", mono = ["reverse"] }
 "ui.hint.key" = { fg = "blue", attrs = ["bold"], mono = ["bold"] }
@@ -92,6 +94,7 @@ variant = "dark"
 "ui.border.focus" = { fg = "cyan", attrs = ["bold"], mono = ["bold"] }
 "ui.title" = { attrs = ["bold"], mono = ["bold"] }
 "ui.header" = { fg = "black", bg = "cyan", mono = ["reverse"] }
+"ui.header.offline" = { fg = "black", bg = "yellow", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.tab.active" = { fg = "cyan", bg = "black", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.selection" = { fg = "black", bg = "cyan", mono = ["reverse"] }
 "ui.marked" = { fg = "yellow", attrs = ["bold"], mono = ["bold"] }
@@ -156,6 +159,7 @@ bad = { rgb = "#cf222e", c256 = 160, c16 = 1 }
 "ui.border" = { fg = "muted" }
 "ui.border.focus" = { fg = "accent", attrs = ["bold"] }
 "ui.header" = { fg = "white", bg = "accent", mono = ["reverse"] }
+"ui.header.offline" = { fg = "white", bg = "warn", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.tab.active" = { fg = "accent", bg = "white", attrs = ["bold"], mono = ["bold", "underline"] }
 "ui.selection" = { fg = "white", bg = "accent", mono = ["reverse"] }
 "ui.hint.key" = { fg = "accent", attrs = ["bold"], mono = ["bold"] }

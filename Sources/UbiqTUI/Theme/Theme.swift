@@ -141,7 +141,7 @@ public struct Theme: Equatable, Sendable {
     /// Every role the front end draws with.
     public static let roles = [
         "ui.text", "ui.border", "ui.border.focus", "ui.title", "ui.selection", "ui.marked", "ui.hint.key", "ui.hint.text",
-        "ui.header", "ui.tab.active", "ui.flash.info", "ui.flash.warn", "ui.flash.error",
+        "ui.header", "ui.header.offline", "ui.tab.active", "ui.flash.info", "ui.flash.warn", "ui.flash.error",
         "status.synced", "status.cloud", "status.queued", "status.downloading", "status.uploading", "status.paused", "status.conflict", "status.error",
         "progress.done", "progress.todo", "conflict.local", "conflict.remote", "diff.add", "diff.del", "diff.change",
         "kv.key", "kv.value", "kv.modified", "kv.remote", "kv.invalid", "kv.readonly",

@@ -73,7 +73,8 @@ public enum Renderer {
         var x = s.put(" Ubiquity ", x: 0, y: 0, role: "ui.header")
         let st = state.status
         let dot = st.state == "online" ? "●" : "○"
-        let connection = c.bar + " " + (c.ascii ? (st.state == "online" ? "*" : "o") : dot) + " \(st.state) " + c.bar
+        let stateText = " " + (c.ascii ? (st.state == "online" ? "*" : "o") : dot) + " \(st.state) "
+        let connection = c.bar + stateText + c.bar
         func tabs(compact: Bool) -> [String] {
             ViewID.allCases.map { v in
                 let count = v == .conflicts && st.conflicts > 0 ? (compact ? "(\(st.conflicts))" : " (\(st.conflicts))") : ""
@@ -90,6 +91,10 @@ public enum Renderer {
         let tabsWidth = width(tabs)
         let room = max(0, s.width - x - tabsWidth)
         x += s.put(connection + Self.who(st, dot: c.dot, room: room - TextWidth.of(connection)), x: x, y: 0, maxWidth: room, role: "ui.header")
+        // Offline or paused, the state stands out in a colour of its own (#44 row 4).
+        if st.state != "online", room > TextWidth.of(connection) {
+            s.put(stateText, x: TextWidth.of(" Ubiquity ") + TextWidth.of(c.bar), y: 0, role: "ui.header.offline")
+        }
         var tx = s.width - tabsWidth
         for (i, t) in tabs.enumerated() {
             let current = state.versions == nil && state.view.rawValue == i + 1
@@ -132,10 +137,16 @@ public enum Renderer {
             x += s.put(String(format: "%3.0f%%", pct * 100), x: x, y: y) + 1
             if st.throughput > 0 { x += s.put(ByteSize.format(Int64(st.throughput)) + "/s", x: x, y: y) + 1 }
             if let eta = st.eta { x += s.put("ETA " + eta, x: x, y: y) + 1 }
-        } else if st.state == "online" {
+        } else if st.state == "online" && st.waiting == 0 {
             x += s.put("\(c.glyph("status.synced")) up to date", x: x, y: y, role: "status.synced") + 1
+        } else if st.state == "online" {
+            x += s.put("\(c.glyph("status.queued")) \(st.waiting) waiting", x: x, y: y, role: "status.queued") + 1
         } else {
-            x += s.put("\(c.glyph("status.paused")) \(st.state)", x: x, y: y, role: "status.paused") + 1
+            // "offline · 3 waiting · retry in 4 s": what waits, and when the server is tried again.
+            var text = "\(c.glyph(st.state == "paused" ? "status.paused" : "status.cloud")) \(st.state)"
+            if st.waiting > 0 { text += " \(c.dot) \(st.waiting) waiting" }
+            if st.state == "offline", let r = st.retryIn { text += " \(c.dot) retry in \(max(1, Int(r.rounded(.up)))) s" }
+            x += s.put(text, x: x, y: y, role: "status.paused") + 1
         }
         if st.conflicts > 0 {
             x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
