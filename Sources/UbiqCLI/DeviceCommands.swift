@@ -243,8 +243,10 @@ struct StatusCommand: AsyncParsableCommand {
         if status.state == .offline, let r = status.retryIn { state += " (trying again in \(max(1, Int(r.rounded(.up)))) s)" }
         print("state: \(state)\(status.idle ? ", up to date" : "")")
         if let w = status.waiting { print("waiting: \(w) change\(w == 1 ? "" : "s") made here, not yet on the server") }
-        print("uploads: \(status.uploads.running) running, \(status.uploads.queued) queued (\(status.uploads.bytesDone)/\(status.uploads.bytesTotal) bytes)")
-        print("downloads: \(status.downloads.running) running, \(status.downloads.queued) queued (\(status.downloads.bytesDone)/\(status.downloads.bytesTotal) bytes)")
+        for (name, t) in [("uploads", status.uploads), ("downloads", status.downloads)] {
+            let done = t.filesTotal.map { " · \(t.done ?? 0) of \($0) done" } ?? ""
+            print("\(name): \(t.running) running, \(t.queued) queued (\(t.bytesDone)/\(t.bytesTotal) bytes)\(done)")
+        }
         print("conflicts: \(status.conflicts)")
         if let e = status.lastError { print("last error: \(e)") }
     }

@@ -9,6 +9,10 @@ public struct EngineStatus: Codable, Sendable, Equatable {
         public var running: Int
         public var bytesDone: Int64
         public var bytesTotal: Int64
+        /// Files this run of transfers finished, and its files in all (finished, running and
+        /// queued; never falls while the run lasts). Absent from older daemons.
+        public var done: Int?
+        public var filesTotal: Int?
         public init(queued: Int = 0, running: Int = 0, bytesDone: Int64 = 0, bytesTotal: Int64 = 0) {
             self.queued = queued; self.running = running; self.bytesDone = bytesDone; self.bytesTotal = bytesTotal
         }

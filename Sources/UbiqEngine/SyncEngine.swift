@@ -251,6 +251,8 @@ public actor SyncEngine {
     func runPasses() async {
         while scheduler.takePass() { await pass() }
         passTask = nil
+        // Quiet: the next transfers are a run of their own (see `TransferSession`).
+        if transfers.isEmpty { transfer.session = TransferSession() }
         let w = waiters
         waiters.removeAll()
         for c in w { c.resume() }
@@ -383,7 +385,8 @@ public actor SyncEngine {
     // MARK: status
 
     public func status() -> EngineStatus {
-        let (up, down) = EngineStatus.tally(running: transfers.values, queued: pendingOps.filter { transfers[$0.item] == nil }) { op in
+        let ended = transfer.session.endedItems
+        let (up, down) = EngineStatus.tally(running: transfers.values, queued: pendingOps.filter { transfers[$0.item] == nil && !ended.contains($0.item) }) { op in
             switch op {
             case .upload(let id, _): return local[id]?.entry.stamp.size ?? 0
             case .download(let id, _): return Int64(remote[id]?.node.size ?? 0)
@@ -391,8 +394,10 @@ public actor SyncEngine {
             }
         }
         let idle = online && !scheduler.paused && scheduler.isQuiet && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
+        // The run's totals (finished and to do, never falling) until nothing is left to move.
+        let reported = (transfer.session.report(up, up: true), transfer.session.report(down, up: false))
         var s = EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
-                             device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
+                             device: config.deviceName, container: config.container.string, uploads: reported.0, downloads: reported.1,
                              conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())
         s.folder = files.rootPath
         s.paused = scheduler.paused ? true : nil

@@ -79,7 +79,7 @@ extension TransferRunner {
         }
         guard !prepared.isEmpty else { return 0 }
         for p in prepared { running[p.id] = Transfer(direction: .up, bytesDone: 0, bytesTotal: Int64(p.manifest.size)) }
-        defer { for p in prepared { running[p.id] = nil } }
+        defer { for p in prepared { end(p.id) } }
 
         let t0 = ContinuousClock.now
         // 1. Chunks the server lacks (the bytes the scan read to hash a file when it kept them).
@@ -134,7 +134,7 @@ extension TransferRunner {
         }
         guard !wanted.isEmpty else { return 0 }
         for w in wanted { running[w.id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(w.remote.node.size)) }
-        defer { for w in wanted { running[w.id] = nil } }
+        defer { for w in wanted { end(w.id) } }
         let t0 = ContinuousClock.now
         // Manifests, in one request, each checked against its version's hash.
         let ms = try await downloads.manifests(wanted)

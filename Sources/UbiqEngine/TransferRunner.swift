@@ -27,6 +27,14 @@ final class TransferRunner {
     var failedBatches = 0
     /// Items whose transfers wait until resumed (`SyncEngine.hold`; until the engine stops).
     var held: Set<ItemID> = []
+    /// What this run of transfers finished (`status` reports totals that only grow).
+    var session = TransferSession()
+
+    /// A transfer is over: no longer listed, and counted as this run's.
+    func end(_ id: ItemID) {
+        if let t = running[id] { session.ended(id, t) }
+        running[id] = nil
+    }
 
     init(uploads: UploadPipeline, downloads: DownloadPipeline, log: ChangeLog) {
         self.uploads = uploads
@@ -54,7 +62,7 @@ final class TransferRunner {
         let file = UploadPipeline.File(id: id, base: base, path: l.path, stamp: l.entry.stamp, file: path, manifest: m)
         running[id] = Transfer(direction: .up, bytesDone: 0, bytesTotal: Int64(m.size))
         var shownAs = id  // the ID the transfer is listed under (the server's, once it merged the item)
-        defer { running[shownAs] = nil }
+        defer { end(shownAs) }
         // After a small edit, describe the content against the synced version's manifest.
         var delta: ManifestDelta?
         if let bv = e.synced[id]?.node.version, let baseChunks = try? e.store.indexedChunks(item: id), !baseChunks.isEmpty {
@@ -173,7 +181,7 @@ final class TransferRunner {
         // Still being uploaded by another device: chunks not on the server yet are waited for.
         let streaming = !r.node.uploaded
         running[id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(m.size))
-        defer { running[id] = nil }
+        defer { end(id) }
 
         let partial = downloads.partial(id, version)
         let started = ContinuousClock.now

@@ -206,3 +206,19 @@ struct OfflineStateTests {
         #expect(s.flash?.text.contains("theme") == true)
     }
 }
+
+/// #44 row 3: the status line counted what remained (`↑ 10000 … 0%` for a whole batch); it now
+/// says files done of the run's files, with its bytes' share, throughput and ETA.
+@Suite("Front end: progress of a run")
+struct RunProgressTests {
+    @Test func theStatusLineCountsFilesDoneOfTheRun() {
+        var s = Fixtures.state()
+        var st = EngineStatus(state: .online, idle: false, account: "alice", server: "http://127.0.0.1:8737", device: "laptop", container: "iCloud.default")
+        st.uploads = EngineStatus.Transfers(queued: 270, running: 10, bytesDone: 1_000_000, bytesTotal: 4_000_000)
+        st.uploads.done = 120
+        st.uploads.filesTotal = 400
+        _ = s.apply(.status(st, throughput: 500_000))
+        let line = Renderer.render(s, width: 100, height: 24, context: RenderContext(theme: Fixtures.theme, now: Fixtures.t0)).lines[22]
+        #expect(line.contains("↑ 120/400") && line.contains("25%") && line.contains("ETA"), "\(line)")
+    }
+}

@@ -129,8 +129,15 @@ public enum Renderer {
         let up = st.uploads, down = st.downloads
         let active = up.running + up.queued + down.running + down.queued
         if active > 0 {
-            x += s.put("\(c.glyph("status.uploading")) \(up.running + up.queued)", x: x, y: y, role: "status.uploading") + 1
-            x += s.put("\(c.glyph("status.downloading")) \(down.running + down.queued)", x: x, y: y, role: "status.downloading") + 1
+            // Files done of the run's files ("↑ 1200/10000"): both only grow while it lasts.
+            func count(remaining: Int, done: Int?, total: Int?) -> String {
+                guard let total, total > 0 else { return "\(remaining)" }
+                return "\(done ?? 0)/\(total)"
+            }
+            x += s.put("\(c.glyph("status.uploading")) \(count(remaining: up.running + up.queued, done: up.done, total: up.filesTotal))",
+                       x: x, y: y, role: "status.uploading") + 1
+            x += s.put("\(c.glyph("status.downloading")) \(count(remaining: down.running + down.queued, done: down.done, total: down.filesTotal))",
+                       x: x, y: y, role: "status.downloading") + 1
             let total = up.bytesTotal + down.bytesTotal, done = up.bytesDone + down.bytesDone
             let pct = total > 0 ? Double(done) / Double(total) : 0
             x += ProgressBar.draw(pct, &s, x: x, y: y, width: 10, c) + 1
