@@ -23,6 +23,41 @@ extension ProcessBoundTests {
             return n
         }
 
+        /// #44 row 11: `q` with a change still waiting quit silently (syncing stops with a front
+        /// end that runs the engine itself), and the next start was at `/`, not the folder left.
+        @Test func quitAsksWhileChangesWaitAndTheFolderIsRemembered() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A")
+            try s.write("A", "Documents/Reports/q1.txt", "first quarter")
+            let t = try TmuxSession(width: 100, height: 30)
+            defer { t.kill() }
+            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor { $0.contains("Reports/") && $0.contains("up to date") }, "\(t.capture())")
+            // Paused, a new file waits; q asks, n keeps the front end running.
+            try t.send("P")
+            #expect(t.waitFor("paused"), "\(t.capture())")
+            try s.write("A", "Documents/waiting.txt", "not yet up")
+            #expect(t.waitFor("1 waiting"), "\(t.capture())")
+            try t.send("q")
+            #expect(t.waitFor("1 change waiting to go up; syncing stops when you quit"), "\(t.capture())")
+            try t.send("n")
+            #expect(t.waitFor("cancelled") && !t.capture().contains("EXIT="), "\(t.capture())")
+            // Resumed, it goes up; then q quits at once.
+            try t.send("P")
+            #expect(t.waitFor(timeout: 30) { $0.contains("up to date") }, "\(t.capture())")
+            try t.send("q")
+            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            // Started again, it opens where it was left.
+            try t.send("clear; \(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT2=$?", "Enter")
+            #expect(t.waitFor { $0.contains("Files · Documents/") && $0.contains("waiting.txt") }, "\(t.capture())")
+            try t.send("q")
+            #expect(t.waitFor("EXIT2=0"), "\(t.capture())")
+        }
+
         @Test func browseWatchResolveEditSettingsResizeQuit() async throws {
             guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
             let s = try Setup()

@@ -222,3 +222,58 @@ struct RunProgressTests {
         #expect(line.contains("↑ 120/400") && line.contains("25%") && line.contains("ETA"), "\(line)")
     }
 }
+
+/// #44 row 11: quitting a front end that runs the engine itself with changes waiting asks first;
+/// the folder shown is remembered for the next start.
+@Suite("Front end: quitting and coming back")
+struct QuitAndReturnTests {
+    @Test func quitAsksOnlyWhenSyncingWouldStopWithChangesWaiting() {
+        var s = Fixtures.state()
+        s.status.waiting = 2
+        #expect(s.handle(.char("q")) == [.quit], "a daemon goes on syncing: no question")
+        s = Fixtures.state()
+        s.engineInProcess = true
+        s.status.waiting = 2
+        #expect(s.handle(.char("q")).isEmpty && s.confirm?.message.hasPrefix("2 changes waiting to go up") == true)
+        _ = s.handle(.char("n"))
+        #expect(s.confirm == nil && !s.quit)
+        _ = s.handle(.char("q"))
+        #expect(s.handle(.char("y")) == [.quit])
+        s = Fixtures.state()
+        s.engineInProcess = true
+        #expect(s.handle(.char("q")) == [.quit], "nothing waits: no question")
+    }
+
+    @Test func theLastFolderIsRestoredOnceListed() throws {
+        var s = AppState()
+        s.folderToRestore = try RelativePath(validating: "Documents/Reports")
+        s.restoreFolderIfListed()
+        #expect(s.files.folder == nil, "not listed yet")
+        _ = s.apply(.gathered(Fixtures.items))
+        #expect(s.files.folder?.string == "Documents/Reports" && s.folderToRestore == nil)
+        // A folder no longer there is not opened; a key in Files drops the wish.
+        var t = AppState()
+        t.folderToRestore = try RelativePath(validating: "Documents/Gone")
+        _ = t.apply(.gathered(Fixtures.items))
+        #expect(t.files.folder == nil && t.folderToRestore != nil)
+        _ = t.handle(.char("j"))
+        #expect(t.folderToRestore == nil)
+    }
+
+    @Test func lastFoldersAreKeptPrivateAndBounded() throws {
+        let dir = try TempDirectory("ubiq-last-folders")
+        defer { dir.remove() }
+        let places = LastFolders(environment: ["XDG_STATE_HOME": dir.url.path])
+        places.remember("Documents/Reports", for: "alice@s laptop iCloud.default")
+        #expect(places.folder(for: "alice@s laptop iCloud.default") == "Documents/Reports")
+        let mode = (try FileManager.default.attributesOfItem(atPath: places.url.path)[.posixPermissions] as? Int) ?? 0
+        #expect(mode == 0o600, "\(String(mode, radix: 8))")
+        for i in 0..<100 { places.remember("f\(i)", for: "k\(i)") }
+        #expect(places.folder(for: "alice@s laptop iCloud.default") == nil && places.folder(for: "k99") == "f99", "at most 64 kept, the newest")
+        // A broken file is ignored (and replaced by the next write).
+        try Data("{not json".utf8).write(to: places.url)
+        #expect(places.folder(for: "k99") == nil)
+        places.remember("x", for: "k")
+        #expect(places.folder(for: "k") == "x")
+    }
+}

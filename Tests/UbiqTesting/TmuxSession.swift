@@ -6,6 +6,8 @@ import Foundation
 public final class TmuxSession: @unchecked Sendable {
     public let socket: String
     let env: [String: String]
+    /// `XDG_STATE_HOME` in the session (removed with it).
+    public let stateHome: String
 
     public init(width: Int = 100, height: Int = 30, environment extra: [String: String] = [:]) throws {
         socket = "ubiq-test-\(getpid())-\(UUID().uuidString.prefix(6))"
@@ -14,6 +16,10 @@ public final class TmuxSession: @unchecked Sendable {
         env["NO_COLOR"] = nil  // the test runner may set it; a test that wants it says so
         env["LANG"] = "C.UTF-8"
         env["LC_ALL"] = "C.UTF-8"
+        // The front end remembers its last folder under XDG_STATE_HOME: a place of the session's
+        // own, never the user's.
+        stateHome = NSTemporaryDirectory() + "ubiq-tmux-state-\(socket)"
+        env["XDG_STATE_HOME"] = stateHome
         for (k, v) in extra { env[k] = v }
         self.env = env
         let (st, _, err) = try tmux(["new-session", "-d", "-s", "t", "-x", "\(width)", "-y", "\(height)", "bash --norc --noprofile"])
@@ -59,5 +65,8 @@ public final class TmuxSession: @unchecked Sendable {
     /// Lets programs in the session set tmux's paste buffers (OSC 52).
     public func acceptClipboard() throws { _ = try tmux(["set-option", "-g", "set-clipboard", "on"]) }
 
-    public func kill() { _ = try? tmux(["kill-server"]) }
+    public func kill() {
+        _ = try? tmux(["kill-server"])
+        try? FileManager.default.removeItem(atPath: stateHome)
+    }
 }

@@ -38,6 +38,10 @@ public final class TUIApp {
     let drained = DispatchSemaphore(value: 0)
     var lastBytes: (Int64, ContinuousClock.Instant)?
     var throughput: Double = 0
+    /// Where the folder last shown is remembered, and this screen's place in it (account,
+    /// server, device, container: known once the first status came).
+    let lastFolders = LastFolders()
+    var folderKey: String?
 
     /// - Parameters:
     ///   - ascii: draw glyphs in their ASCII forms.
@@ -48,6 +52,7 @@ public final class TUIApp {
         self.ascii = ascii
         self.wantColor = wantColor
         self.logger = logger
+        state.engineInProcess = !connection.attachedToDaemon
     }
 
     /// Runs until the user quits (or SIGINT/SIGTERM/SIGHUP); the terminal is restored on return.
@@ -90,6 +95,7 @@ public final class TUIApp {
     }
 
     func finish() {
+        if let key = folderKey { lastFolders.remember(state.files.folder?.string, for: key) }
         finished?.resume()
         finished = nil
     }
@@ -174,8 +180,21 @@ public final class TUIApp {
                 lastBytes = (done, now)
                 if s.uploads.running + s.downloads.running == 0 { throughput = 0 }
                 self.send(.status(s, throughput: throughput))
+                self.lookUpLastFolder(s)
             }
         }
+    }
+
+    /// The first status names this screen's place: the folder shown when it was last quit is
+    /// opened once the listing has it.
+    func lookUpLastFolder(_ s: EngineStatus) {
+        guard folderKey == nil, let account = s.account, let server = s.server else { return }
+        let key = "\(account)@\(server) \(s.device ?? "") \(s.container ?? "")"
+        folderKey = key
+        guard let folder = lastFolders.folder(for: key), let path = try? RelativePath(validating: folder) else { return }
+        state.folderToRestore = path
+        state.restoreFolderIfListed()
+        scheduleRedraw()
     }
 
     // MARK: engine

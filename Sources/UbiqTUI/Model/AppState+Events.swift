@@ -35,6 +35,7 @@ extension AppState {
         switch event {
         case .gathered(let items):
             files.gather(items)
+            restoreFolderIfListed()
         case .update(let diff):
             files.apply(diff)
             let conflicted = files.conflicted

@@ -96,13 +96,30 @@ extension AppState {
     }
 
     mutating func quitOrClose() -> [Effect] {
+        let moving = status.uploads.running + status.uploads.queued
+        if engineInProcess, confirm == nil, status.waiting > 0 || moving > 0 {
+            let n = max(status.waiting, moving)
+            confirm = Confirmation(message: "\(n) change\(n == 1 ? "" : "s") waiting to go up; syncing stops when you quit (a daemon would go on: ubiq daemon). Quit?",
+                                   effect: .quit)
+            return []
+        }
         quit = true
         return [.quit]
+    }
+
+    /// Opens the folder to restore once the listing has it (see `folderToRestore`).
+    mutating func restoreFolderIfListed() {
+        guard let folder = folderToRestore, files.gathered else { return }
+        if files.items.values.contains(where: { $0.kind == .folder && $0.path == folder }) {
+            files.open(folder)
+            folderToRestore = nil
+        }
     }
 
     // MARK: Files
 
     mutating func handleFiles(_ key: Key) -> [Effect] {
+        folderToRestore = nil  // the user is moving: the listing stays where they take it
         if files.choosingSort { return chooseSort(key) }
         if (key == .tab || key == .backTab) && (files.details || files.transfers) {
             files.paneFocused.toggle()

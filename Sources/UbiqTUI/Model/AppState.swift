@@ -90,6 +90,12 @@ public struct AppState: Sendable {
     public var commandHistory: [String] = []
     public var historyAt: Int?
     public var confirm: Confirmation?
+    /// The engine runs in this process (no daemon): quitting stops syncing, so a quit with
+    /// changes still waiting asks first (#44 row 11).
+    public var engineInProcess = false
+    /// The folder to open once it is listed (the one shown when the front end was last quit);
+    /// dropped at the first key that moves in Files.
+    public var folderToRestore: RelativePath?
     /// The container picker (`:container`), when open.
     public var picker: ContainerPicker?
     public var flash: Flash?
