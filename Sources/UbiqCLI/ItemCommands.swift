@@ -207,7 +207,7 @@ struct TrashCommand: AsyncParsableCommand {
             }
             let r = try await DeviceSession.require(home, .emptyTrash)
             let e = r.emptied ?? TrashEmptied(items: 0, bytes: 0)
-            print("purged \(e.items) item(s); \(ByteSize.format(e.bytes)) of quota given back")
+            print("purged \(Counted.of(e.items, "item")); \(ByteSize.format(e.bytes)) of quota given back")
         }
     }
 

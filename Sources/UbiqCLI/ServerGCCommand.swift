@@ -42,7 +42,7 @@ struct ServerGC: AsyncParsableCommand {
     static func describe(_ r: GarbageReport) -> String {
         var lines: [String] = []
         let verb = r.dryRun ? "would be" : ""
-        lines.append("\(r.garbageChunks) of \(r.scannedChunks) stored chunk(s) unused (\(ByteSize.format(r.garbageBytes)))\(r.dryRun ? ", would be removed" : ", removed")")
+        lines.append("\(r.garbageChunks) of \(r.scannedChunks) stored \(r.scannedChunks == 1 ? "chunk" : "chunks") unused (\(ByteSize.format(r.garbageBytes)))\(r.dryRun ? ", would be removed" : ", removed")")
         if r.releasedUploads > 0 {
             lines.append("\(r.releasedUploads) upload(s) never committed \(verb.isEmpty ? "released" : "would be released") (\(ByteSize.format(r.releasedBytes)))")
         }

@@ -36,7 +36,8 @@ struct ConflictChoicesTests {
         // A asks with a summary; n keeps everything staged, y applies it and forgets it.
         _ = press(&s, [.char("g"), .char(",")])
         _ = press(&s, [.char("A")])
-        #expect(s.confirm?.message.hasPrefix("Keep current for 1, keep the conflict for 1. Apply to 2 documents") == true, "\(s.confirm?.message ?? "-")")
+        #expect(s.confirm?.message.hasPrefix("Keep current for a.txt, keep the conflict for plan.txt: 2 decisions, applied on every device?") == true,
+                "\(s.confirm?.message ?? "-")")
         #expect(press(&s, [.char("n")]).isEmpty && s.choices.staged.count == 2)
         _ = press(&s, [.char("A")])
         #expect(press(&s, [.char("y")]) == [.decide(Self.p("Documents/a.txt"), .current), .decide(Self.p("Documents/plan.txt"), .conflict), .clearChoices])
@@ -105,8 +106,12 @@ struct ConflictChoicesTests {
                 }
             }
             #expect(c.staged == Dictionary(uniqueKeysWithValues: model.map { ($0.0, $0.1) }), "seed \(rng.seed)")
-            let counts = ConflictChoice.allCases.map { ch in model.filter { $0.1 == ch }.count }
-            #expect(c.summary == zip(ConflictChoice.allCases, counts).filter { $0.1 > 0 }.map { "\($0.0.label) for \($0.1)" }.joined(separator: ", "))
+            let expected = ConflictChoice.allCases.compactMap { ch -> String? in
+                let ps = model.filter { $0.1 == ch }.map(\.0).sorted()
+                guard let first = ps.first else { return nil }
+                return "\(ch.label) for \(ps.count == 1 ? first.name : "\(ps.count) documents")"
+            }.joined(separator: ", ")
+            #expect(c.summary == expected, "seed \(rng.seed)")
         }
     }
 }

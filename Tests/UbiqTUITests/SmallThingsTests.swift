@@ -277,3 +277,34 @@ struct QuitAndReturnTests {
         #expect(places.folder(for: "k") == "x")
     }
 }
+
+/// #44 row 12: the help box's bottom border drew over the status line; at 60 columns the tabs
+/// were bare numbers with room to spare; "1 hunk(s) settled".
+@Suite("Front end: polish")
+struct PolishTests {
+    let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
+
+    @Test func theHelpLeavesTheStatusLineAlone() {
+        var s = Fixtures.state()
+        s.help = true
+        for h in [16, 24, 30] {
+            let screen = Renderer.render(s, width: 80, height: h, context: ctx)
+            #expect(screen.lines[h - 2].contains("up to date"), "at \(h) rows: \(screen.lines[h - 2])")
+        }
+    }
+
+    @Test func tabsKeepTheirNamesAtSixtyColumnsWhenTheyFit() {
+        var s = Fixtures.state()
+        s.status.conflicts = 0
+        let header = Renderer.render(s, width: 60, height: 20, context: ctx).lines[0]
+        #expect(header.contains("1 Files") && header.contains("2 Conflicts") && header.contains("3 Settings") && header.contains("4 Trash")
+                && header.contains("online"), "\(header)")
+    }
+
+    @Test func countsSayTheirNounsRight() {
+        #expect(Counted.of(1, "hunk") == "1 hunk" && Counted.of(2, "hunk") == "2 hunks" && Counted.of(0, "item") == "0 items")
+        var c = ConflictChoices()
+        c.stage([try! RelativePath(validating: "Documents/plan.txt")], .conflict)
+        #expect(c.summary == "keep the conflict for plan.txt")
+    }
+}

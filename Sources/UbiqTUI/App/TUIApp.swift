@@ -371,7 +371,7 @@ public final class TUIApp {
                 let t = await connection.ask(.trash)
                 await MainActor.run {
                     self.send(.trash(t.trash ?? []))
-                    self.send(r.ok ? .done("purged \(r.emptied?.items ?? 0) item(s); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged"))
+                    self.send(r.ok ? .done("purged \(Counted.of(r.emptied?.items ?? 0, "item")); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged"))
                 }
             }
         case .edit(let p, let absolute, let fetch):
@@ -485,7 +485,7 @@ public final class TUIApp {
         case .failure(let e): send(.failed(e.message))
         case .success(let text):
             let connection = self.connection
-            let done = "merged \(draft.path.name)\(draft.conflicts > 0 ? " (\(draft.conflicts) hunk(s) settled)" : "")"
+            let done = "merged \(draft.path.name)\(draft.conflicts > 0 ? " (\(Counted.of(draft.conflicts, "hunk")) settled)" : "")"
             Task {
                 let r = await connection.ask(.keepMerge(draft: draft, text: text))
                 await MainActor.run { self.send(r.ok ? .done(done) : .failed(r.message ?? "not merged")) }

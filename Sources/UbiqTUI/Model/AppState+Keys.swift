@@ -217,7 +217,7 @@ extension AppState {
             let items = files.markedItems
             let (busy, ready) = (items.filter(Self.hasUnsentChanges), items.filter { !Self.hasUnsentChanges($0) })
             files.clearMarks()
-            if !busy.isEmpty { flash = Flash(text: "\(busy.count) item(s) have changes not uploaded yet and stay; evicting \(ready.count)", level: .warn) }
+            if !busy.isEmpty { flash = Flash(text: "\(Counted.of(busy.count, "item")) \(busy.count == 1 ? "has" : "have") changes not uploaded yet and \(busy.count == 1 ? "stays" : "stay"); evicting \(ready.count)", level: .warn) }
             return ready.map { .evict($0.path) }
         case .char("P"):
             // Marked items only: their transfers wait (or go on); the first one decides which.
@@ -427,7 +427,7 @@ extension AppState {
             return []
         case .char("E"):
             guard !trash.items.isEmpty else { flash = Flash(text: "the trash is empty", level: .info); return [] }
-            prompt = Prompt(purpose: .emptyTrash, label: "purge \(trash.items.count) item(s) for good? type empty", text: "")
+            prompt = Prompt(purpose: .emptyTrash, label: "purge \(Counted.of(trash.items.count, "item")) for good? type empty", text: "")
             return []
         case .char("u"), .ctrlL: return [.loadTrash]
         default: return []
@@ -484,7 +484,9 @@ extension AppState {
         case .char("A"):
             guard !choices.isEmpty else { flash = Flash(text: "nothing staged: < keeps current, > the conflict, b both", level: .info); return [] }
             let n = choices.staged.count
-            confirm = Confirmation(message: "\(choices.summary.prefix(1).uppercased() + choices.summary.dropFirst()). Apply to \(n) document\(n == 1 ? "" : "s") on every device? The versions not kept stay in history.",
+            let what = choices.summary.prefix(1).uppercased() + choices.summary.dropFirst()
+            confirm = Confirmation(message: n == 1 ? "\(what), on every device? The versions not kept stay in history."
+                                   : "\(what): \(n) decisions, applied on every device? The versions not kept stay in history.",
                                    effects: choices.decisions.map { .decide($0.0, $0.1) } + [.clearChoices])
         default: return []
         }

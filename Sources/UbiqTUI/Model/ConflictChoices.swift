@@ -84,11 +84,13 @@ public struct ConflictChoices: Equatable, Sendable {
         order.removeAll { !live.contains($0) }
     }
 
-    /// "keep current for 2, keep both for 1": what applying would do, in a fixed order.
+    /// "keep current for 2 documents, keep both for plan.txt": what applying would do, in a
+    /// fixed order (a document alone by its name).
     public var summary: String {
         ConflictChoice.allCases.compactMap { c in
-            let n = staged.values.filter { $0 == c }.count
-            return n == 0 ? nil : "\(c.label) for \(n)"
+            let paths = staged.filter { $0.value == c }.map(\.key).sorted()
+            guard let first = paths.first else { return nil }
+            return "\(c.label) for \(paths.count == 1 ? first.name : Counted.of(paths.count, "document"))"
         }.joined(separator: ", ")
     }
 

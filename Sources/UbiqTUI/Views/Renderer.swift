@@ -70,7 +70,8 @@ public enum Renderer {
 
     static func header(_ state: AppState, _ s: inout ScreenBuffer, _ c: RenderContext) {
         s.fill(Rect(x: 0, y: 0, width: s.width, height: 1), role: "ui.header")
-        var x = s.put(" Ubiquity ", x: 0, y: 0, role: "ui.header")
+        let brand = " Ubiquity "
+        var x = 0
         let st = state.status
         let dot = st.state == "online" ? "●" : "○"
         let stateText = " " + (c.ascii ? (st.state == "online" ? "*" : "o") : dot) + " \(st.state) "
@@ -87,13 +88,19 @@ public enum Renderer {
         func width(_ t: [String]) -> Int { t.reduce(0) { $0 + TextWidth.of($1) + 3 } - 1 }
         let full = tabs(compact: false)
         let wanted = TextWidth.of(connection) + TextWidth.of(Self.who(st, dot: c.dot, room: 1_000))
-        let tabs = s.width - x - width(full) >= min(wanted, TextWidth.of(connection) + TextWidth.of(st.device) + 2) ? full : tabs(compact: true)
+        // The tabs by name beside the brand when the state and the device fit too; else by name
+        // without the brand when the state fits (#44 row 12: at 60 columns they were bare
+        // numbers with room to spare); else the current one by name, the others by number.
+        let withBrand = s.width - TextWidth.of(brand) - width(full) >= min(wanted, TextWidth.of(connection) + TextWidth.of(st.device) + 2)
+        let withoutBrand = !withBrand && s.width - width(full) >= TextWidth.of(connection)
+        let tabs = withBrand || withoutBrand ? full : tabs(compact: true)
+        if !withoutBrand { x += s.put(brand, x: 0, y: 0, role: "ui.header") }
         let tabsWidth = width(tabs)
         let room = max(0, s.width - x - tabsWidth)
         x += s.put(connection + Self.who(st, dot: c.dot, room: room - TextWidth.of(connection)), x: x, y: 0, maxWidth: room, role: "ui.header")
         // Offline or paused, the state stands out in a colour of its own (#44 row 4).
         if st.state != "online", room > TextWidth.of(connection) {
-            s.put(stateText, x: TextWidth.of(" Ubiquity ") + TextWidth.of(c.bar), y: 0, role: "ui.header.offline")
+            s.put(stateText, x: (withoutBrand ? 0 : TextWidth.of(brand)) + TextWidth.of(c.bar), y: 0, role: "ui.header.offline")
         }
         var tx = s.width - tabsWidth
         for (i, t) in tabs.enumerated() {

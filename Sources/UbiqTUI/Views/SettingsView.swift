@@ -153,14 +153,16 @@ enum Overlays {
     }
 
     /// The help lines the box shows at once on a screen this tall.
-    static func helpRows(screen height: Int, lines: Int) -> Int { max(0, min(height - 2, lines + 2) - 2) }
+    /// The help box sits between the header and the status line (#44 row 12: its bottom
+    /// border drew over the status line).
+    static func helpRows(screen height: Int, lines: Int) -> Int { max(0, min(height - 3, lines + 2) - 2) }
 
     static func help(_ state: AppState, _ s: inout ScreenBuffer, _ c: RenderContext) {
         let w = helpWidth(screen: s.width)
         let lines = helpBody(state, screen: s.width, glyph: c.glyph)
-        let h = min(s.height - 2, lines.count + 2), visible = helpRows(screen: s.height, lines: lines.count)
+        let h = min(s.height - 3, lines.count + 2), visible = helpRows(screen: s.height, lines: lines.count)
         let top = min(max(0, state.helpTop), max(0, lines.count - visible))
-        let r = Rect(x: (s.width - w) / 2, y: (s.height - h) / 2, width: w, height: h)
+        let r = Rect(x: (s.width - w) / 2, y: 1 + (s.height - 3 - h) / 2, width: w, height: h)
         var title = "Help \(c.dot) \(state.versions != nil ? "Versions" : state.view.title)"
         if !state.helpFilter.isEmpty { title += " \(c.dot) /\(state.helpFilter)" }
         if lines.count > visible { title += " \(c.dot) \(top + 1)-\(top + visible)/\(lines.count) j/k" }
