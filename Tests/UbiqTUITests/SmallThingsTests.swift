@@ -308,3 +308,45 @@ struct PolishTests {
         #expect(c.summary == "keep the conflict for plan.txt")
     }
 }
+
+/// #44 row 9: at 100 columns a long value was cut at 25 characters beside 20 empty columns; the
+/// history cut values with no `…`; a long value could be read only by starting to edit it.
+@Suite("Front end: long settings")
+struct LongSettingsTests {
+    let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
+    static let long = "https://example.com/a/very/long/path/that/goes/on?" + String(repeating: "and-on-", count: 40) + "THE-END"
+
+    func state() -> AppState {
+        var s = Fixtures.state(view: .settings)
+        let dev = DeviceID(uuid: UUID())
+        s.settings.all = [KVEntry(key: "url", value: .string(Self.long), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev),
+                          KVEntry(key: "theme", value: .string("dark"), stamp: HLCTimestamp(wallMillis: 1, counter: 0), device: dev)]
+        s.settings.deviceNames[dev] = "laptop"
+        return s
+    }
+
+    @Test func theValueColumnTakesTheRoomAndVShowsAllOfIt() {
+        var s = state()
+        var screen = Renderer.render(s, width: 100, height: 24, context: ctx)
+        let row = screen.lines.first { $0.contains("url") && $0.contains("https://") }!
+        let shown = row.components(separatedBy: "https://")[1].prefix { $0 != " " }
+        #expect(shown.count >= 40, "the value gets the room the other columns leave: \(row)")
+        // v: the whole value, read only; Esc closes it.
+        s.settings.cursor.index = s.settings.entries.firstIndex { $0.key == "url" }!
+        _ = s.handle(.char("v"))
+        screen = Renderer.render(s, width: 100, height: 24, context: ctx)
+        let text = screen.lines.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "│ ")) }.joined()
+        #expect(text.contains("THE-END") && screen.lines.joined().contains("read only"), "\(screen.lines.joined(separator: "\n"))")
+        // Every character of the value is on screen, in order (the box's rows, inside its borders).
+        let top = screen.lines.firstIndex { $0.contains("read only") }!
+        var body = ""
+        for y in (top + 1)..<screen.height {
+            let cells = (4..<96).map { screen[$0, y].text }.joined()
+            if screen[2, y].text == "└" { break }
+            body += cells.trimmingCharacters(in: .whitespaces)
+        }
+        #expect(body.contains(Self.long), "\(body)")
+        _ = s.handle(.escape)
+        #expect(s.settings.viewing == nil && s.view == .settings)
+    }
+}

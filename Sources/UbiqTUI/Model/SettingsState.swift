@@ -28,6 +28,9 @@ public struct SettingsState: Equatable, Sendable {
     public private(set) var entries: [KVEntry] = []
     /// `/` in Settings: words a key's name must contain.
     public var filter = "" { didSet { refilter() } }
+    /// `v`: the key whose whole value is shown, read only, and its first line shown.
+    public var viewing: String?
+    public var viewTop = 0
     public var cursor = ListCursor()
     /// Keys changed by another device, highlighted until the given time.
     public var highlighted: [String: Date] = [:]

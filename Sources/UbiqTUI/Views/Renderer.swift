@@ -63,6 +63,7 @@ public enum Renderer {
         statusBar(state, &s, y: height - 2, context)
         if let p = state.prompt { Overlays.prompt(p, &s, y: height - 1) } else { footer(state, &s, y: height - 1) }
         if let p = state.picker { ContainerPickerView.render(p, &s, context) }
+        if state.view == .settings, state.settings.viewing != nil { SettingsView.valueView(state.settings, &s, context) }
         if state.help { Overlays.help(state, &s, context) }
         if let c = state.confirm { Overlays.confirm(c, &s, context) }
         return s

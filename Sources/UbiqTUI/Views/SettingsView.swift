@@ -17,9 +17,12 @@ enum SettingsView {
             s.put(hint, x: inner.x + 1, y: inner.y, maxWidth: inner.width - 1, role: "ui.hint.text")
             return
         }
-        let keyW = min(28, max(8, inner.width / 3)), typeW = 10
+        // Columns as wide as what they hold (#44 row 9: a long value was cut at 25 columns with
+        // 20 empty ones beside it): the keys up to a third, who changed them up to 30, the rest
+        // the values'.
+        let keyW = min(max(8, inner.width / 3), max(8, (st.entries.map { TextWidth.of($0.key) }.max() ?? 0) + 1)), typeW = 10
         // Wide enough: who changed each key last and when (else `i` says it for the selected one).
-        let byW = inner.width >= 96 ? 30 : 0
+        let byW = inner.width >= 96 ? min(30, max(10, (st.entries.map { TextWidth.of(st.provenance($0)) }.max() ?? 0))) : 0
         let valueW = inner.width - keyW - typeW - 4 - (byW > 0 ? byW + 1 : 0)
         s.putPadded("key", x: inner.x + 1, y: inner.y, width: keyW, role: "ui.title")
         s.putPadded("type", x: inner.x + 2 + keyW, y: inner.y, width: typeW, role: "ui.title")
@@ -66,7 +69,8 @@ extension SettingsView {
             s.putPadded(TimeFormat.precise(when), x: inner.x + 1, y: y, width: 19, role: "ui.hint.text")
             s.putPadded(st.deviceNames[e.device] ?? "device \(e.device.description.prefix(8))", x: inner.x + 22, y: y, width: whoW, role: "ui.text")
             let what = e.value.map { "(\($0.typeName)) \($0.displayText)" } ?? "(deleted)"
-            s.put(what, x: inner.x + 23 + whoW, y: y, maxWidth: inner.width - 24 - whoW, role: e.value == nil ? "status.error" : "kv.value")
+            // Cut with `…` (v shows the whole value).
+            s.put(TextWidth.fit(what, inner.width - 24 - whoW), x: inner.x + 23 + whoW, y: y, role: e.value == nil ? "status.error" : "kv.value")
         }
     }
 }
@@ -122,6 +126,7 @@ enum Overlays {
                 lines += [("j k ↑ ↓", "move"), ("a", "add a key (key, type, value)"), ("e Enter", "edit the value (typed)"), ("Space", "flip a bool (others: edit)"), ("/", "find keys by name (Esc shows all)"),
                           ("r", "rename a key (one atomic write on every device)"), ("E", "every key as TOML in $VISUAL / $EDITOR; what you change is saved in one write"),
                           ("y Y", "copy the value / key=value"), ("z", "undo the last change made here (one more write)"), ("i", "history: the key's last writes, who made them and when"),
+                          ("v", "the whole value, read only (wrapped; j k scroll, Esc closes)"),
                           ("D Delete", "delete the key on every device (asks y/N)"), ("", "keys changed on another device flash briefly")]
             }
         }
@@ -231,5 +236,30 @@ enum Overlays {
             i = text.index(after: i)
         }
         if caretIdx == text.endIndex { s.put("▏", x: col, y: y, role: "ui.hint.key") }
+    }
+}
+
+extension SettingsView {
+    /// `v`: the selected key's whole value, read only, wrapped in a box over the view.
+    static func valueView(_ st: SettingsState, _ s: inout ScreenBuffer, _ c: RenderContext) {
+        guard let key = st.viewing, let e = st.all.first(where: { $0.key == key }) else { return }
+        let w = min(s.width - 4, 100)
+        let text = e.value?.displayText ?? "(deleted)"
+        // Wrapped at spaces, within a word when it has none: every character is there to read.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).flatMap { part -> [String] in
+            let chars = Array(part)
+            return ContentLayout.rows([String(part)], from: 0, height: chars.count + 1, width: w - 4, wrap: true, column: 0)
+                .map { String(chars[$0.start..<$0.end]) }
+        }
+        let h = min(s.height - 3, max(3, lines.count + 2))
+        let visible = h - 2, top = min(max(0, st.viewTop), max(0, lines.count - visible))
+        let r = Rect(x: (s.width - w) / 2, y: 1 + (s.height - 3 - h) / 2, width: w, height: h)
+        var title = "\(key) (\(e.value?.typeName ?? "-")) \(c.dot) read only"
+        if lines.count > visible { title += " \(c.dot) \(top + 1)-\(top + visible)/\(lines.count) j/k" }
+        Box.draw(r, title: title, &s, c)
+        s.fill(r.inset(1), role: "ui.text")
+        for (n, line) in lines.dropFirst(top).prefix(visible).enumerated() {
+            s.put(line, x: r.x + 2, y: r.y + 1 + n, maxWidth: w - 4, role: "kv.value")
+        }
     }
 }
