@@ -58,6 +58,39 @@ extension ProcessBoundTests {
             #expect(t.waitFor("EXIT2=0"), "\(t.capture())")
         }
 
+        /// #44 row 12: no mouse at all. A click (an xterm mouse report, as a terminal sends it)
+        /// on a tab switches to it, on a row selects it; the wheel moves the selection.
+        @Test func theMouseSwitchesTabsAndSelectsRows() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let s = try Setup()
+            defer { s.teardown() }
+            try s.login("A")
+            for name in ["alpha.txt", "beta.txt", "gamma.txt"] { try s.write("A", "Documents/\(name)", name) }
+            let t = try TmuxSession(width: 100, height: 30)
+            defer { t.kill() }
+            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("gamma.txt"), "\(t.capture())")
+            /// Where `text` is on the screen (column, row), 0-based.
+            func place(_ text: String) -> (Int, Int)? {
+                let lines = t.capture().components(separatedBy: "\n")
+                guard let y = lines.firstIndex(where: { $0.contains(text) }) else { return nil }
+                return (lines[y].distance(from: lines[y].startIndex, to: lines[y].range(of: text)!.lowerBound), y)
+            }
+            /// A press and a release of the first button at (x, y), as an xterm reports them.
+            func click(_ at: (Int, Int)) throws {
+                func report(_ b: Int) -> String { "\u{1B}[M" + String(UnicodeScalar(UInt8(32 + b))) + String(UnicodeScalar(UInt8(33 + at.0))) + String(UnicodeScalar(UInt8(33 + at.1))) }
+                try t.type(report(0) + report(3))
+            }
+            try click(try #require(place("gamma.txt")))
+            #expect(t.waitFor { $0.contains("Files · Documents/ (3 of 3)") }, "the clicked row is selected: \(t.capture())")
+            try click(try #require(place("3 Settings")))
+            #expect(t.waitFor("no settings yet"), "the clicked tab is shown: \(t.capture())")
+            try t.send("q")
+            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+        }
+
         @Test func browseWatchResolveEditSettingsResizeQuit() async throws {
             guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
             let s = try Setup()

@@ -350,3 +350,30 @@ struct LongSettingsTests {
         #expect(s.settings.viewing == nil && s.view == .settings)
     }
 }
+
+/// #44 row 12: no mouse at all. A click on a tab switches to it, on a row selects it; the wheel
+/// moves as the arrow keys do (the terminal driver turns it into ↑ / ↓).
+@Suite("Front end: the mouse")
+struct MouseTests {
+    let ctx = RenderContext(theme: Fixtures.theme, now: Fixtures.t0)
+
+    func click(_ s: inout AppState, on text: String, width: Int = 80, height: Int = 24) -> Bool {
+        let screen = Renderer.render(s, width: width, height: height, context: ctx)
+        guard let y = screen.lines.firstIndex(where: { $0.contains(text) }) else { return false }
+        let x = screen.lines[y].distance(from: screen.lines[y].startIndex, to: screen.lines[y].range(of: text)!.lowerBound)
+        guard let key = screen.key(atX: x, y: y) else { return false }
+        _ = s.handle(key)
+        return true
+    }
+
+    @Test func clicksSelectRowsAndSwitchTabs() {
+        var s = Fixtures.state()
+        #expect(click(&s, on: "plan.txt"))
+        #expect(s.files.selected?.item.name == "plan.txt")
+        #expect(click(&s, on: "3 Settings") && s.view == .settings)
+        #expect(click(&s, on: "1 Files") && s.view == .files)
+        // Nothing under the click: nothing happens.
+        let screen = Renderer.render(s, width: 80, height: 24, context: ctx)
+        #expect(screen.key(atX: 0, y: 22) == nil, "the status line does nothing")
+    }
+}

@@ -42,6 +42,8 @@ public final class TUIApp {
     /// server, device, container: known once the first status came).
     let lastFolders = LastFolders()
     var folderKey: String?
+    /// The screen last drawn: where a click lands.
+    var lastScreen: ScreenBuffer?
 
     /// - Parameters:
     ///   - ascii: draw glyphs in their ASCII forms.
@@ -134,9 +136,16 @@ public final class TUIApp {
         guard terminal.started else { return }
         let keys = terminal.readKeys()
         var sawResize = false
-        for k in keys {
+        for var k in keys {
             if k == .resize { sawResize = true; continue }
             if k == .ctrlL { terminal.invalidate(); continue }
+            if case .click(let x, let y) = k {
+                // What is under the click on the screen last drawn (a tab, a row); nothing while
+                // a box or a question is open over it.
+                guard state.prompt == nil, state.confirm == nil, !state.help, state.picker == nil,
+                      let mapped = lastScreen?.key(atX: x, y: y) else { continue }
+                k = mapped
+            }
             run(state.handle(k))
             if state.quit { finish(); return }
         }
@@ -509,5 +518,6 @@ public final class TUIApp {
         (state.screenWidth, state.screenHeight) = (w, h)
         let screen = Renderer.render(state, width: w, height: h, context: RenderContext(theme: theme, ascii: ascii))
         terminal.draw(screen, theme: theme)
+        lastScreen = screen
     }
 }

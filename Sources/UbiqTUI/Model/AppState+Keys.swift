@@ -90,6 +90,7 @@ extension AppState {
         case .ctrlU: c.move(-max(1, page / 2), count: count)
         case .char("g"), .home: c.index = 0; c.clamp(count: count)
         case .char("G"), .end: c.index = count - 1; c.clamp(count: count)
+        case .pick(let n): c.index = n; c.clamp(count: count)
         default: return false
         }
         return true

@@ -8,6 +8,10 @@ public enum Key: Equatable, Sendable {
     case ctrlA, ctrlE, ctrlW
     case f1, f5
     case resize
+    /// A click of the mouse at a cell (the app turns it into what is there: see `ScreenBuffer.hit`).
+    case click(x: Int, y: Int)
+    /// Selects row `n` of the list shown (what a click on a row becomes).
+    case pick(Int)
 
     /// Keys from a string of characters (tests and scripts).
     public static func typing(_ s: String) -> [Key] { s.map { .char($0) } }

@@ -18,6 +18,22 @@ public struct ScreenBuffer: Equatable, Sendable {
     public let width: Int
     public let height: Int
     public private(set) var cells: [Cell]
+    /// What a click does where: regions the views marked (a tab, a row), the last on top.
+    public private(set) var hits: [Hit] = []
+
+    /// A region a click turns into `key`.
+    public struct Hit: Equatable, Sendable {
+        public var rect: Rect
+        public var key: Key
+    }
+
+    /// Marks `rect` as where a click means `key`.
+    public mutating func hit(_ rect: Rect, _ key: Key) { hits.append(Hit(rect: rect, key: key)) }
+
+    /// What a click at (x, y) means: the last region marked there (nil: nothing).
+    public func key(atX x: Int, y: Int) -> Key? {
+        hits.last { x >= $0.rect.x && x < $0.rect.maxX && y >= $0.rect.y && y < $0.rect.maxY }?.key
+    }
 
     public init(width: Int, height: Int) {
         self.width = max(0, width)

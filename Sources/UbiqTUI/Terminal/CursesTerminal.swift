@@ -35,6 +35,7 @@ public final class CursesTerminal {
         nodelay(ubiq_stdscr(), true)
         set_escdelay(25)
         curs_set(0)
+        ubiq_mouse_enable()
         if wantColor && has_colors() {
             start_color()
             use_default_colors()
@@ -161,7 +162,15 @@ public final class CursesTerminal {
         while true {
             let r = get_wch(&ch)
             if r == ERR { break }
-            if r == KEY_CODE_YES {
+            if r == KEY_CODE_YES, Int32(ch) == KEY_MOUSE {
+                var x: Int32 = 0, y: Int32 = 0
+                switch ubiq_mouse_read(&x, &y) {
+                case 1: out.append(.click(x: Int(x), y: Int(y)))
+                case 2: out += [.up, .up, .up]
+                case 3: out += [.down, .down, .down]
+                default: break
+                }
+            } else if r == KEY_CODE_YES {
                 if let k = Self.functionKey(Int32(ch)) { out.append(k) }
             } else if let k = Self.charKey(UInt32(ch)) {
                 out.append(k)

@@ -43,6 +43,7 @@ enum FilesView {
         for (i, row) in f.rows[cursor.top..<min(f.rows.count, cursor.top + inner.height)].enumerated() {
             let index = cursor.top + i
             line(row, f, &s, y: inner.y + i, x: inner.x, width: inner.width, selected: index == f.cursor.index, c)
+            s.hit(Rect(x: inner.x, y: inner.y + i, width: inner.width, height: 1), .pick(index))
             // An open range (`v`): its rows carry the mark's bar before they are marked.
             if let open, open.contains(index) { s.put(c.ascii ? "+" : "▌", x: inner.x, y: inner.y + i, role: index == f.cursor.index ? "ui.selection" : "ui.marked") }
         }
@@ -163,6 +164,7 @@ enum ConflictsView {
             let y = inner.y + n
             let base = cur.top + n == cursor.index ? "ui.selection" : "ui.text"
             s.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), role: base)
+            s.hit(Rect(x: inner.x, y: y, width: inner.width, height: 1), .pick(cur.top + n))
             let selected = cur.top + n == cursor.index
             if choices.marked.contains(i.path) { s.put(c.ascii ? "+" : "▌", x: inner.x, y: y, role: selected ? base : "ui.marked") }
             s.put(c.glyph("status.conflict"), x: inner.x + 1, y: y, role: selected ? base : "status.conflict")

@@ -108,7 +108,9 @@ public enum Renderer {
             let current = state.versions == nil && state.view.rawValue == i + 1
             // Its own role: in most themes the selection looked just like the header bar, so
             // the active tab could not be told apart.
-            tx += s.put(" \(t) ", x: tx, y: 0, role: current ? "ui.tab.active" : "ui.header") + 1
+            let w = s.put(" \(t) ", x: tx, y: 0, role: current ? "ui.tab.active" : "ui.header")
+            s.hit(Rect(x: tx, y: 0, width: w, height: 1), .char(Character("\(i + 1)")))
+            tx += w + 1
         }
     }
 

@@ -36,6 +36,7 @@ enum SettingsView {
             let remote = (st.highlighted[e.key].map { $0 > c.now } ?? false)
             let base = selected ? "ui.selection" : remote ? "kv.remote" : "ui.text"
             s.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), role: base)
+            s.hit(Rect(x: inner.x, y: y, width: inner.width, height: 1), .pick(cur.top + n))
             s.putPadded(e.key, x: inner.x + 1, y: y, width: keyW, role: selected || remote ? base : "kv.key")
             s.putPadded(e.value?.typeName ?? "", x: inner.x + 2 + keyW, y: y, width: typeW, role: base)
             s.putPadded(e.value?.displayText ?? "", x: inner.x + 3 + keyW + typeW, y: y, width: valueW,

@@ -21,6 +21,7 @@ enum TrashView {
             let y = inner.y + n
             let base = cur.top + n == t.cursor.index ? "ui.selection" : "ui.text"
             s.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), role: base)
+            s.hit(Rect(x: inner.x, y: y, width: inner.width, height: 1), .pick(cur.top + n))
             let dateW = 16, sizeW = 9
             s.putPadded(TimeFormat.short(i.deletedAt), x: inner.x + 1, y: y, width: dateW, role: base)
             let size = i.kind == .folder ? "folder" : ByteSize.format(Int64(i.current?.size ?? 0))
