@@ -45,6 +45,7 @@ struct DemoCommand: AsyncParsableCommand {
         let (theme, warning) = look.resolve(settings)
         let app = await TUIApp(connection: .local(laptop), theme: theme, ascii: look.asciiGlyphs(settings), wantColor: look.wantColor(settings), logger: logger)
         await app.useDefaults(sort: settings.sort.0, showHidden: settings.showHidden.0, themeSource: settings.theme(flag: look.theme).0)
+        await MainActor.run { app.asksBeforeQuitting = false }  // the demo's folders go with it
         let script = Task { await DemoScript(laptop: laptop, desktop: desktop, app: app, pace: pace).run() }
         await app.run(flash: warning ?? "Enter opens Documents, ? helps ('desktop' is at work)")
         script.cancel()

@@ -49,13 +49,11 @@ extension ProcessBoundTests {
             // Resumed, it goes up; then q quits at once.
             try t.send("P")
             #expect(t.waitFor(timeout: 30) { $0.contains("up to date") }, "\(t.capture())")
-            try t.send("q")
-            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
             // Started again, it opens where it was left.
             try t.send("clear; \(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT2=$?", "Enter")
             #expect(t.waitFor { $0.contains("Files · Documents/") && $0.contains("waiting.txt") }, "\(t.capture())")
-            try t.send("q")
-            #expect(t.waitFor("EXIT2=0"), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT2=0"), "\(t.capture())")
         }
 
         /// #44 row 12: no mouse at all. A click (an xterm mouse report, as a terminal sends it)
@@ -87,8 +85,8 @@ extension ProcessBoundTests {
             #expect(t.waitFor { $0.contains("Files · Documents/ (3 of 3)") }, "the clicked row is selected: \(t.capture())")
             try click(try #require(place("3 Settings")))
             #expect(t.waitFor("no settings yet"), "the clicked tab is shown: \(t.capture())")
-            try t.send("q")
-            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            #expect(t.waitFor(timeout: 60) { $0.contains("up to date") }, "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
         }
 
         @Test func browseWatchResolveEditSettingsResizeQuit() async throws {
@@ -159,15 +157,13 @@ extension ProcessBoundTests {
             // Colour is on by default.
             #expect(Self.colourCodes(t.capture(escapes: true)) > 0, "no colour in: \(t.capture(escapes: true).prefix(400))")
             // q quits and the terminal is restored.
-            try t.send("q")
-            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
             // NO_COLOR: no colour at all, attributes only (the header is drawn in reverse video).
             try t.send("clear; NO_COLOR=1 \(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT2=$?", "Enter")
             #expect(t.waitFor("1 Files"), "\(t.capture())")
             let mono = t.capture(escapes: true)
             #expect(Self.colourCodes(mono) == 0 && mono.contains("\u{1B}[7m"), "\(mono.prefix(400))")
-            try t.send("q")
-            #expect(t.waitFor("EXIT2=0"), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT2=0"), "\(t.capture())")
             try t.send("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo STTY", "Enter")
             #expect(t.waitFor("icanon echo STTY"), "\(t.capture())")
         }
@@ -205,7 +201,7 @@ extension ProcessBoundTests {
             try t.send("/")
             try t.type("GAM")
             try t.send("Enter")
-            #expect(t.waitFor { $0.contains("find: GAM (1)") && !$0.contains("alpha.txt") }, "\(t.capture())")
+            #expect(t.waitFor { $0.contains("find: GAM (1 of 1)") && !$0.contains("alpha.txt") }, "\(t.capture())")
             try t.send("Escape")
             #expect(t.waitFor("alpha.txt"), "\(t.capture())")
             // Sort by size, largest first: beta.txt on top.
@@ -241,7 +237,7 @@ extension ProcessBoundTests {
             try t.send("1", "/")
             try t.type("alpha")
             try t.send("Enter")
-            #expect(t.waitFor("find: alpha (1)"), "\(t.capture())")
+            #expect(t.waitFor("find: alpha (1 of 1)"), "\(t.capture())")
             try t.send("e")
             #expect(t.waitFor("edited alpha.txt"), "\(t.capture())")
             #expect(s.read("A", "Documents/alpha.txt") == "aedited in the editor\n")
@@ -282,8 +278,7 @@ extension ProcessBoundTests {
             #expect(t.waitFor("theme mono"), "\(t.capture())")
             #expect(t.waitFor(timeout: 10) { _ in Self.colourCodes(t.capture(escapes: true)) == 0 }, "\(t.capture(escapes: true).prefix(300))")
             // q quits (the shell ran the list's echo when the job stopped; fg's status is the job's).
-            try t.send("q")
-            #expect(t.waitFor { !$0.contains("1 Files") }, "\(t.capture())")  // the terminal is the shell's again
+            #expect(t.quitFrontEnd { !$0.contains("1 Files") }, "\(t.capture())")  // the terminal is the shell's again
             try t.send("echo AFTER=$?", "Enter")
             #expect(t.waitFor("AFTER=0"), "\(t.capture())")
         }
@@ -352,8 +347,7 @@ extension ProcessBoundTests {
             #expect(s.read("B", "Documents/keep.txt") == "kept by A\n" && names.contains { $0.hasPrefix("keep (conflict from B ") }, "\(names)")
             let status = try JSONSerialization.jsonObject(with: Data(try s.ubiq("B", ["status", "--json"]).1.utf8)) as? [String: Any]
             #expect(status?["conflicts"] as? Int == 0)
-            try t.send("q")
-            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
         }
 
         /// #24's later keys at 80×24, as a person uses them: a prompt edited like readline, `p`
@@ -381,7 +375,7 @@ extension ProcessBoundTests {
             try t.send("Home")
             try t.type("al")
             try t.send("Enter")
-            #expect(t.waitFor { $0.contains("find: alph (1)") && !$0.contains("beta.txt") }, "\(t.capture())")
+            #expect(t.waitFor { $0.contains("find: alph (1 of 1)") && !$0.contains("beta.txt") }, "\(t.capture())")
             // p pins it: fetched on this on-demand device, marked, listed as pinned.
             try t.send("p")
             #expect(await eventually { s.read("A", "Documents/alpha.txt") == "a" }, "\(t.capture())")
@@ -405,7 +399,7 @@ extension ProcessBoundTests {
             try t.send("/")
             try t.type("beta")
             try t.send("Enter")
-            #expect(t.waitFor("find: beta (1)"), "\(t.capture())")
+            #expect(t.waitFor("find: beta (1 of 1)"), "\(t.capture())")
             try t.send("r", "C-u")
             try t.type("bravo.txt")
             try t.send("Enter")
@@ -426,8 +420,7 @@ extension ProcessBoundTests {
             #expect(t.waitFor("true"), "\(t.capture())")
             try t.send("Down", "Enter")
             #expect(await eventually { (try? s.ubiq("B", ["kv", "get", "sound"]).1.contains("false")) == true })
-            try t.send("q")
-            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
         }
 
         /// The README's first command: with nothing set up, documents arrive, change, conflict and
@@ -449,8 +442,7 @@ extension ProcessBoundTests {
             #expect(t.waitFor { $0.contains("fontSize") && $0.contains("16") }, "\(t.capture())")
             let made = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
             #expect(made.contains { $0.hasPrefix("ubiq-demo-") }, "the demo works in a temporary folder")
-            try t.send("q")
-            #expect(t.waitFor("EXIT=0", timeout: 30), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT=0", timeout: 30), "\(t.capture())")
             let left = (try? FileManager.default.contentsOfDirectory(atPath: tmp.url.path)) ?? []
             #expect(!left.contains { $0.hasPrefix("ubiq-demo-") }, "left behind: \(left)")
         }
@@ -488,8 +480,7 @@ extension ProcessBoundTests {
             try t.send("3")
             #expect(try s.ubiq("B", ["kv", "set", "mode", "focus"]).0 == 0)
             #expect(t.waitFor { $0.contains("mode") && $0.contains("focus") }, "\(t.capture())")
-            try t.send("q")
-            #expect(t.waitFor("EXIT=0"), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
             // The daemon keeps syncing after the front end leaves.
             let (st, status, _) = try s.ubiq("A", ["status", "--json"])
             #expect(st == 0 && status.contains("\"online\""), "\(status)")

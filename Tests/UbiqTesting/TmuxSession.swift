@@ -65,6 +65,20 @@ public final class TmuxSession: @unchecked Sendable {
     /// Lets programs in the session set tmux's paste buffers (OSC 52).
     public func acceptClipboard() throws { _ = try tmux(["set-option", "-g", "set-clipboard", "on"]) }
 
+    /// `q` to a front end, and `y` when it asks first (it runs the engine itself and changes
+    /// still wait to go up — on a busy machine they may); true once `done` holds.
+    public func quitFrontEnd(timeout: TimeInterval = 20, until done: @escaping (String) -> Bool) -> Bool {
+        guard (try? send("q")) != nil else { return false }
+        guard waitFor(timeout: timeout, { $0.contains("Quit?") || done($0) }) else { return false }
+        if capture().contains("Quit?") { _ = try? send("y") }
+        return waitFor(timeout: timeout, done)
+    }
+
+    /// `quitFrontEnd` until the screen shows `marker` (the shell's `echo EXIT=$?`).
+    public func quitFrontEnd(_ marker: String, timeout: TimeInterval = 20) -> Bool {
+        quitFrontEnd(timeout: timeout) { $0.contains(marker) }
+    }
+
     public func kill() {
         _ = try? tmux(["kill-server"])
         try? FileManager.default.removeItem(atPath: stateHome)

@@ -80,6 +80,13 @@ public final class TUIApp {
         state.files.setShowHidden(showHidden)
     }
 
+    /// Whether quitting with changes still waiting asks first (a front end running the engine
+    /// itself; `ubiq demo` does not ask: its folders go with it).
+    public var asksBeforeQuitting: Bool {
+        get { state.engineInProcess }
+        set { state.engineInProcess = newValue }
+    }
+
     /// Shows a message in the status line (used by `ubiq demo` to narrate).
     public func notify(_ text: String) {
         guard state.flash?.sticky != true else { return }
