@@ -9,8 +9,7 @@ import Glibc
 /// a key derived from the secret, the day, the region and the service. Pure: the time is
 /// passed in, nothing is sent. Checked against AWS's published examples (`SigV4Tests`).
 ///
-/// The first piece of the object-store chunk storage (#25 §2); the store itself is not built
-/// yet.
+/// `S3Client` signs every request with it (the chunk store on S3, `S3ChunkStore`).
 public struct SigV4: Sendable {
     public struct Credentials: Sendable {
         public var accessKeyID: String
