@@ -377,3 +377,27 @@ struct MouseTests {
         #expect(screen.key(atX: 0, y: 22) == nil, "the status line does nothing")
     }
 }
+
+@Suite("Command history")
+struct CommandHistoryTests {
+    @Test func keepsFiftyOnceEachAndRecallsNewestFirst() {
+        var h = CommandHistory()
+        #expect(h.recall(-1) == nil, "nothing run yet")
+        for i in 0..<60 { h.ran("theme  t\(i)") }
+        #expect(h.history.count == 50 && h.history.first == "theme t10" && h.history.last == "theme t59", "spaces collapsed, oldest dropped")
+        h.ran("theme t20")
+        #expect(h.history.count == 50 && h.history.last == "theme t20" && h.history.filter { $0 == "theme t20" }.count == 1)
+        #expect(h.recall(-1) == "theme t20" && h.recall(-1) == "theme t59" && h.recall(1) == "theme t20" && h.recall(1) == "")
+        h.ran("   ")
+        #expect(h.history.count == 50, "an empty line is not remembered")
+    }
+
+    @Test func completesAsFarAsTheChoicesAgree() {
+        let sort = ["name", "size", "modified", "status"]
+        #expect(CommandHistory.complete("c", sortFields: sort)! == ("con", ["conflicts", "container"]))
+        #expect(CommandHistory.complete("hel", sortFields: sort)! == ("help", []))
+        #expect(CommandHistory.complete("cont", sortFields: sort)! == ("container ", []))
+        #expect(CommandHistory.complete("sort m", sortFields: sort)! == ("sort modified", []))
+        #expect(CommandHistory.complete("x", sortFields: sort) == nil)
+    }
+}

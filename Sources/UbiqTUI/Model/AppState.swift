@@ -85,10 +85,8 @@ public struct AppState: Sendable {
     /// The help shows only lines whose key or text contains this (case-insensitive; `/` sets it).
     public var helpFilter = ""
     public var prompt: Prompt?
-    /// The `:` commands run, oldest first (at most 50; ↑ / ↓ in the prompt bring them back),
-    /// and which one ↑ shows (nil: the line being typed).
-    public var commandHistory: [String] = []
-    public var historyAt: Int?
+    /// The `:` line's history and completion.
+    public var commandLine = CommandHistory()
     public var confirm: Confirmation?
     /// The engine runs in this process (no daemon): quitting stops syncing, so a quit with
     /// changes still waiting asks first (#44 row 11).
