@@ -89,15 +89,21 @@ struct RobustnessTests {
         let port = Int(UInt16(bigEndian: addr.sin_port))
         let dir = try TempDirectory("ubiq-blackhole")
         defer { dir.remove() }
-        let config = DeviceConfig(server: "http://127.0.0.1:\(port)", user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "A",
-                                  container: DeviceConfig.defaultContainer, download: .all, token: "token")
-        let engine = try SyncEngine(home: DeviceHome.rooted(at: dir.url), config: config, settleTime: .milliseconds(200))
-        await engine.start()
+        let engine = try await Self.engine(in: dir, port: port)
         #expect(await eventually { await engine.passesStarted >= 1 }, "no pass started")
         let t0 = ContinuousClock.now
         await engine.stop()
         let took = ContinuousClock.now - t0
         #expect(took < .seconds(10), "stop took \(took)")
+    }
+
+    /// A started engine in `dir` signed in (with a made-up token) to whatever listens on `port`.
+    static func engine(in dir: TempDirectory, port: Int) async throws -> SyncEngine {
+        let config = DeviceConfig(server: "http://127.0.0.1:\(port)", user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "A",
+                                  container: DeviceConfig.defaultContainer, download: .all, token: "token")
+        let engine = try SyncEngine(home: DeviceHome.rooted(at: dir.url), config: config, settleTime: .milliseconds(200))
+        await engine.start()
+        return engine
     }
 
     /// A request's deadline covered only its answer's head: a body that stalled half-way was
@@ -117,10 +123,7 @@ struct RobustnessTests {
         // The engine's own client (read timeout 60 s): its stop cancels the stalled request.
         let dir = try TempDirectory("ubiq-stall")
         defer { dir.remove() }
-        let config = DeviceConfig(server: "http://127.0.0.1:\(stalling.port)", user: "alice", deviceID: DeviceID(uuid: UUID()), deviceName: "A",
-                                  container: DeviceConfig.defaultContainer, download: .all, token: "token")
-        let engine = try SyncEngine(home: DeviceHome.rooted(at: dir.url), config: config, settleTime: .milliseconds(200))
-        await engine.start()
+        let engine = try await Self.engine(in: dir, port: stalling.port)
         #expect(await eventually { stalling.requestsStalled >= 2 }, "the engine's request was not answered half-way")
         let s0 = ContinuousClock.now
         await engine.stop()
