@@ -140,9 +140,10 @@ public struct DeviceService: Sendable {
                 r.kv = await kv.allEntries()
                 return r
             case .kvGet(let key):
-                guard let e = await kv.entry(forKey: key) else { return DeviceResponse(ok: false, message: "no key '\(key)'") }
+                // An absent key is an answer, not a failure: no entries (programs branched on
+                // the refusal's text to tell it from a real one: #38 §4).
                 var r = DeviceResponse(ok: true)
-                r.kv = [e]
+                r.kv = await kv.entry(forKey: key).map { [$0] } ?? []
                 return r
             case .kvHistory(let key):
                 var r = DeviceResponse(ok: true)

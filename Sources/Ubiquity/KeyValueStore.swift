@@ -47,11 +47,7 @@ public final class KeyValueStore: Sendable {
 
     /// The value of `key`, or nil.
     public func value(forKey key: String) async throws -> KVValue? {
-        do {
-            return try await ask(.kvGet(key: key)).kv?.first?.value
-        } catch let e as UbiquityError where e.code == .refused && e.message.hasPrefix("no key") {
-            return nil
-        }
+        try await ask(.kvGet(key: key)).kv?.first?.value
     }
 
     public func string(forKey key: String) async throws -> String? {
