@@ -593,18 +593,7 @@ extension AppState {
     // MARK: Settings
 
     mutating func handleSettings(_ key: Key) -> [Effect] {
-        if settings.viewing != nil {
-            // The value view: j k scroll it; anything else that closes it.
-            switch key {
-            case .char("j"), .down: settings.viewTop += 1
-            case .char("k"), .up: settings.viewTop = max(0, settings.viewTop - 1)
-            case .pageDown: settings.viewTop += pageStep
-            case .pageUp: settings.viewTop = max(0, settings.viewTop - pageStep)
-            case .escape, .char("q"), .char("v"), .enter: settings.viewing = nil
-            default: break
-            }
-            return []
-        }
+        if settings.viewing != nil { settings.viewKey(key, page: pageStep); return [] }
         if Self.move(key, &settings.cursor, count: settings.entries.count, page: pageStep) { return settings.historyToLoad() }
         switch key {
         case .char("q"): return quitOrClose()

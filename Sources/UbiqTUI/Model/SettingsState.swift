@@ -52,6 +52,18 @@ public struct SettingsState: Equatable, Sendable {
         let who = deviceNames[e.device] ?? "device \(e.device.description.prefix(8))"
         return "\(who), \(precise ? TimeFormat.precise(when) : TimeFormat.short(when))"
     }
+    /// A key while a value is shown whole (`v`): j k PgUp PgDn scroll it; Esc, q, v, Enter close it.
+    public mutating func viewKey(_ key: Key, page: Int) {
+        switch key {
+        case .char("j"), .down: viewTop += 1
+        case .char("k"), .up: viewTop = max(0, viewTop - 1)
+        case .pageDown: viewTop += page
+        case .pageUp: viewTop = max(0, viewTop - page)
+        case .escape, .char("q"), .char("v"), .enter: viewing = nil
+        default: break
+        }
+    }
+
     public var selected: KVEntry? { entries.indices.contains(cursor.index) ? entries[cursor.index] : nil }
 
     /// With the history pane open, the selected key's history when it is not the one shown
