@@ -75,11 +75,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The daemon protocol: requests, answers, the line framing, where a device keeps its home
+        // (shared by the daemon, the front end and the library, which need nothing else of the engine).
+        .target(
+            name: "UbiqDaemonProtocol",
+            dependencies: ["UbiqCore", "UbiqProtocol", "UbiqTransport", .product(name: "NIOCore", package: "swift-nio")]
+        ),
         // The sync engine: three trees, inotify, transfers, the daemon.
         .target(
             name: "UbiqEngine",
             dependencies: [
-                "UbiqCore", "UbiqProtocol", "UbiqClient", "UbiqTransport", "CFileSupport",
+                "UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "UbiqClient", "UbiqTransport", "CFileSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -96,7 +102,7 @@ let package = Package(
         .target(
             name: "UbiqTUI",
             dependencies: [
-                "UbiqCore", "UbiqEngine", "UbiqProtocol", "Ubiquity", "CNCursesW", "CTuiSupport", "CFileSupport",
+                "UbiqCore", "UbiqEngine", "UbiqDaemonProtocol", "UbiqProtocol", "Ubiquity", "CNCursesW", "CTuiSupport", "CFileSupport",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -105,7 +111,7 @@ let package = Package(
         .target(
             name: "UbiqCLI",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqClient", "UbiqTUI", "UbiqProtocol", "Ubiquity",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqDaemonProtocol", "UbiqClient", "UbiqTUI", "UbiqProtocol", "Ubiquity",
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +122,7 @@ let package = Package(
         .target(
             name: "Ubiquity",
             dependencies: [
-                "UbiqCore", "UbiqEngine", "UbiqProtocol", "CFileSupport",
+                "UbiqCore", "UbiqDaemonProtocol", "UbiqProtocol", "CFileSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -127,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "ubiq-bench",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqTUI", "Ubiquity",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqDaemonProtocol", "UbiqTUI", "Ubiquity",
                 "UbiqTesting",  // the loopback proxy that counts wire bytes
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -138,7 +144,7 @@ let package = Package(
         .target(
             name: "UbiqTesting",
             dependencies: [
-                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "CFileSupport",
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqDaemonProtocol", "CFileSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),  // certificates for the TLS tests
@@ -148,13 +154,13 @@ let package = Package(
             path: "Tests/UbiqTesting"
         ),
         .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),
-        .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqProtocol", "UbiqTesting"],
+        .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqDaemonProtocol", "UbiqProtocol", "UbiqTesting"],
                     exclude: ["Golden"]),  // read from the source tree (#filePath), so a changed golden needs no rebuild
         .testTarget(
             name: "UbiqEngineTests",
-            dependencies: ["UbiqEngine", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport", "UbiqTransport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["UbiqEngine", "UbiqDaemonProtocol", "UbiqClient", "UbiqCore", "UbiqTesting", "CFileSupport", "UbiqTransport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "NIOCore", package: "swift-nio")]
         ),
-        .testTarget(name: "UbiquityTests", dependencies: ["Ubiquity", "UbiqCore", "UbiqEngine", "UbiqTesting", .product(name: "NIOCore", package: "swift-nio"),
+        .testTarget(name: "UbiquityTests", dependencies: ["Ubiquity", "UbiqCore", "UbiqEngine", "UbiqDaemonProtocol", "UbiqTesting", .product(name: "NIOCore", package: "swift-nio"),
                                                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "UbiqServerTests",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 
 /// `ubiq containers [--json]`: the containers this device syncs, each with its folder and state.

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqServer
 import UbiqTUI

@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 
 /// Runs a ``DeviceRequest`` for a home: through the daemon's socket when one runs, else with

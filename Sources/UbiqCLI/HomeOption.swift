@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqProtocol
 
@@ -34,7 +35,7 @@ struct HomeOption: ParsableArguments {
                     try c.save(h)
                     try FileManager.default.createDirectory(at: h.containerFolder(id).appendingPathComponent("Documents"), withIntermediateDirectories: true)
                 }
-            } catch let e as EngineError { throw CLIError(e.code, e.message) }
+            } catch let e as CoreError { throw CLIError(e.code, e.message) }
             c = c.acting(on: id)
         }
         return (h, c)

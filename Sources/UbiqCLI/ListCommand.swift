@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqProtocol
 

@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqTUI
 #if canImport(Glibc)

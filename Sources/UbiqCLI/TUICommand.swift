@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 @_spi(UbiqTools) import Ubiquity
 import UbiqTUI

@@ -1,25 +1,8 @@
 import Foundation
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
-
-/// A three-way merge of a text conflict, prepared for a person to look at before it is kept
-/// (`ubiq resolve PATH --merge`, `m` in the front end).
-public struct MergeDraft: Sendable, Equatable, Codable {
-    /// The document.
-    public var path: RelativePath
-    public var item: ItemID
-    /// The current version ("ours" in the markers) and the conflict version merged into it.
-    public var current: VersionRecord
-    public var conflict: VersionRecord
-    /// The common base (nil: none — the two versions began apart, e.g. the same path created on
-    /// two devices; everything either added is then compared line by line).
-    public var base: VersionID?
-    /// The merged text, with conflicting hunks between markers.
-    public var text: String
-    /// How many hunks both sides changed differently.
-    public var conflicts: Int
-}
 
 /// Builds merge drafts and keeps merged text, on the server alone: the result is committed as
 /// the document's next version (against the current version merged), then kept as the choice,

@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 
 /// The user's commands about items' content on this device: fetch (`f`, `ubiq download`),
 /// evict (`E`, `ubiq evict`), pin (`p`, `ubiq pin`), cancel downloads (`X`), retry now (`u`,

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
 #if canImport(Glibc)
 import Glibc
@@ -18,9 +19,6 @@ public final class DaemonSocket: @unchecked Sendable {
     /// Answers a request addressed to a container (nil: the default one), streaming events
     /// through the closure it is given.
     public typealias Handler = @Sendable (DeviceRequest, ContainerID?, @escaping @Sendable (DeviceResponse) async -> Bool) async -> DeviceResponse
-    /// The protocol's version, answered to `hello`.
-    public static let protocolVersion = 1
-    static let requestLimit = 16 << 20
     static let requestDeadline: TimeAmount = .seconds(30)
     let path: String
     let handler: Handler
@@ -53,7 +51,7 @@ public final class DaemonSocket: @unchecked Sendable {
                 .serverChannelOption(.backlog, value: 256)
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(limit: Self.requestLimit)))
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(DaemonWire.LineDecoder(limit: DaemonWire.requestLimit)))
                         try channel.pipeline.syncOperations.addHandler(RequestDeadline(after: Self.requestDeadline))
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
@@ -95,7 +93,7 @@ public final class DaemonSocket: @unchecked Sendable {
         let me = getuid()
         if let peer = await PeerCredentials.uid(of: channel), peer != me {
             try? await connection.executeThenClose { _, outbound in
-                try? await outbound.write(encodeLine(DeviceResponse(ok: false, message: "refused: this daemon serves user \(me) only, not user \(peer)")))
+                try? await outbound.write(DaemonWire.encodeLine(DeviceResponse(ok: false, message: "refused: this daemon serves user \(me) only, not user \(peer)")))
             }
             return
         }
@@ -107,19 +105,19 @@ public final class DaemonSocket: @unchecked Sendable {
                         started = true
                         let request: DeviceRequest, container: ContainerID?
                         do {
-                            (request, container) = try Self.decodeRequest(Data(line.readableBytesView))
+                            (request, container) = try DaemonWire.decodeRequest(Data(line.readableBytesView))
                         } catch {
-                            try? await outbound.write(encodeLine(DeviceResponse(ok: false, message: "bad request: \(Self.describe(error))")))
+                            try? await outbound.write(DaemonWire.encodeLine(DeviceResponse(ok: false, message: "bad request: \(DaemonWire.describe(error))")))
                             return
                         }
                         group.addTask {
-                            let final = await handler(request, container) { r in (try? await outbound.write(encodeLine(r))) != nil }
-                            try? await outbound.write(encodeLine(final))
+                            let final = await handler(request, container) { r in (try? await outbound.write(DaemonWire.encodeLine(r))) != nil }
+                            try? await outbound.write(DaemonWire.encodeLine(final))
                             Self.finish(channel)
                         }
                     }
-                } catch let e as LineDecoder.TooLong {
-                    try? await outbound.write(encodeLine(DeviceResponse(ok: false, message: "bad request: a line over \(e.limit) bytes")))
+                } catch let e as DaemonWire.LineDecoder.TooLong {
+                    try? await outbound.write(DaemonWire.encodeLine(DeviceResponse(ok: false, message: "bad request: a line over \(e.limit) bytes")))
                 } catch {}
                 group.cancelAll()  // the client has gone: a stream for it ends
             }
@@ -138,43 +136,37 @@ public final class DaemonSocket: @unchecked Sendable {
     /// close its end.
     static let linger: TimeAmount = .seconds(20)
 
-    /// A request line: the request (one key), and beside it, optionally, `"container": "ID"`.
-    static func decodeRequest(_ data: Data) throws -> (DeviceRequest, ContainerID?) {
-        guard data.contains(Array("\"container\"".utf8)) else { return (try WireCoding.decode(DeviceRequest.self, from: data), nil) }
-        guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw Problem.notAnObject }
-        guard let value = object.removeValue(forKey: "container") else { return (try WireCoding.decode(DeviceRequest.self, from: data), nil) }
-        guard let text = value as? String else { throw Problem.containerNotText }
-        let id: ContainerID
-        do { id = try ContainerID(validating: text) } catch { throw Problem.badContainer("\(error)") }
-        return (try WireCoding.decode(DeviceRequest.self, from: try JSONSerialization.data(withJSONObject: object)), id)
-    }
+    /// Closes a connection that has not sent a whole line within `after` of connecting.
+    final class RequestDeadline: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias InboundOut = ByteBuffer
+        let after: TimeAmount
+        var timer: Scheduled<Void>?
+        var seen = false
 
-    /// The JSON line of `request` addressed to `container`.
-    @_spi(DaemonWire)
-    public static func encodeRequest(_ request: DeviceRequest, container: ContainerID?) -> ByteBuffer {
-        guard let container else { return encodeLine(request) }
-        guard let data = try? WireCoding.encode(request), var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return encodeLine(request) }
-        object["container"] = container.string
-        var line = (try? JSONSerialization.data(withJSONObject: object)) ?? data
-        line.append(0x0A)
-        return ByteBuffer(bytes: line)
-    }
+        init(after: TimeAmount) { self.after = after }
 
-    enum Problem: Error, CustomStringConvertible {
-        case notAnObject, containerNotText
-        case badContainer(String)
-        var description: String {
-            switch self {
-            case .notAnObject: return "a request is one JSON object"
-            case .containerNotText: return "'container' must be a string"
-            case .badContainer(let why): return "'container': \(why)"
-            }
+        func handlerAdded(context: ChannelHandlerContext) { if context.channel.isActive { arm(context) } }
+        func channelActive(context: ChannelHandlerContext) {
+            arm(context)
+            context.fireChannelActive()
         }
-    }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            seen = true
+            timer?.cancel()
+            timer = nil
+            context.fireChannelRead(data)
+        }
+        func channelInactive(context: ChannelHandlerContext) {
+            timer?.cancel()
+            timer = nil
+            context.fireChannelInactive()
+        }
 
-    static func encodeLine<T: Encodable>(_ value: T) -> ByteBuffer {
-        var data = (try? WireCoding.encode(value)) ?? Data(#"{"ok":false,"message":"the answer could not be encoded"}"#.utf8)
-        data.append(0x0A)
-        return ByteBuffer(bytes: data)
+        private func arm(_ context: ChannelHandlerContext) {
+            guard timer == nil, !seen else { return }
+            let channel = context.channel
+            timer = context.eventLoop.scheduleTask(in: after) { channel.close(promise: nil) }
+        }
     }
 }

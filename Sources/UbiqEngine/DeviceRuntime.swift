@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
 
 /// One device's engine, key-value store and request service, wired together: the key-value

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import UbiqCore
+import UbiqDaemonProtocol
 
 /// A daemon's engines: one ``DeviceRuntime`` per container the device syncs, each with its own
 /// folder (`<root>/<container>/`), state and settings database. A request names its container
@@ -72,20 +73,5 @@ public actor DeviceRuntimes {
         } catch {
             return .failure(error)
         }
-    }
-}
-
-/// One container a device syncs, as `ubiq containers` lists it.
-public struct ContainerState: Codable, Sendable, Equatable {
-    public var id: String
-    public var folder: String
-    /// The one commands act on when none is named.
-    public var isDefault: Bool
-    /// The engine's state (`online`, `offline`, …; `stopped` when no engine runs for it).
-    public var state: String
-    /// Nothing left to upload, download or apply.
-    public var idle: Bool
-    public init(id: String, folder: String, isDefault: Bool, state: String, idle: Bool) {
-        self.id = id; self.folder = folder; self.isDefault = isDefault; self.state = state; self.idle = idle
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 
 /// Answers ``DeviceRequest``s against one engine: the same code serves the daemon's socket and
 /// commands that run the engine in-process.
@@ -183,7 +184,7 @@ public struct DeviceService: Sendable {
     /// Who this device is (the answer to `hello`).
     var hello: DaemonHello {
         let c = engine.config
-        return DaemonHello(version: DaemonSocket.protocolVersion, container: c.container.string, folder: engine.folder.path, server: c.server,
+        return DaemonHello(version: DaemonWire.protocolVersion, container: c.container.string, folder: engine.folder.path, server: c.server,
                            user: c.user, device: c.deviceID.description, deviceName: c.deviceName,
                            identity: DaemonHello.identity(server: c.server, user: c.user))
     }

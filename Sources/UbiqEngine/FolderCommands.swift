@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 
 /// The user's commands about the folder itself: rename an item and make a folder (`r`, `n`),
 /// copy files out (`ubiq rescue`), and one look without syncing (`ubiq status` with no daemon,

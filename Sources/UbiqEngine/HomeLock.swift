@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import UbiqDaemonProtocol
 #endif
 
 /// One process at a time on a folder: an exclusive `flock` on a lock file in it, released

@@ -1,6 +1,7 @@
 import Foundation
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
 
 /// The user's commands that the server carries out for every device: versions and conflicts

@@ -1,6 +1,7 @@
 import Foundation
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
 
 extension SettingsReplica {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
 import UbiqTransport
 
@@ -10,20 +11,10 @@ import UbiqTransport
 /// hybrid-logical-clock last-writer-wins, atomic multi-key sets, writes kept locally while
 /// offline, and change notifications with a reason for changes made elsewhere.
 public actor SettingsReplica {
-    /// Why keys changed (as `NSUbiquitousKeyValueStoreChangeReasonKey`).
-    public enum ChangeReason: String, Codable, Sendable {
-        case serverChange, initialSyncChange, quotaViolationChange, accountChange
-        /// Written on this device by another program (the front end hears `ubiq kv set`): only
-        /// for listeners that ask for it (see ``changes(includingLocalWritesExcept:)``).
-        case localChange
-    }
-
-    /// One external change: its reason and the keys it touched.
-    public struct Change: Codable, Sendable, Equatable {
-        public var reason: ChangeReason
-        public var keys: [String]
-        public init(reason: ChangeReason, keys: [String]) { self.reason = reason; self.keys = keys }
-    }
+    /// Why settings changed (``SettingsChangeReason``).
+    public typealias ChangeReason = SettingsChangeReason
+    /// One external change (``SettingsChange``).
+    public typealias Change = SettingsChange
 
     public let storeID: ContainerID
     public let device: DeviceID

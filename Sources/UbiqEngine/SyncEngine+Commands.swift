@@ -1,6 +1,7 @@
 import Foundation
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
 
 /// The engine's command surface, for the CLI, the daemon and the front end. Each is carried

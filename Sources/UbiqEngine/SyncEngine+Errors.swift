@@ -1,6 +1,7 @@
 import Foundation
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 
 extension SyncEngine {
     /// Records a failed step of an item: its message (listings, `status`) and its backoff.

@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 
 extension SyncEngine {
     /// A one-shot metadata query over local state (`ubiq ls`).

@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 
 /// What one run of transfers has done, from the first transfer after the engine was idle until
 /// it is idle again (#44 row 3: a batch of 10,000 uploads showed `0%` for its whole 3.5 s, and

@@ -2,8 +2,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
-@_spi(DaemonWire) import UbiqEngine
 
 /// A program's side of the daemon's socket, without blocking a thread: each request is one
 /// connection; stream events are handed to `onEvent` as they come (return false to stop, which
@@ -36,7 +36,7 @@ struct DaemonClient: Sendable {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: socketPath) { ch in
                     ch.eventLoop.makeCompletedFuture {
-                        try ch.pipeline.syncOperations.addHandler(ByteToMessageHandler(DaemonSocket.LineDecoder(limit: Self.answerLimit)))
+                        try ch.pipeline.syncOperations.addHandler(ByteToMessageHandler(DaemonWire.LineDecoder(limit: Self.answerLimit)))
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: ch)
                     }
                 }
@@ -50,14 +50,14 @@ struct DaemonClient: Sendable {
                                     ?? "cannot tell who listens on \(socketPath)")
         }
         return try await channel.executeThenClose { inbound, outbound in
-            do { try await outbound.write(DaemonSocket.encodeRequest(request, container: container)) } catch {
+            do { try await outbound.write(DaemonWire.encodeRequest(request, container: container)) } catch {
                 throw Failure.brokenAnswer("the connection to the daemon broke: \(error)")
             }
             do {
                 for try await line in inbound {
                     let r: DeviceResponse
                     do { r = try WireCoding.decode(DeviceResponse.self, from: Data(line.readableBytesView)) } catch {
-                        throw Failure.brokenAnswer("the daemon sent something that is not an answer: \(DaemonSocket.describe(error))")
+                        throw Failure.brokenAnswer("the daemon sent something that is not an answer: \(DaemonWire.describe(error))")
                     }
                     if !r.isStreamEvent { return r }
                     if !(await onEvent(r)) { return DeviceResponse(ok: true) }

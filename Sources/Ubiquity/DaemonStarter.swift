@@ -1,8 +1,8 @@
 import CFileSupport
 import Foundation
-import UbiqEngine
 #if canImport(Glibc)
 import Glibc
+import UbiqDaemonProtocol
 #endif
 
 /// Starting the daemon for a program that finds none, when the user allows it
@@ -59,7 +59,7 @@ struct DaemonStarter: Sendable {
         try Self.spawnDetached(program, arguments)
         let deadline = ContinuousClock.now + .seconds(15)
         while ContinuousClock.now < deadline {
-            if (try? await client.send(.hello(version: DaemonSocket.protocolVersion, client: "autostart")))?.hello != nil { return }
+            if (try? await client.send(.hello(version: DaemonWire.protocolVersion, client: "autostart")))?.hello != nil { return }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw DaemonClient.Failure.noDaemon("\(why); a daemon was started (\(program) \(arguments.joined(separator: " "))) but did not answer within 15 s")

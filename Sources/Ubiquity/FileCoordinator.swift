@@ -1,5 +1,4 @@
 import Foundation
-import UbiqEngine
 
 /// Coordinated reading and writing of documents in the container, as `NSFileCoordinator`:
 /// while your closure runs, the engine leaves the item alone — a coordinated **write** is never

@@ -1,5 +1,5 @@
 import Foundation
-import UbiqEngine
+import UbiqDaemonProtocol
 
 /// Tells a program that has a document open what happens to it, as `NSFilePresenter`: its
 /// content changed (saved here by another program, or a new version from another device

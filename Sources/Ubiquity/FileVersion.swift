@@ -1,5 +1,4 @@
 import Foundation
-import UbiqEngine
 
 /// One version of a document, as `NSFileVersion`: the current one, the unresolved conflict
 /// versions other devices made, and older ones. Read any version's content; resolve a conflict

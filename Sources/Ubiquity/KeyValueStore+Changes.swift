@@ -1,5 +1,4 @@
 import Foundation
-import UbiqEngine
 
 extension KeyValueStore {
     /// Changes made on other devices — and the first sync, writes the server refused for the

@@ -1,5 +1,5 @@
 import Foundation
-import UbiqEngine
+import UbiqDaemonProtocol
 
 /// The account's synced settings, as `NSUbiquitousKeyValueStore`: typed values under string
 /// keys, written at once on this device and sent to the others (the last write wins per key);

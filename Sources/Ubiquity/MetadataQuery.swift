@@ -1,5 +1,5 @@
 import Foundation
-import UbiqEngine
+import UbiqDaemonProtocol
 
 /// A live query over the container's items, as `NSMetadataQuery`: a scope, a predicate and a
 /// sort; `notifications()` first delivers `didFinishGathering` with every match, then

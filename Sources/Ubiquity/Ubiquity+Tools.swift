@@ -1,5 +1,5 @@
 import Foundation
-import UbiqEngine
+import UbiqDaemonProtocol
 
 // The way `ubiq`'s own front ends (the command line and the terminal front end) ask the daemon:
 // through this library, like any program — one client, one protocol, one set of errors. Not
@@ -50,7 +50,7 @@ extension Ubiquity {
     /// Whether a daemon answers for this home now (never starts one).
     @_spi(UbiqTools)
     public var daemonAnswers: Bool {
-        get async { (try? await client.send(.hello(version: DaemonSocket.protocolVersion, client: "ubiq")))?.hello != nil }
+        get async { (try? await client.send(.hello(version: DaemonWire.protocolVersion, client: "ubiq")))?.hello != nil }
     }
 }
 

@@ -1,6 +1,6 @@
 @_exported import UbiqCore
 import Foundation
-import UbiqEngine
+import UbiqDaemonProtocol
 
 /// A program's way to the user's cloud documents and settings on this device, in the spirit of
 /// `FileManager`'s ubiquity calls: a container's folder, the account's identity token, moving a
@@ -53,11 +53,11 @@ public struct Ubiquity: Sendable {
 
     /// Who the daemon is: its protocol version, account and container.
     func hello(container: ContainerID? = nil) async throws -> DaemonHello {
-        guard let h = try await ask(.hello(version: DaemonSocket.protocolVersion, client: "Ubiquity library"), container: container).hello else {
+        guard let h = try await ask(.hello(version: DaemonWire.protocolVersion, client: "Ubiquity library"), container: container).hello else {
             throw UbiquityError(.protocolMismatch, "the daemon did not say who it is (an older ubiq?)")
         }
-        guard h.version == DaemonSocket.protocolVersion else {
-            throw UbiquityError(.protocolMismatch, "the daemon speaks protocol \(h.version), this library \(DaemonSocket.protocolVersion)")
+        guard h.version == DaemonWire.protocolVersion else {
+            throw UbiquityError(.protocolMismatch, "the daemon speaks protocol \(h.version), this library \(DaemonWire.protocolVersion)")
         }
         return h
     }

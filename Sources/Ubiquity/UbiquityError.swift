@@ -1,5 +1,4 @@
 import Foundation
-import UbiqEngine
 
 /// What went wrong in a call to the library: a stable code and a line a person can read.
 public struct UbiquityError: Error, Sendable, Equatable, CustomStringConvertible {

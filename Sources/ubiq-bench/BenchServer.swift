@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqServer
 import UbiqStorage

@@ -11,7 +11,7 @@ struct LayeringTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The project's own modules.
-    static let ours: Set<String> = ["UbiqCore", "UbiqProtocol", "UbiqTransport", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine",
+    static let ours: Set<String> = ["UbiqCore", "UbiqProtocol", "UbiqTransport", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "UbiqDaemonProtocol",
                                     "UbiqTUI", "UbiqCLI", "Ubiquity", "UbiqTesting", "CFileSupport", "CNCursesW", "CTuiSupport"]
 
     /// What each target may import of ours. Core and Protocol are pure; Storage sits below the
@@ -26,13 +26,14 @@ struct LayeringTests {
         "UbiqStorage": ["UbiqCore", "CFileSupport"],
         "UbiqServer": ["UbiqCore", "UbiqProtocol", "UbiqStorage", "UbiqTransport"],
         "UbiqClient": ["UbiqCore", "UbiqProtocol", "UbiqTransport"],
-        "UbiqEngine": ["UbiqCore", "UbiqProtocol", "UbiqClient", "UbiqTransport", "CFileSupport"],
-        "Ubiquity": ["UbiqCore", "UbiqProtocol", "CFileSupport", "UbiqEngine" /* #38 §2 */],
-        "UbiqTUI": ["UbiqCore", "UbiqProtocol", "Ubiquity", "CNCursesW", "CTuiSupport", "CFileSupport", "UbiqEngine" /* #38 §2 */],
-        "UbiqCLI": ["UbiqCore", "UbiqProtocol", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "UbiqTUI", "Ubiquity"],
+        "UbiqDaemonProtocol": ["UbiqCore", "UbiqProtocol", "UbiqTransport"],
+        "UbiqEngine": ["UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "UbiqClient", "UbiqTransport", "CFileSupport"],
+        "Ubiquity": ["UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "CFileSupport"],
+        "UbiqTUI": ["UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "Ubiquity", "CNCursesW", "CTuiSupport", "CFileSupport", "UbiqEngine"],
+        "UbiqCLI": ["UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "UbiqTUI", "Ubiquity"],
         "ubiq": ["UbiqCLI"],
         "ubiq-notes": ["Ubiquity"],
-        "ubiq-bench": ["UbiqCore", "UbiqProtocol", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "UbiqTUI", "Ubiquity",
+        "ubiq-bench": ["UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "UbiqTUI", "Ubiquity",
                        "UbiqTesting" /* #38 §4: the helpers it needs to move to a support target */],
     ]
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqProtocol
 import UbiqTesting

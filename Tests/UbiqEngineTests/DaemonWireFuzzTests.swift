@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import UbiqCore
-@_spi(DaemonWire) @testable import UbiqEngine
+import UbiqDaemonProtocol
+@testable import UbiqEngine
 import UbiqTesting
 
 /// A seeded fuzzer of what the daemon reads from other programs: the request line (a
@@ -16,10 +17,10 @@ struct DaemonWireFuzzTests {
         // Every sample, with and without a container, read back as it was written.
         for request in DaemonRequestSamples.all {
             for container in containers {
-                var line = Array(DaemonSocket.encodeRequest(request, container: container).readableBytesView)
+                var line = Array(DaemonWire.encodeRequest(request, container: container).readableBytesView)
                 #expect(line.last == 0x0A)
                 line.removeLast()
-                let (back, id) = try DaemonSocket.decodeRequest(Data(line))
+                let (back, id) = try DaemonWire.decodeRequest(Data(line))
                 #expect(back == request && id == container, "\(request)")
             }
         }
@@ -28,7 +29,7 @@ struct DaemonWireFuzzTests {
         let cases = FuzzCases.count(3_000)
         for _ in 0..<cases {
             let request = DaemonRequestSamples.all.randomElement(using: &rng)!
-            var line = Array(DaemonSocket.encodeRequest(request, container: containers.randomElement(using: &rng)!).readableBytesView.dropLast())
+            var line = Array(DaemonWire.encodeRequest(request, container: containers.randomElement(using: &rng)!).readableBytesView.dropLast())
             switch Int.random(in: 0..<6, using: &rng) {
             case 0: line = rng.bytes(Int.random(in: 0...200, using: &rng))
             case 1: line = Array(line.prefix(Int.random(in: 0...line.count, using: &rng)))
@@ -38,7 +39,7 @@ struct DaemonWireFuzzTests {
             case 3: line = Array(#"{"container":"#.utf8) + rng.mutate(Array(#""iCloud.a","status":{}}"#.utf8), edits: 1...3, alphabet: DaemonRequestSamples.alphabet)
             default: line = rng.mutate(line, edits: 1...6, alphabet: DaemonRequestSamples.alphabet)
             }
-            if (try? DaemonSocket.decodeRequest(Data(line))) != nil { taken += 1 } else { refused += 1 }
+            if (try? DaemonWire.decodeRequest(Data(line))) != nil { taken += 1 } else { refused += 1 }
         }
         print("[daemon.requests] \(cases) damaged lines: \(taken) still a request, \(refused) refused")
         #expect(taken + refused == cases && refused > 0)
@@ -47,7 +48,7 @@ struct DaemonWireFuzzTests {
     @Test func aContainerBesideTheRequestMustBeAValidName() {
         for bad in [#"{"container":"../x","status":{}}"#, #"{"container":7,"status":{}}"#, #"{"container":"","status":{}}"#,
                     #"["container"]"#, #"{"container":"a/b","status":{}}"#] {
-            #expect(throws: (any Error).self, "\(bad)") { _ = try DaemonSocket.decodeRequest(Data(bad.utf8)) }
+            #expect(throws: (any Error).self, "\(bad)") { _ = try DaemonWire.decodeRequest(Data(bad.utf8)) }
         }
     }
 }

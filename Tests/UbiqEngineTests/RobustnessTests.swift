@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 @testable import UbiqEngine
 import UbiqProtocol
 import UbiqTesting

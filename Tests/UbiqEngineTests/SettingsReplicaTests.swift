@@ -3,6 +3,7 @@ import Logging
 import Testing
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqProtocol
 import UbiqTesting

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 @testable import UbiqTUI
 

@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 
 /// Daemon requests of every shape, with values a hostile program would pick: what the fuzzers

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 
 /// One device: its own home in a temp folder, signed in to a test server, with a running engine.

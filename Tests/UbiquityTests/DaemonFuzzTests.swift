@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import UbiqDaemonProtocol
 import Ubiquity
 import UbiqCore
-@_spi(DaemonWire) import UbiqEngine
+import UbiqEngine
 import UbiqTesting
 #if canImport(Glibc)
 import Glibc
@@ -73,7 +74,7 @@ extension DaemonSuites {
             for i in 0..<cases {
                 let request = DaemonRequestSamples.all.randomElement(using: &rng)!
                 let container = containers.randomElement(using: &rng)!
-                var line = Array(DaemonSocket.encodeRequest(request, container: container).readableBytesView.dropLast())
+                var line = Array(DaemonWire.encodeRequest(request, container: container).readableBytesView.dropLast())
                 if i % 4 != 0 { line = rng.mutate(line, edits: 1...5, alphabet: DaemonRequestSamples.alphabet) }
                 guard let fd = DaemonProtocolTests.connectRaw(path) else {
                     Issue.record("case \(i): the daemon stopped accepting connections")
@@ -99,7 +100,7 @@ extension DaemonSuites {
                     Issue.record("case \(i): the daemon stopped accepting connections")
                     break
                 }
-                let line = Array(DaemonSocket.encodeRequest(request, container: nil).readableBytesView)
+                let line = Array(DaemonWire.encodeRequest(request, container: nil).readableBytesView)
                 let text = DaemonProtocolTests.exchange(fd, line, timeout: 20_000)
                 close(fd)
                 let first = text.split(separator: "\n").first.map(String.init) ?? ""

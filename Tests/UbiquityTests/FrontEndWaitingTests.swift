@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UbiqDaemonProtocol
 import Ubiquity
 import UbiqCore
 import UbiqEngine

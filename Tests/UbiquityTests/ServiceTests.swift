@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import UbiqDaemonProtocol
 @testable import Ubiquity
 import UbiqCore
 import UbiqEngine

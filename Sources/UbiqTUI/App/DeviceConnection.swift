@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 @_spi(UbiqTools) import Ubiquity
 

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqProtocol
 #if canImport(Glibc)

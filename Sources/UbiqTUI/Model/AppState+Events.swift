@@ -1,6 +1,6 @@
 import Foundation
 import UbiqCore
-import UbiqEngine
+import UbiqDaemonProtocol
 import UbiqProtocol
 
 /// Results arriving from the engine (on the main queue).
@@ -9,7 +9,7 @@ public enum AppEvent: Sendable {
     case update(QueryDiff)
     case status(EngineStatus, throughput: Double)
     case settings([KVEntry], keys: Int, bytes: Int)
-    case settingsChanged(keys: [String], reason: SettingsReplica.ChangeReason, at: Date)
+    case settingsChanged(keys: [String], reason: SettingsChangeReason, at: Date)
     /// A change made in Files worked: the message, and how `z` takes it back.
     case filesDone(String, undo: FilesUndo)
     /// Settings written from this screen, with what the keys held before (for `z`).

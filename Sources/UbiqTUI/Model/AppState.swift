@@ -1,6 +1,6 @@
 import Foundation
 import UbiqCore
-import UbiqEngine
+import UbiqDaemonProtocol
 import UbiqProtocol
 
 /// The three views reachable with `1` `2` `3`.

@@ -1,6 +1,6 @@
 import Foundation
 import UbiqCore
-import UbiqEngine
+import UbiqDaemonProtocol
 
 /// The container picker (`:container`): every container the device syncs with its state;
 /// `Enter` shows the one under the cursor, `n` names a new one, `Esc` closes.

@@ -1,6 +1,5 @@
 import Foundation
 import UbiqCore
-import UbiqEngine
 import UbiqProtocol
 
 /// A change made in the Files view that `z` can take back.

@@ -1,6 +1,5 @@
 import Foundation
 import UbiqCore
-import UbiqEngine
 import UbiqProtocol
 
 /// A text line being typed: the filter, or a key-value add/edit step.

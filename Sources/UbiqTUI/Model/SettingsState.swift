@@ -1,6 +1,5 @@
 import Foundation
 import UbiqCore
-import UbiqEngine
 import UbiqProtocol
 
 /// One write made from the Settings view and what its keys held before it (nil: absent).

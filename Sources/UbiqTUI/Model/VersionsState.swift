@@ -1,6 +1,5 @@
 import Foundation
 import UbiqCore
-import UbiqEngine
 import UbiqProtocol
 
 /// One version of the item in the Versions view.

@@ -1,5 +1,4 @@
 import Foundation
-import UbiqClient
 import UbiqCore
 import UbiqTransport
 
@@ -108,7 +107,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     public mutating func adding(_ id: ContainerID) throws -> Bool {
         guard !containers.contains(id) else { return false }
         guard containers.count < Self.containerLimit else {
-            throw EngineError(.invalidRequest, "this device already syncs \(Self.containerLimit) containers, the most it syncs")
+            throw CoreError(.invalidRequest, "this device already syncs \(Self.containerLimit) containers, the most it syncs")
         }
         containers.append(id)
         return true
@@ -121,7 +120,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     public static func load(_ home: DeviceHome) throws -> DeviceConfig? {
         guard let data = FileManager.default.contents(atPath: home.configFile.path) else { return nil }
         do { return try JSONDecoder().decode(DeviceConfig.self, from: data) } catch {
-            throw EngineError(.invalidValue, "\(home.configFile.path) is damaged (\(error)); run 'ubiq login' again")
+            throw CoreError(.invalidValue, "\(home.configFile.path) is damaged (\(error)); run 'ubiq login' again")
         }
     }
 
@@ -132,13 +131,8 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let tmp = home.configFile.appendingPathExtension("tmp")
         guard FileManager.default.createFile(atPath: tmp.path, contents: try encoder.encode(self), attributes: [.posixPermissions: 0o600]) else {
-            throw EngineError(.storageFailure, "cannot write \(tmp.path)")
+            throw CoreError(.storageFailure, "cannot write \(tmp.path)")
         }
-        guard rename(tmp.path, home.configFile.path) == 0 else { throw EngineError(.storageFailure, "cannot write \(home.configFile.path)") }
+        guard rename(tmp.path, home.configFile.path) == 0 else { throw CoreError(.storageFailure, "cannot write \(home.configFile.path)") }
     }
-}
-
-extension DeviceConfig {
-    /// A client of the server, signed in as this device (trusting what `login --ca-cert` trusted).
-    public var apiClient: UbiqAPIClient { UbiqAPIClient(baseURL: server, token: token, trusting: serverCertificates) }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import UbiqClient
 import UbiqCore
 import UbiqProtocol
 
@@ -114,7 +113,7 @@ public struct DeviceResponse: Codable, Sendable {
     public var event: QueryEventLine?
     public var kv: [KVEntry]?
     public var devices: [DeviceInfo]?
-    public var kvChange: SettingsReplica.Change?
+    public var kvChange: SettingsChange?
     /// Content bytes (`versionContent`).
     public var content: Data?
     /// Set when a write is stored on this device but the server could not be reached yet.
@@ -131,18 +130,6 @@ public struct DeviceResponse: Codable, Sendable {
     public var isStreamEvent: Bool { event != nil || kvChange != nil || ready == true }
 
     public init(ok: Bool, message: String? = nil, status: EngineStatus? = nil) { self.ok = ok; self.message = message; self.status = status }
-
-    public static func failure(_ error: Error) -> DeviceResponse { DeviceResponse(ok: false, message: describe(error)) }
-
-    /// One line a person can read for any error the engine or the client raises.
-    public static func describe(_ error: Error) -> String {
-        switch error {
-        case let e as EngineError: return e.message
-        case let e as CoreError: return e.message
-        case let e as ClientError: return e.code == .serverUnreachable ? "cannot reach the server: \(e.message)" : e.message
-        default: return "\(error)"
-        }
-    }
 }
 
 /// One streamed query event, as `ubiq ls --watch --json` prints it.
@@ -168,7 +155,7 @@ public struct PathResult: Codable, Sendable, Equatable {
 /// Who answers on a daemon's socket: the protocol it speaks and the account, device and
 /// container it syncs.
 public struct DaemonHello: Codable, Sendable, Equatable {
-    /// The protocol version the daemon speaks (``DaemonSocket/protocolVersion``).
+    /// The protocol version the daemon speaks (``DaemonWire/protocolVersion``).
     public var version: Int
     public var container: String
     /// The container's folder on this device.
