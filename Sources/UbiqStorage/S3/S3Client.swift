@@ -104,7 +104,8 @@ public struct S3Client: Sendable {
             if let token { query.append(("continuation-token", token)) }
             let a = try await send(.GET, key: nil, query: query, limit: 4 << 20)
             guard a.status == 200 else { throw Self.failure("cannot list \(bucket)", a) }
-            let page = S3Listing.parse(a.body)
+            let page: S3Listing.Page
+            do { page = try S3Listing.parse(a.body) } catch { throw StorageError(.storageFailure, "cannot list \(bucket): \(error)") }
             out += page.objects
             token = page.truncated ? page.next : nil
             guard page.truncated == false || token != nil else { throw StorageError(.storageFailure, "the object store's listing of \(bucket) is cut short with no way on") }
@@ -157,11 +158,7 @@ public struct S3Client: Sendable {
     }
 
     /// The S3 error code in an error answer's XML (`<Code>NoSuchKey</Code>`), if any.
-    static func code(_ a: Answer) -> String? {
-        let text = String(decoding: a.body.prefix(4096), as: UTF8.self)
-        guard let start = text.range(of: "<Code>"), let end = text.range(of: "</Code>", range: start.upperBound..<text.endIndex) else { return nil }
-        return String(text[start.upperBound..<end.lowerBound])
-    }
+    static func code(_ a: Answer) -> String? { a.body.isEmpty ? nil : S3Listing.errorCode(a.body) }
 
     static func failure(_ what: String, _ a: Answer) -> StorageError {
         StorageError(.storageFailure, "\(what): the object store answered \(a.status)\(code(a).map { " \($0)" } ?? "")")
