@@ -3,127 +3,80 @@ import UbiqClient
 import UbiqCore
 import UbiqProtocol
 
+/// What the server answered to one of the plan's steps that move no content. The engine
+/// applies it to its trees (``SyncEngine/apply(_:)-RemoteOutcome``); nothing here touches them.
+enum RemoteOutcome: Sendable, Equatable {
+    /// Folders of this device made on the server: each local ID with the server's answer (an
+    /// item, or why it was refused) and the stamp the folder had when it was sent.
+    case foldersMade([MadeFolder])
+    /// The item moved on the server from where this device last synced it (`from`) to `to`
+    /// (`item` is its new record).
+    case moved(ItemID, from: RelativePath, to: RelativePath, item: ItemRecord)
+    /// Another device took the name first: the item gets a visible rename here.
+    case moveNameTaken(ItemID, to: RelativePath)
+    /// The server's folders changed under a move or a delete (`item_changed`): pull, then plan again.
+    case moveWaits(ItemID, why: String)
+    case deleteWaits(ItemID, why: String)
+    /// Deleted on the server (`folder`: its path when it was a folder, whose contents went with it).
+    case deleted(ItemID, item: ItemRecord, folder: RelativePath?)
+    /// Already gone from the server.
+    case alreadyGone(ItemID)
+
+    struct MadeFolder: Sendable, Equatable {
+        var local: ItemID
+        var stamp: FileStamp
+        var item: ItemRecord?
+        var refusal: APIErrorBody.Detail?
+    }
+}
+
 /// The plan's steps on the server that move no content: make folders (one request for a
-/// depth's worth), move and delete items. Each sends what the trees say and records the
-/// answer in them; a refusal that means "another device got there first" is handled here
-/// (a visible rename, or a pull before the next round), never by dropping the user's change.
-/// Runs on the engine's queue (the `isolated` engine).
-enum RemoteSteps {
-    /// Makes a folder of this device's on the server.
-    static func createFolder(_ id: ItemID, on e: isolated SyncEngine) async throws -> Bool {
-        guard let l = e.local[id], l.entry.kind == .folder else { return false }
-        e.claim([id])
-        let resp = try await e.client.commit(e.config.container, CommitRequest(
-            itemID: id, versionID: VersionID(uuid: e.newUUID()), path: l.path, kind: .folder, base: nil,
-            modified: SyncEngine.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil, parent: e.commitParent(id, l.path)))
-        let sid = resp.item.id
-        e.adopt(id, as: sid)
-        e.noteRemote(resp.item)
-        let path = e.synced[sid]?.node.path ?? resp.item.path
-        try e.setSynced(sid, SyncedEntry(node: SyncedNode(path: path, kind: .folder, version: nil, hash: nil), stamp: l.entry.stamp, stampHash: nil))
-        return true
+/// depth's worth), move and delete items. Each sends the request it is given and says what
+/// the answer means (``RemoteOutcome``); a refusal that means "another device got there
+/// first" becomes an outcome the engine handles (a visible rename, or a pull before the next
+/// round), never a dropped change. It holds no state of the engine's: the engine builds the
+/// requests from its trees and applies the outcomes to them.
+struct RemoteSteps: Sendable {
+    let server: any SyncServer
+    let container: ContainerID
+
+    /// Makes folders in one commit request (they must not contain one another).
+    func makeFolders(_ folders: [(local: ItemID, stamp: FileStamp, request: CommitRequest)]) async throws -> RemoteOutcome {
+        let results = try await server.commitMany(container, folders.map(\.request))
+        guard results.count == folders.count else { throw EngineError(.internalError, "the server answered \(results.count) of \(folders.count) folders") }
+        return .foldersMade(zip(folders, results).map { f, r in
+            RemoteOutcome.MadeFolder(local: f.local, stamp: f.stamp, item: r.response?.item, refusal: r.response == nil ? (r.error ?? APIErrorBody.Detail(code: .internalError, message: "refused")) : nil)
+        })
     }
 
-    /// Creates several folders on the server in one commit request (they must not contain one
-    /// another: the caller passes one depth at a time). True if any was created.
-    static func createFolders(_ ids: [ItemID], on e: isolated SyncEngine) async -> Bool {
-        do {
-            let wanted = ids.compactMap { id in e.local[id].flatMap { $0.entry.kind == .folder ? (id, $0) : nil } }
-            var done = 0
-            for start in stride(from: 0, to: wanted.count, by: TransferBatches.files) {
-                let group = wanted[start..<min(wanted.count, start + TransferBatches.files)]
-                let parents = e.localFolders(at: Set(group.compactMap { id, l in e.remote[id] == nil ? l.path.parent : nil }))
-                e.claim(group.map(\.0))
-                let requests = group.map { id, l in
-                    CommitRequest(itemID: id, versionID: VersionID(uuid: e.newUUID()), path: l.path, kind: .folder, base: nil,
-                                  modified: SyncEngine.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil,
-                                  parent: e.remote[id] == nil ? l.path.parent.flatMap { parents[$0] } : nil)
-                }
-                let results = try await e.client.commitMany(e.config.container, requests)
-                var remoteRows: [(ItemID, RemoteEntry?)] = [], syncedRows: [(ItemID, SyncedEntry?)] = []
-                for ((id, l), result) in zip(group, results) {
-                    guard let item = result.response?.item else {
-                        e.failed(id, code: result.error?.code.rawValue ?? "error", message: result.error?.message ?? "refused")
-                        continue
-                    }
-                    e.adopt(id, as: item.id)
-                    let re = ItemTrees.remoteEntry(item)
-                    e.remote[item.id] = re
-                    remoteRows.append((item.id, re))
-                    let entry = SyncedEntry(node: SyncedNode(path: e.synced[item.id]?.node.path ?? item.path, kind: .folder, version: nil, hash: nil),
-                                            stamp: l.entry.stamp, stampHash: nil)
-                    e.synced[item.id] = entry
-                    syncedRows.append((item.id, entry))
-                    e.succeeded(id)
-                    done += 1
-                }
-                try e.store.recordBatch(remote: remoteRows, synced: syncedRows, index: [])
-            }
-            return done > 0
-        } catch where e.endsWithoutFailure(error) {
-            return false
-        } catch {
-            e.logger.warning("creating \(ids.count) folders: \(error); creating them one at a time")
-            var progressed = false
-            for id in ids where await e.run(.createRemoteFolder(id)) { progressed = true }
-            return progressed
-        }
+    /// Makes one folder (`CommitRequest` of kind folder).
+    func makeFolder(_ local: ItemID, stamp: FileStamp, _ request: CommitRequest) async throws -> RemoteOutcome {
+        let resp = try await server.commit(container, request)
+        return .foldersMade([.init(local: local, stamp: stamp, item: resp.item, refusal: nil)])
     }
 
-    /// Moves an item on the server into the folder this device sees at the new parent path.
-    static func move(_ id: ItemID, to: RelativePath, on e: isolated SyncEngine) async throws -> Bool {
-        guard let s = e.synced[id] else { return false }
-        e.sent.moving(id, to: to)
+    /// Moves an item last synced at `from` into the folder with ID `parent` (nil: to the top) at `to`.
+    func move(_ id: ItemID, from: RelativePath, to: RelativePath, into parent: ItemID?) async throws -> RemoteOutcome {
         do {
             let item: ItemRecord
-            if let parent = to.parent {
-                // The folder this device sees at the new parent path; none yet: wait for it.
-                guard let pid = e.localFolders(at: [parent])[parent] else { return false }
-                item = try await e.client.move(e.config.container, item: id, to: to, into: pid)
-            } else {
-                item = try await e.client.move(e.config.container, item: id, to: to)
-            }
-            e.sent.moveAnswered(id)
-            let old = e.remote[id]?.node.path ?? s.node.path
-            e.noteRemote(item)
-            // The server moved the folder's contents with it; so does our copy of its tree.
-            try e.trees.moveRemoteContents(of: id, from: old, to: to)
-            try e.trees.rebaseSynced(id, from: s.node.path, to: to)
-            return true
+            if let parent { item = try await server.move(container, item: id, to: to, into: parent) } else { item = try await server.move(container, item: id, to: to) }
+            return .moved(id, from: from, to: to, item: item)
         } catch let refused as ClientError where refused.code == .pathExists {
-            // Another device took the name first: this item gets a visible rename (`name (2)`)
-            // here, which the next round sends to the server; nothing is dropped.
-            e.sent.moveAnswered(id)
-            e.schedule(.pullFirst)
-            return try e.steps.renameAside(id, from: to)
+            return .moveNameTaken(id, to: to)
         } catch let refused as ClientError where refused.code == .itemChanged {
-            e.logger.debug("move of \(id) waits: \(refused.message)")
-            e.sent.moveAnswered(id)
-            e.schedule(.pullFirst)  // the server's folders moved: the next round pulls first
-            return true
+            return .moveWaits(id, why: refused.message)
         }
     }
 
-    /// Deletes an item on the server only if nothing in it changed after what the plan saw
-    /// (`item_changed`: another device edited it, renamed it or moved something into the
-    /// folder; the change is pulled and the item planned again, never deleted unseen).
-    static func delete(_ id: ItemID, on e: isolated SyncEngine) async throws -> Bool {
+    /// Deletes an item only if nothing in it changed on the server after `since` (the cursor
+    /// the plan saw): otherwise the change is pulled and the item planned again.
+    func delete(_ id: ItemID, unchangedSince since: Int64, folder: RelativePath?) async throws -> RemoteOutcome {
         do {
-            let folder = e.remote[id].flatMap { $0.node.kind == .folder ? $0.node.path : nil }
-            let item = try await e.client.delete(e.config.container, item: id, unchangedSince: min(e.trees.planCursor, e.cursor))
-            e.noteRemote(item)
-            // The server deleted what the folder held with it: so does the Remote tree, now —
-            // until the feed said so, a pass made a never-seen subfolder here again, and its
-            // `mkdir -p` brought the deleted folder back (#45, resurrected folders).
-            if let folder { try e.trees.forgetRemoteContents(of: id, under: folder) }
+            return .deleted(id, item: try await server.delete(container, item: id, unchangedSince: since), folder: folder)
         } catch let refused as ClientError where refused.code == .notFound {
-            e.remote[id] = nil
+            return .alreadyGone(id)
         } catch let refused as ClientError where refused.code == .itemChanged {
-            e.logger.debug("delete of \(id) waits: \(refused.message)")
-            e.schedule(.pullFirst)  // the next round pulls first
-            return true
+            return .deleteWaits(id, why: refused.message)
         }
-        try e.setSynced(id, nil)
-        return true
     }
 }

@@ -14,7 +14,7 @@ extension SyncEngine {
         let transfers = order.transfers
         var progressed = false
         for folders in order.folderBatches {
-            if await RemoteSteps.createFolders(folders, on: self) { progressed = true }
+            if await createRemoteFolders(folders) { progressed = true }
             if !online { return progressed }
         }
         for op in ExecutionOrder.parentsFirst(order.quick, depth: depth) {
@@ -92,9 +92,9 @@ extension SyncEngine {
             switch op {
             case .upload(let id, let base): done = try await transfer.upload(id, base: base, on: self)
             case .download(let id, let v): done = try await transfer.download(id, version: v, on: self)
-            case .createRemoteFolder(let id): done = try await RemoteSteps.createFolder(id, on: self)
-            case .moveRemote(let id, let to): done = try await RemoteSteps.move(id, to: to, on: self)
-            case .deleteRemote(let id): done = try await RemoteSteps.delete(id, on: self)
+            case .createRemoteFolder(let id): done = try await createRemoteFolder(id)
+            case .moveRemote(let id, let to): done = try await moveRemote(id, to: to)
+            case .deleteRemote(let id): done = try await deleteRemote(id)
             case .createLocalFolder(let id): done = try steps.createFolder(id)
             case .moveLocal(let id, let to): done = try steps.move(id, to: to)
             case .deleteLocal(let id): done = try steps.delete(id)
