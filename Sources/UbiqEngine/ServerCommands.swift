@@ -5,105 +5,60 @@ import UbiqDaemonProtocol
 import UbiqProtocol
 
 /// The user's commands that the server carries out for every device: versions and conflicts
-/// (list, pick, keep both, merge, preview), delete, trash and restore. Each asks the server,
-/// then reads its changes back and syncs, so the folder shows the outcome when it returns.
-/// Runs on the engine's queue (the `isolated` engine).
-enum ServerCommands {
-    /// Every version of the item at `path`: current, unresolved conflicts, history.
-    static func versions(of path: RelativePath, on e: isolated SyncEngine) async throws -> VersionsResponse {
-        let id = try e.requireServerItem(path)
-        return try await e.client.versions(e.config.container, item: id)
-    }
+/// (list, pick, keep both, merge, preview), delete, trash and restore — the requests alone.
+/// It holds the server and the container, never the engine's state: the engine finds the items
+/// (``SyncEngine/requireServerItem(_:)``) and reads the server's changes back afterwards, so
+/// the folder shows the outcome when the command returns.
+struct ServerCommands: Sendable {
+    let server: any SyncServer
+    let container: ContainerID
+
+    /// Every version of the item: current, unresolved conflicts, history.
+    func versions(_ id: ItemID) async throws -> VersionsResponse { try await server.versions(container, item: id) }
 
     /// Makes one version (current, conflict or history) the current one everywhere.
-    static func resolve(_ path: RelativePath, keep: VersionID, on e: isolated SyncEngine) async throws -> ItemRecord {
-        let id = try e.requireServerItem(path)
-        let item = try await e.client.resolve(e.config.container, item: id, keep: keep)
-        try await settle(e)
-        return item
-    }
+    func resolve(_ id: ItemID, keep: VersionID) async throws -> ItemRecord { try await server.resolve(container, item: id, keep: keep) }
 
     /// Keeps the current version and makes every conflict version a document of its own beside
-    /// it (`name (conflict from DEVICE DATE).ext`); returns the copies' paths.
-    static func keepBoth(_ path: RelativePath, on e: isolated SyncEngine) async throws -> [RelativePath] {
-        let id = try e.requireServerItem(path)
-        let parent = path.parent.flatMap { e.itemID(at: $0) }
-        let made = try await KeepBoth.perform(e.client, container: e.config.container, item: id, path: path, parent: parent)
-        try await settle(e)
-        return made
+    /// it (`name (conflict from DEVICE DATE).ext`, in the folder `parent`); returns their paths.
+    func keepBoth(_ id: ItemID, at path: RelativePath, parent: ItemID?) async throws -> [RelativePath] {
+        try await KeepBoth.perform(server, container: container, item: id, path: path, parent: parent)
     }
 
     /// Up to `limit` bytes of one version's content from `offset` (previews; a version opened
-    /// outside, piece by piece), fetched chunk by chunk and verified; nothing is written to the
-    /// folder.
-    static func versionContent(_ path: RelativePath, version: VersionID, limit: Int, offset: Int, on e: isolated SyncEngine) async throws -> [UInt8] {
-        _ = try e.requireServerItem(path)
-        let m = try await e.client.manifest(e.config.container, version: version)
+    /// outside, piece by piece), fetched chunk by chunk, each verified against its hash.
+    func versionContent(of path: RelativePath, version: VersionID, limit: Int, offset: Int) async throws -> [UInt8] {
+        let m = try await server.manifest(container, version: version)
         var out: [UInt8] = []
         var at = 0  // where the chunk starts in the content
         for c in m.chunks where out.count < limit {
             defer { at += c.size }
             guard at + c.size > offset else { continue }
-            let bytes = try await e.client.downloadChunk(c.hash)
+            let bytes = try await server.downloadChunk(c.hash)
             guard ContentHash.of(bytes) == c.hash else { throw EngineError(.hashMismatch, "a chunk of \(path) did not match its hash") }
             out += bytes.dropFirst(max(0, offset - at)).prefix(limit - out.count)
         }
         return out
     }
 
-    /// A three-way merge of a text conflict (see `SyncEngine.mergeDraft`).
-    static func mergeDraft(_ path: RelativePath, conflict: VersionID?, on e: isolated SyncEngine) async throws -> MergeDraft {
-        let id = try e.requireServerItem(path)
-        return try await ConflictMerge.draft(e.client, container: e.config.container, item: id, path: path, conflict: conflict)
+    /// A three-way merge of a text conflict (see ``SyncEngine/mergeDraft(_:conflict:)``).
+    func mergeDraft(_ id: ItemID, at path: RelativePath, conflict: VersionID?) async throws -> MergeDraft {
+        try await ConflictMerge.draft(server, container: container, item: id, path: path, conflict: conflict)
     }
 
-    /// Keeps a merge's text as the document's current version (see `SyncEngine.keepMerge`).
-    static func keepMerge(_ draft: MergeDraft, text: String, on e: isolated SyncEngine) async throws -> ItemRecord {
-        let item = try await ConflictMerge.keep(e.client, container: e.config.container, draft: draft, text: text, modified: Date())
-        try await settle(e)
-        return item
+    /// Keeps a merge's text as the document's current version, modified at `modified`.
+    func keepMerge(_ draft: MergeDraft, text: String, modified: Date) async throws -> ItemRecord {
+        try await ConflictMerge.keep(server, container: container, draft: draft, text: text, modified: modified)
     }
 
-    /// Deletes items on every device (the server keeps them in its trash). Refused for an item
-    /// with changes not uploaded yet (they would be lost) and for one not on the server.
-    static func remove(_ paths: [RelativePath], on e: isolated SyncEngine) async -> [PathResult] {
-        await e.scanLocal()
-        var results: [PathResult] = []
-        for p in paths {
-            guard let id = e.itemID(at: p) else { results.append(PathResult(path: p.string, error: "no item at \(p)")); continue }
-            if let bad = e.items(under: p).first(where: { e.hasUnsyncedContent($0) }) {
-                let bp = e.local[bad]?.path ?? p
-                results.append(PathResult(path: p.string, error: "\(bp) has changes not uploaded yet; wait for them (run 'ubiq sync') and try again"))
-                continue
-            }
-            guard e.remote[id] != nil else { results.append(PathResult(path: p.string, error: "\(p) is not on the server yet")); continue }
-            do {
-                _ = try await e.client.delete(e.config.container, item: id)
-                // The server moved the folder's contents to the trash too: read all of it back at
-                // once, so no pass sees the folder gone but its contents still there (and revives it).
-                try await e.pullRemote()
-                results.append(PathResult(path: p.string))
-            } catch {
-                results.append(PathResult(path: p.string, error: "\(error)"))
-            }
-        }
-        await e.syncNow()
-        return results
-    }
+    /// Deletes an item on every device (the server keeps it, and a folder's contents, in its trash).
+    func delete(_ id: ItemID) async throws -> ItemRecord { try await server.delete(container, item: id) }
 
-    /// Brings an item back from the trash (with its history) on every device.
-    static func restore(_ path: RelativePath, on e: isolated SyncEngine) async throws -> ItemRecord {
-        guard let hit = try await e.client.trash(e.config.container).items.first(where: { $0.path == path }) else {
+    /// Brings the item at `path` back from the trash (with its history) on every device.
+    func restore(_ path: RelativePath) async throws -> ItemRecord {
+        guard let hit = try await server.trash(container).items.first(where: { $0.path == path }) else {
             throw EngineError(.notFound, "nothing at \(path) in the trash")
         }
-        let item = try await e.client.restore(e.config.container, item: hit.id)
-        try await settle(e)
-        return item
-    }
-
-    /// Reads what the server changed and syncs it.
-    static func settle(_ e: isolated SyncEngine) async throws {
-        try await e.pullRemote()
-        await e.syncNow()
+        return try await server.restore(container, item: hit.id)
     }
 }

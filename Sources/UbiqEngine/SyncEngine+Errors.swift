@@ -14,14 +14,14 @@ extension SyncEngine {
     func failed(_ id: ItemID, code: String, message: String) {
         // The server's folders changed under a step (`item_changed`): the next round pulls first.
         if code == ErrorCode.itemChanged.rawValue { schedule(.pullFirst) }
-        let now = ContinuousClock.now
-        outcomes.failed(id, code: code, message: message, now: now, wall: Date())
+        let instant = ContinuousClock.now
+        outcomes.failed(id, code: code, message: message, now: instant, wall: now())
         // The next try is due after the item's delay: a pass then. (Only the next plan asked for
         // it before, and a round that ended on the failure makes none: the retry waited for the
         // 30 s periodic pass, 2 tries in 30 s where the delays promise 5. The more frequent
         // passes once made the long randomized runs lose files — 3 of 18 — through a walk that
         // raced a folder move, fixed in `scanLocal`; 0 of 14 since.)
-        if let due = outcomes.backoff.entries[id]?.retryAt, due > now { requestPass(after: due - now) }
+        if let due = outcomes.backoff.entries[id]?.retryAt, due > instant { requestPass(after: due - instant) }
     }
 
     /// A step's error that is nobody's failure: the step was cancelled (paused or stopping), or

@@ -12,7 +12,7 @@ extension SyncEngine {
     /// that placed downloads (and of the first pass, for files held before a restart).
     func settleHeldFiles() {
         guard heldCheckDue else { return }
-        let found = HeldFiles.list(home.partialFolder(config.container).path, now: Date().timeIntervalSince1970)
+        let found = HeldFiles.list(home.partialFolder(config.container).path, now: now().timeIntervalSince1970)
         var wait: Double?
         for f in found {
             if f.written {

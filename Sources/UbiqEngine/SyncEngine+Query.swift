@@ -6,7 +6,7 @@ extension SyncEngine {
     /// A one-shot metadata query over local state (`ubiq ls`).
     public func query(_ spec: QuerySpec) throws -> [MetadataItem] {
         let def = try MetadataQueryDefinition(scope: spec.scope, predicate: spec.predicate, sort: spec.sort)
-        return def.results(listing(), now: Date())
+        return def.results(listing(), now: now())
     }
 
     /// A live query streamed through `emit` (`ubiq ls --watch`): `gathered` first, then one

@@ -29,6 +29,9 @@ public actor SyncEngine {
     let steps: LocalSteps
     let logger: Logger
     let settleTime: Duration
+    /// The wall clock (tests: a clock of their own): new IDs' time order, merges' modification
+    /// dates, failures' times, listings' "now".
+    let now: @Sendable () -> Date
 
     /// The three trees, the change-feed cursor and their writes to the state database.
     let trees: ItemTrees
@@ -86,12 +89,13 @@ public actor SyncEngine {
     /// `server` stands in for the configured server's client (tests: a server that loses
     /// requests), `disk` for the folder's file system (tests: a disk that fails).
     public init(home: DeviceHome, config: DeviceConfig, server: (any SyncServer)? = nil, disk: any FolderAccess = SystemFolder(),
-                logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
+                logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2), now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.executor = QueueExecutor(label: "ubiq.engine.\(config.container)")
         self.home = home
         self.config = config
         self.logger = logger
         self.settleTime = settleTime
+        self.now = now
         self.scheduler = PassScheduler(settleTime: settleTime)
         let client = server ?? config.apiClient
         self.client = client

@@ -30,8 +30,10 @@ struct ItemIdentityTests {
         #expect(third.newLocalIDs == [11: Self.id(1)] && third.sent.isEmpty)
         // Time-ordered: each UUID sorts after the one before, even within one millisecond.
         var ids = try ItemIdentity(store: store)
-        let made = (0..<1_000).map { _ in ids.newUUID().uuidString.lowercased() }
+        let instant = Date(timeIntervalSince1970: 1_795_759_200.123)  // one millisecond for all of them
+        let made = (0..<1_000).map { _ in ids.newUUID(at: instant).uuidString.lowercased() }
         #expect(made == made.sorted() && Set(made).count == made.count)
+        #expect(ids.newUUID(at: instant.addingTimeInterval(0.002)).uuidString.lowercased() > made.last!, "a later clock sorts after")
     }
 
     @Test func downloadWishesSurviveARestart() throws {
