@@ -4,11 +4,11 @@ import UbiqCore
 import UbiqDaemonProtocol
 import UbiqProtocol
 
-/// The engine's command surface, for the CLI, the daemon and the front end. Each is carried
-/// out on the engine's queue by the type of its concern: `ContentCommands` (fetch, evict, pin,
-/// cancel, retry), `ServerCommands` (versions, conflicts, delete, trash), `FolderCommands`
-/// (rename, new folder, rescue, one look). Effects on the folder happen through the pass or
-/// `LocalSteps`.
+/// The engine's command surface, for the CLI, the daemon and the front end, in files by
+/// concern: this one (versions, conflicts, delete, trash — the requests are `ServerCommands`'),
+/// `SyncEngine+ContentCommands` (fetch, evict, pin, cancel, hold, retry) and
+/// `SyncEngine+FolderCommands` (rename, new folder, one look; `rescue`). Effects on the folder
+/// happen through the pass or `LocalSteps`.
 extension SyncEngine {
     /// The item at a path (listed by the server or only local).
     public func itemID(at path: RelativePath) -> ItemID? { trees.itemID(at: path) }
@@ -30,21 +30,6 @@ extension SyncEngine {
         if h == s.node.conflictHash { return false }
         return h != s.node.hash || !(remote[id]?.node.uploaded ?? false) && remote[id]?.node.hash == h
     }
-
-    // MARK: content (see `ContentCommands`)
-
-    /// Fetches the content of the items at (or under) the paths and waits for it.
-    public func download(_ paths: [RelativePath]) async -> [PathResult] { await ContentCommands.download(paths, on: self) }
-    /// Drops the local content of the items at (or under) the paths; refused for content not yet on the server.
-    public func evict(_ paths: [RelativePath]) async -> [PathResult] { await ContentCommands.evict(paths, on: self) }
-    /// Pins (or unpins) the items at the paths: kept on this device, a folder with what comes later.
-    public func pin(_ paths: [RelativePath], _ on: Bool) async -> [PathResult] { ContentCommands.pin(paths, on, on: self) }
-    /// Cancels the downloads of the items at (or under) the paths; uploads are refused.
-    public func cancelTransfers(_ paths: [RelativePath]) -> [PathResult] { ContentCommands.cancelTransfers(paths, on: self) }
-    /// Holds (or lets go) the transfers of the files at or under the paths until resumed.
-    public func hold(_ paths: [RelativePath], _ on: Bool) -> [PathResult] { ContentCommands.hold(paths, on, on: self) }
-    /// Tries failing items again now (all when `paths` is empty); returns how many were waiting.
-    public func retry(_ paths: [RelativePath]) -> Int { ContentCommands.retry(paths, on: self) }
 
     // MARK: versions, conflicts, delete, trash (see `ServerCommands`)
 
@@ -125,23 +110,8 @@ extension SyncEngine {
         await syncNow()
     }
 
-    // MARK: the folder (see `FolderCommands`)
-
-    /// Renames an item in its folder (never over anything); returns the new path.
-    public func renameItem(_ path: RelativePath, to newName: String) async throws -> RelativePath {
-        try await FolderCommands.rename(path, to: newName, on: self)
-    }
-    /// Makes a new folder in the synced folder; the pass sends it up.
-    public func makeFolder(_ path: RelativePath) async throws { try await FolderCommands.makeFolder(path, on: self) }
-    /// Status after one look at the server and the folder, without changing anything
-    /// (`ubiq status` when no daemon runs).
-    public func peek() async -> EngineStatus { await FolderCommands.peek(on: self) }
-    /// Local files whose content the server does not have yet.
-    public func unsyncedLocalPaths() async -> [RelativePath] { await FolderCommands.unsyncedLocalPaths(on: self) }
-    /// Excluded (`.nosync`) items that never leave the device, outermost only.
-    public func excludedPaths() async -> [RelativePath] { await FolderCommands.excludedPaths(on: self) }
     /// Copies files (or folders) to a new folder beside (never inside) the container folder and returns it.
     public func rescue(_ paths: [RelativePath]) throws -> URL {
-        try FolderCommands.rescue(paths, home: home, container: config.container, files: files)
+        try FolderCommands.rescue(paths, home: home, container: config.container, files: files, at: now())
     }
 }
