@@ -10,7 +10,7 @@ import UbiqProtocol
 /// window into a resumable partial file (see `PartialDownload`), streaming while another
 /// device still uploads it. Every manifest is checked against the hash the server listed for
 /// its version. No engine state: the engine says what it wants and records what was placed
-/// in one place (`TransferRunner.recordDownloads`).
+/// in one place (`SyncEngine.apply(downloads:)`).
 struct DownloadPipeline: Sendable {
     let client: any SyncServer
     let container: ContainerID

@@ -3,16 +3,13 @@ import UbiqClient
 import UbiqCore
 import UbiqProtocol
 
-/// What the engine gives transfers (see `TransferRunner`): the steps of a plan that move
+/// What the engine gives transfers (see `TransferState`): the steps of a plan that move
 /// content, and the calls the transfers' work off the queue makes back into it.
 extension SyncEngine {
     /// Transfers running now, with their progress.
     var transfers: TrackedMap<Transfer> { get { transfer.running } _modify { yield &transfer.running } }
     /// Transfer batches that failed as a whole (their halves then went as batches of their own).
     var batchesFailed: Int { transfer.failedBatches }
-
-    /// Runs a batch of small uploads or downloads (see `TransferRunner.runBatch`).
-    func runBatch(_ ops: [SyncOp], upload: Bool) async -> Bool { await transfer.runBatch(ops, upload: upload, on: self) }
 
     func addProgress(_ id: ItemID, _ n: Int) {
         transfers[id]?.bytesDone += Int64(n)
@@ -31,10 +28,5 @@ extension SyncEngine {
     /// Something other than this engine changed the folder since the last scan.
     func folderChangedSinceScan() -> Bool {
         watcher.map { $0.foreignEvents() != foreignAtScan } ?? false
-    }
-
-    /// What this device holds of a download window (see `TransferRunner.localChunks`).
-    func localChunks(of window: ArraySlice<ChunkRef>, replaced: ReplacedFileChunks?) -> PartialDownload.LocalChunks {
-        transfer.localChunks(of: window, replaced: replaced, on: self)
     }
 }

@@ -70,8 +70,8 @@ public actor SyncEngine {
     var online = false
     var pendingOps: [SyncOp] = []
     var unstable = 0
-    /// Uploads and downloads, and what only they need (see `TransferRunner`).
-    let transfer: TransferRunner
+    /// Uploads and downloads, and what only they need (see `TransferState`).
+    let transfer: TransferState
     var lastError: String?
     /// Failed items (messages, retry delays) and abandoned versions: see `ItemOutcomes`.
     var outcomes: ItemOutcomes
@@ -117,7 +117,7 @@ public actor SyncEngine {
         self.trees = trees
         self.steps = LocalSteps(files: files, disk: disk, trees: trees, aside: home.partialFolder(config.container).path, logger: logger)
         let partials = home.partialFolder(config.container).path
-        self.transfer = TransferRunner(uploads: UploadPipeline(client: client, container: config.container),
+        self.transfer = TransferState(uploads: UploadPipeline(client: client, container: config.container),
                                        downloads: DownloadPipeline(client: client, container: config.container, partials: partials, disk: disk),
                                        log: trees.changeLog)
         self.wishes = try DownloadWishes(store: store)

@@ -8,7 +8,7 @@ import UbiqProtocol
 /// file with its content complete. A big file is committed first (other devices list it at
 /// once and may stream it), then its missing chunks follow straight from the file, then the
 /// version is completed. No engine state: the engine prepares the files (`File`) and records
-/// the answers in one place (`TransferRunner.recordUploads`).
+/// the answers in one place (`SyncEngine.apply(uploads:)`).
 struct UploadPipeline: Sendable {
     let client: any SyncServer
     let container: ContainerID
