@@ -31,7 +31,20 @@ public enum ChunkCollection {
     static let elsewhere = "another server on this database is collecting garbage now; try again when it has finished"
 }
 
-extension ServerServices {
+/// Garbage collection and what keeps it apart from uploads: a collection decides page by page
+/// under the chunk gate (exclusive), uploads run under it shared (`storing`); one collection at
+/// a time, in this process and (with a shared guard) in the fleet of servers on one database.
+struct ChunkCollector: Sendable {
+    let chunks: any ChunkStore
+    let liveness: any ChunkLivenessStore
+    let clock: @Sendable () -> Date
+    /// Uploads (shared) against garbage collection's decisions (exclusive): `storing`.
+    let chunkGate: AsyncGate
+    /// One garbage collection at a time.
+    let turn: AsyncGate
+    let wake: Wakeup
+    let sharedGuard: (any SharedChunkGuard)?
+
     /// Garbage collection: gives back the space of chunks no account holds and no version lists
     /// (history pruned, trash purged or emptied, accounts deleted, uploads never committed).
     ///
@@ -39,9 +52,9 @@ extension ServerServices {
     /// holds it" (`storing`, shared, around every upload; a page's decision, exclusive), so an
     /// upload that found a chunk stored and skipped writing it can never see it go. Runs one at
     /// a time. With `dryRun` nothing changes and the report says what would go.
-    public func collectGarbage(dryRun: Bool = false) async throws -> GarbageReport {
+    func collectGarbage(dryRun: Bool = false) async throws -> GarbageReport {
         // One at a time in this process (they wait their turn) …
-        try await collectionTurn.exclusive {
+        try await turn.exclusive {
             guard let shared = sharedGuard else { return try await collectHere(dryRun: dryRun) }
             // … and in the fleet of servers on one database and bucket (told, not kept waiting).
             guard let report = try await shared.aloneInFleet({ try await self.collectHere(dryRun: dryRun) }) else {
@@ -108,7 +121,7 @@ extension ServerServices {
     }
 
     /// Asks the server's collector to run soon (after the trash is emptied).
-    func collectSoon() async { await collectionWake.signal() }
+    func collectSoon() async { await wake.signal() }
 }
 
 /// Counts of one collection (added to from the pages' decisions).

@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqStorage
 
 /// Slows password guessing without letting a guesser lock a user out or stall the server.
 ///
@@ -85,7 +86,14 @@ actor LoginThrottle {
     }
 }
 
-extension ServerServices {
+/// What a login needs besides the accounts: the throttle (counted across a shared database's
+/// servers when there is a failure log) and the password checks.
+struct Logins: Sendable {
+    let throttle: LoginThrottle
+    let failureLog: (any FailureLog)?
+    let passwordChecks: PasswordChecks
+    let passwordRounds: Int
+
     /// The failures the servers of a shared database counted for a login's keys (nil: none
     /// shared, or the database did not answer — this server's own count decides then).
     func sharedFailures(user: String, address: String, now: Date) async -> [String: Int]? {

@@ -67,12 +67,3 @@ struct PushRelayService: Service {
         }
     }
 }
-
-extension ServerServices {
-    /// Sends `message` to the account's devices on this server and, through the relay, on the
-    /// others.
-    func publish(account: Int64, _ message: PushMessage) async {
-        await push.publish(account: account, message)
-        await relay?.send(account: account, message)
-    }
-}

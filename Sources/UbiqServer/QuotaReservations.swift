@@ -1,4 +1,5 @@
 import UbiqCore
+import UbiqStorage
 
 /// Bytes an account is writing that are not recorded as its own yet. A quota check counts them,
 /// so uploads running in parallel cannot together write past the quota: twelve 900 KB uploads
@@ -33,7 +34,12 @@ actor QuotaReservations {
     }
 }
 
-extension ServerServices {
+/// Writes that grow an account, admitted only when they fit its quota with what its other
+/// writes in flight have reserved.
+struct QuotaGuard: Sendable {
+    let metadata: any MetadataStore
+    let reservations: QuotaReservations
+
     /// Runs `write` (storing and recording `bytes` new bytes of `account`) under a reservation;
     /// `storage_full` without writing anything when they do not fit with what others are writing.
     func withReservedQuota(account: Int64, bytes: Int64, _ write: () async throws -> Void) async throws {

@@ -4,8 +4,17 @@ import UbiqCore
 import UbiqProtocol
 import UbiqStorage
 
-extension ServerServices {
-    func addAccountRoutes(to router: Router<UbiqRequestContext>) {
+/// `/v1/login`, `/v1/tokens/revoke`, `/v1/devices`, `/v1/account`: sessions and what an account
+/// may know about itself.
+struct AccountRoutes: Sendable {
+    let auth: Authenticator
+    let metadata: any MetadataStore
+    let admin: any AccountAdminStore
+    let logins: Logins
+    let push: PushHub
+    let clock: @Sendable () -> Date
+
+    func add(to router: Router<UbiqRequestContext>) {
         router.post("/v1/login") { request, context -> Response in
             let body = try await request.decodeJSON(LoginRequest.self, limit: 16 << 10)
             let user = body.user
@@ -16,39 +25,39 @@ extension ServerServices {
             }
             let now = self.clock()
             // The slot is taken before the (slow) hashing and given back after it.
-            let shared = await self.sharedFailures(user: String(user.prefix(256)), address: context.peer, now: now)
-            guard let ticket = await self.throttle.begin(user: String(user.prefix(256)), address: context.peer, now: now, shared: shared) else {
+            let shared = await self.logins.sharedFailures(user: String(user.prefix(256)), address: context.peer, now: now)
+            guard let ticket = await self.logins.throttle.begin(user: String(user.prefix(256)), address: context.peer, now: now, shared: shared) else {
                 throw APIFailure(.tooManyAttempts, "too many failed logins for '\(user.prefix(64))' or from this address; wait a minute")
             }
             let account: AccountRecord?
             do {
                 account = user.utf8.count <= WireLimits.maxUserNameBytes ? try await self.metadata.account(named: user) : nil
             } catch {
-                await self.loginFinished(ticket, success: false, now: now)
+                await self.logins.loginFinished(ticket, success: false, now: now)
                 throw error
             }
             // An unknown user costs the same hashing as a known one.
-            let verifier: PasswordRecord? = if let account { account.password } else { await self.passwordChecks.decoy(rounds: self.passwordRounds) }
+            let verifier: PasswordRecord? = if let account { account.password } else { await self.logins.passwordChecks.decoy(rounds: self.logins.passwordRounds) }
             var checked: Bool? = false
-            if let verifier { checked = await self.passwordChecks.verify(body.password, against: verifier) }
+            if let verifier { checked = await self.logins.passwordChecks.verify(body.password, against: verifier) }
             guard let checked else {
-                await self.loginFinished(ticket, success: false, now: now)
+                await self.logins.loginFinished(ticket, success: false, now: now)
                 throw APIFailure(.tooManyAttempts, "the server is busy checking other logins; try again in a moment")
             }
             guard checked, let account else {
-                await self.loginFinished(ticket, success: false, now: now)
+                await self.logins.loginFinished(ticket, success: false, now: now)
                 throw APIFailure(.badCredentials, "wrong user name or password")
             }
-            await self.loginFinished(ticket, success: true, now: now)
-            let token = Self.newToken()
+            await self.logins.loginFinished(ticket, success: true, now: now)
+            let token = Authenticator.newToken()
             let device = body.deviceID ?? DeviceID(uuid: UUID())
             let ctx = try await self.metadata.createSession(accountID: account.id, deviceID: device, deviceName: deviceName,
-                                                            tokenHash: Self.tokenHash(token), now: now)
+                                                            tokenHash: Authenticator.tokenHash(token), now: now)
             return try json(LoginResponse(token: token, user: ctx.user, deviceID: ctx.deviceID, deviceName: ctx.deviceName))
         }
 
         router.post("/v1/tokens/revoke") { request, _ -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let body = try await request.decodeJSON(RevokeRequest.self, limit: 16 << 10)
             if let device = body.deviceID {
                 guard try await self.metadata.revokeDevice(accountID: ctx.accountID, deviceID: device) else {
@@ -56,14 +65,14 @@ extension ServerServices {
                 }
                 await self.push.disconnect(account: ctx.accountID, device: device)
             } else if let header = request.headers[.authorization] {
-                try await self.metadata.revoke(tokenHash: Self.tokenHash(String(header.dropFirst(7))))
+                try await self.metadata.revoke(tokenHash: Authenticator.tokenHash(String(header.dropFirst(7))))
                 await self.push.disconnect(account: ctx.accountID, device: ctx.deviceID)
             }
             return Response(status: .noContent)
         }
 
         router.get("/v1/devices") { request, _ -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let devices = try await self.admin.devices(accountID: ctx.accountID).map {
                 DeviceInfo(id: $0.id, name: $0.name, created: $0.created, lastSeen: $0.lastSeen, signedIn: $0.signedIn, current: $0.id == ctx.deviceID)
             }
@@ -71,7 +80,7 @@ extension ServerServices {
         }
 
         router.get("/v1/account") { request, _ -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let u = try await self.metadata.usage(accountID: ctx.accountID)
             return try json(AccountInfo(user: ctx.user, quota: u.quota, used: u.used, device: ctx.deviceID, deviceName: ctx.deviceName))
         }

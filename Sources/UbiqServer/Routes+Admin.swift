@@ -7,12 +7,16 @@ import UbiqProtocol
 /// Requests of the server's administrator to the running server — `ubiq server gc` while the
 /// server holds its data folder. They carry `adminToken` (written to a file in the data folder
 /// only the server's user can read); a server without one answers them as unknown.
-extension ServerServices {
-    func addAdminRoutes(to router: Router<UbiqRequestContext>) {
+struct AdminRoutes: Sendable {
+    /// nil: the server takes no administrator requests (the routes answer as unknown).
+    let adminToken: String?
+    let collector: ChunkCollector
+
+    func add(to router: Router<UbiqRequestContext>) {
         router.post("/v1/admin/gc") { request, _ -> Response in
             try self.authenticateAdmin(request)
             let body = try await request.decodeJSON(GarbageRequest.self)
-            return try json(try await self.collectGarbage(dryRun: body.dryRun))
+            return try json(try await self.collector.collectGarbage(dryRun: body.dryRun))
         }
     }
 
@@ -20,11 +24,13 @@ extension ServerServices {
     func authenticateAdmin(_ request: Request) throws {
         guard let adminToken else { throw APIFailure(.notFound, "no such route") }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "), header.utf8.count <= 200,
-              Self.sameSecret(String(header.dropFirst(7)), adminToken) else {
+              ServerServices.sameSecret(String(header.dropFirst(7)), adminToken) else {
             throw APIFailure(.unauthorized, "not the server's administrator")
         }
     }
+}
 
+extension ServerServices {
     /// True when `a` and `b` are equal, in a time that does not depend on where they differ.
     static func sameSecret(_ a: String, _ b: String) -> Bool {
         // Equal-length digests, so neither the length nor the first difference shows.
@@ -35,5 +41,5 @@ extension ServerServices {
     }
 
     /// A new administrator token.
-    public static func newAdminToken() -> String { "adm_" + newToken().dropFirst(4) }
+    public static func newAdminToken() -> String { "adm_" + Authenticator.newToken().dropFirst(4) }
 }

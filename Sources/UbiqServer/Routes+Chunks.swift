@@ -5,10 +5,20 @@ import UbiqProtocol
 import UbiqTransport
 import UbiqStorage
 
-extension ServerServices {
-    func addChunkRoutes(to router: Router<UbiqRequestContext>) {
+/// `/v1/chunks…`: which chunks an account lacks, uploads (one or framed batches, under the
+/// quota and apart from garbage collection's decisions), downloads of chunks the account holds.
+struct ChunkRoutes: Sendable {
+    let auth: Authenticator
+    let metadata: any MetadataStore
+    let chunks: any ChunkStore
+    let quota: QuotaGuard
+    let collector: ChunkCollector
+    let arrivals: ChunkArrivals
+    let clock: @Sendable () -> Date
+
+    func add(to router: Router<UbiqRequestContext>) {
         router.post("/v1/chunks/missing") { request, _ -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let body = try await request.decodeJSON(MissingChunksRequest.self)
             guard body.hashes.count <= WireLimits.maxHashesPerQuery else {
                 throw APIFailure(.invalidRequest, "at most \(WireLimits.maxHashesPerQuery) hashes per query")
@@ -17,7 +27,7 @@ extension ServerServices {
         }
 
         router.put("/v1/chunks/:hash") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let hash = try context.hashParameter()
             if let length = request.headers[.contentLength].flatMap(Int.init), length > WireLimits.maxChunkBody {
                 throw APIFailure(.payloadTooLarge, "a chunk is at most \(WireLimits.maxChunkBody) bytes")
@@ -30,8 +40,8 @@ extension ServerServices {
             guard !bytes.isEmpty else { throw APIFailure(.invalidRequest, "a chunk is never empty") }
             guard ContentHash.of(bytes) == hash else { throw APIFailure(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
             if try await self.metadata.ownsChunk(accountID: ctx.accountID, hash: hash) { return Response(status: .ok) }
-            try await self.withReservedQuota(account: ctx.accountID, bytes: Int64(bytes.count)) {
-                try await self.storing([hash]) {
+            try await self.quota.withReservedQuota(account: ctx.accountID, bytes: Int64(bytes.count)) {
+                try await self.collector.storing([hash]) {
                     try await self.chunks.put(hash, bytes)
                     try await self.metadata.recordChunk(accountID: ctx.accountID, hash: hash, size: bytes.count, now: self.clock())
                 }
@@ -42,7 +52,7 @@ extension ServerServices {
 
         // Many chunks in one body (`ChunkFrames`), stored with two file-system flushes in all.
         router.post("/v1/chunks") { request, _ -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let limit = WireLimits.maxChunkBatchBody + 68 * WireLimits.maxChunksPerBatch  // named framing included
             if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
                 throw APIFailure(.payloadTooLarge, "a chunk batch is at most \(WireLimits.maxChunkBatchBody) bytes")
@@ -73,8 +83,8 @@ extension ServerServices {
             let fresh = named.filter { missing.contains($0.0) }
             if !fresh.isEmpty {
                 let adding = fresh.reduce(Int64(0)) { $0 + Int64($1.1.count) }
-                try await self.withReservedQuota(account: ctx.accountID, bytes: adding) {
-                    try await self.storing(fresh.map(\.0)) {
+                try await self.quota.withReservedQuota(account: ctx.accountID, bytes: adding) {
+                    try await self.collector.storing(fresh.map(\.0)) {
                         try await self.chunks.putMany(body: body, chunks: fresh, hashesChecked: true)
                         try await self.metadata.recordChunks(accountID: ctx.accountID, fresh.map { ($0.0, $0.1.count) }, now: self.clock())
                     }
@@ -87,7 +97,7 @@ extension ServerServices {
         // Many chunks in one answer, in the order asked; only the account's own chunks. Not
         // re-hashed here: the client checks every chunk (or the whole file) it receives.
         router.post("/v1/chunks/fetch") { request, _ -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let body = try await request.decodeJSON(FetchChunksRequest.self)
             guard body.hashes.count <= WireLimits.maxChunksPerBatch else {
                 throw APIFailure(.invalidRequest, "at most \(WireLimits.maxChunksPerBatch) chunks per fetch")
@@ -120,7 +130,7 @@ extension ServerServices {
         }
 
         router.get("/v1/chunks/:hash") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let hash = try context.hashParameter()
             // Knowing a hash grants nothing: only chunks this account uploaded are served.
             guard try await self.metadata.ownsChunk(accountID: ctx.accountID, hash: hash),

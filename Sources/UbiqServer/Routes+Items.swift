@@ -4,10 +4,15 @@ import UbiqCore
 import UbiqProtocol
 import UbiqStorage
 
-extension ServerServices {
-    func notify(_ ctx: AuthContext, _ container: ContainerID, cursor: Int64) async {
-        await publish(account: ctx.accountID, PushMessage(kind: .changes, container: container, cursor: cursor, origin: ctx.deviceID))
-    }
+/// `/v1/containers/:container/…`: commits (one or a batch), manifests, moves, deletes,
+/// restores, versions and conflicts, the change feed, the trash; each change pushed to the
+/// account's devices.
+struct ItemRoutes: Sendable {
+    let auth: Authenticator
+    let metadata: any MetadataStore
+    let publisher: Publisher
+    let collector: ChunkCollector
+    let clock: @Sendable () -> Date
 
     /// A commit request as the store takes it: a folder without content, a delta applied to its base.
     func commitInput(_ ctx: AuthContext, _ container: ContainerID, _ body: CommitRequest, expansion: inout CommitExpansion) async throws -> CommitInput {
@@ -30,22 +35,22 @@ extension ServerServices {
         return CommitExpansion(room: try await metadata.referenceRoom(accountID: ctx.accountID))
     }
 
-    func addItemRoutes(to router: Router<UbiqRequestContext>) {
+    func add(to router: Router<UbiqRequestContext>) {
         let base = "/v1/containers/:container"
 
         router.post("\(base)/commit") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let container = try context.container()
             let body = try await request.decodeJSON(CommitRequest.self, limit: WireLimits.maxCommitBody)
             var expansion = try await self.expansion(ctx, for: [body])
             let input = try await self.commitInput(ctx, container, body, expansion: &expansion)
             let r = try await self.metadata.commit(ctx, container: container, input, now: self.clock())
-            if r.outcome != .unchanged { await self.notify(ctx, container, cursor: r.cursor) }
+            if r.outcome != .unchanged { await self.publisher.notify(ctx, container, cursor: r.cursor) }
             return try json(CommitResponse(outcome: r.outcome, item: r.item, version: r.version, missing: r.missing))
         }
 
         router.post("\(base)/commits") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let container = try context.container()
             let body = try await request.decodeJSON(CommitBatchRequest.self, limit: WireLimits.maxCommitBody)
             guard body.commits.count <= WireLimits.maxCommitsPerBatch else {
@@ -75,12 +80,12 @@ extension ServerServices {
                     }
                 }
             }
-            if let cursor { await self.notify(ctx, container, cursor: cursor) }
+            if let cursor { await self.publisher.notify(ctx, container, cursor: cursor) }
             return try json(CommitBatchResponse(results: results))
         }
 
         router.post("\(base)/manifests") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let body = try await request.decodeJSON(ManifestsRequest.self)
             guard body.versions.count <= WireLimits.maxCommitsPerBatch else {
                 throw APIFailure(.invalidRequest, "at most \(WireLimits.maxCommitsPerBatch) versions per query")
@@ -91,22 +96,22 @@ extension ServerServices {
         }
 
         router.post("\(base)/versions/:version/complete") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let container = try context.container()
             let version = try context.uuidParameter("version", as: VersionID.self)
             let change = try await self.metadata.complete(ctx, container: container, version: version, now: self.clock())
-            await self.notify(ctx, container, cursor: change.cursor)
+            await self.publisher.notify(ctx, container, cursor: change.cursor)
             return try json(change.item)
         }
 
         router.get("\(base)/versions/:version/manifest") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             return try json(try await self.metadata.manifest(ctx, container: try context.container(),
                                                              version: try context.uuidParameter("version", as: VersionID.self)))
         }
 
         router.get("\(base)/versions/:version/delta") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let container = try context.container()
             let version = try context.uuidParameter("version", as: VersionID.self)
             guard let raw = request.uri.queryParameters["base"], let baseID = VersionID(string: String(raw)) else {
@@ -118,7 +123,7 @@ extension ServerServices {
         }
 
         router.post("\(base)/items/:item/move") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let container = try context.container()
             let item = try context.uuidParameter("item", as: ItemID.self)
             let body = try await request.decodeJSON(MoveRequest.self, limit: 16 << 10)
@@ -129,12 +134,12 @@ extension ServerServices {
                 parent = p
             }
             let change = try await self.metadata.move(ctx, container: container, item: item, to: body.path, into: parent, now: self.clock())
-            await self.notify(ctx, container, cursor: change.cursor)
+            await self.publisher.notify(ctx, container, cursor: change.cursor)
             return try json(change.item)
         }
 
         router.post("\(base)/items/:item/delete") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let container = try context.container()
             let item = try context.uuidParameter("item", as: ItemID.self)
             // `?since=N`: only if neither the item nor anything under it changed after change N.
@@ -145,50 +150,50 @@ extension ServerServices {
             } else {
                 change = try await self.metadata.delete(ctx, container: container, item: item, now: self.clock())
             }
-            await self.notify(ctx, container, cursor: change.cursor)
+            await self.publisher.notify(ctx, container, cursor: change.cursor)
             return try json(change.item)
         }
 
         router.post("\(base)/items/:item/restore") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let container = try context.container()
             let change = try await self.metadata.restore(ctx, container: container, item: try context.uuidParameter("item", as: ItemID.self), now: self.clock())
-            await self.notify(ctx, container, cursor: change.cursor)
+            await self.publisher.notify(ctx, container, cursor: change.cursor)
             return try json(change.item)
         }
 
         router.get("\(base)/items/:item/versions") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let v = try await self.metadata.versions(ctx, container: try context.container(), item: try context.uuidParameter("item", as: ItemID.self))
             return try json(VersionsResponse(item: v.item, current: v.current, conflicts: v.conflicts, others: v.others))
         }
 
         router.post("\(base)/items/:item/resolve") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let container = try context.container()
             let item = try context.uuidParameter("item", as: ItemID.self)
             let body = try await request.decodeJSON(ResolveRequest.self, limit: 16 << 10)
             let change = try await self.metadata.resolve(ctx, container: container, item: item, keep: body.keep, now: self.clock())
-            await self.notify(ctx, container, cursor: change.cursor)
+            await self.publisher.notify(ctx, container, cursor: change.cursor)
             return try json(change.item)
         }
 
         router.get("\(base)/changes") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let (cursor, limit) = try request.page()
             let page = try await self.metadata.changes(ctx, container: try context.container(), after: cursor, limit: limit)
             return try json(ChangesResponse(items: page.items, cursor: page.cursor, hasMore: page.hasMore))
         }
 
         router.get("\(base)/trash") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             return try json(TrashResponse(items: try await self.metadata.trash(ctx, container: try context.container())))
         }
 
         router.post("\(base)/trash/empty") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let r = try await self.metadata.emptyTrash(ctx, container: try context.container())
-            if r.items > 0 { await self.collectSoon() }  // the disk back soon, not in hours
+            if r.items > 0 { await self.collector.collectSoon() }  // the disk back soon, not in hours
             return try json(TrashEmptied(items: r.items, bytes: r.bytes))
         }
     }

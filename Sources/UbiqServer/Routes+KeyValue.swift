@@ -4,16 +4,22 @@ import UbiqCore
 import UbiqProtocol
 import UbiqStorage
 
-extension ServerServices {
-    func addKeyValueRoutes(to router: Router<UbiqRequestContext>) {
+/// `/v1/kv/…`: the synced key-value stores (settings), every write pushed to the account's devices.
+struct KeyValueRoutes: Sendable {
+    let auth: Authenticator
+    let keyValues: any KeyValueStore
+    let publisher: Publisher
+    let clock: @Sendable () -> Date
+
+    func add(to router: Router<UbiqRequestContext>) {
         router.get("/v1/kv/:store") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let page = try await self.keyValues.kvAll(ctx, store: try context.store())
             return try json(KVEntriesResponse(entries: page.entries, cursor: page.cursor, hasMore: false))
         }
 
         router.get("/v1/kv/:store/changes") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let (cursor, limit) = try request.page()
             let page = try await self.keyValues.kvChanges(ctx, store: try context.store(), after: cursor, limit: limit)
             return try json(KVEntriesResponse(entries: page.entries, cursor: page.cursor, hasMore: page.hasMore))
@@ -21,14 +27,14 @@ extension ServerServices {
 
         // A key's last writes, newest first (who, when, what; a delete has no value).
         router.get("/v1/kv/:store/history") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             guard let key = request.uri.queryParameters.get("key") else { throw APIFailure(.invalidRequest, "history of which key? (?key=…)") }
             let entries = try await self.keyValues.kvHistory(ctx, store: try context.store(), key: key)
             return try json(KVEntriesResponse(entries: entries, cursor: 0, hasMore: false))
         }
 
         router.post("/v1/kv/:store") { request, context -> Response in
-            let ctx = try await self.authenticate(request)
+            let ctx = try await self.auth.authenticate(request)
             let store = try context.store()
             let body = try await request.decodeJSON(KVSetRequest.self)
             guard !body.entries.isEmpty else { throw APIFailure(.invalidRequest, "no entries") }
@@ -39,7 +45,7 @@ extension ServerServices {
             }
             let r = try await self.keyValues.kvSet(ctx, store: store, entries: body.entries, now: self.clock())
             if !r.applied.isEmpty {
-                await self.publish(account: ctx.accountID, PushMessage(kind: .kv, store: store.string, cursor: r.cursor, origin: ctx.deviceID))
+                await self.publisher.publish(account: ctx.accountID, PushMessage(kind: .kv, store: store.string, cursor: r.cursor, origin: ctx.deviceID))
             }
             return try json(KVSetResponse(applied: r.applied, cursor: r.cursor))
         }

@@ -5,20 +5,26 @@ import ServiceLifecycle
 import UbiqCore
 import UbiqProtocol
 
-extension ServerServices {
+/// `GET /v1/push`: the push channel of a signed-in device, closed when its token is revoked.
+struct PushRoutes: Sendable {
+    let auth: Authenticator
+    let push: PushHub
+    /// Most push channels one account may hold open.
+    let perAccount: Int
+
     /// How often a quiet push channel checks that its token still holds.
     static let pushRecheck: Duration = .seconds(5)
 
-    func stillSignedIn(_ request: Request) async -> Bool { (try? await authenticate(request)) != nil }
+    func stillSignedIn(_ request: Request) async -> Bool { (try? await auth.authenticate(request)) != nil }
 
     /// `GET /v1/push`: a WebSocket that sends a `hello`, then one JSON text message per change of the account.
-    func addPushRoutes(to router: Router<BasicWebSocketRequestContext>) {
+    func add(to router: Router<BasicWebSocketRequestContext>) {
         router.ws("/v1/push") { request, _ in
-            _ = try await self.authenticate(request)
+            _ = try await self.auth.authenticate(request)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            guard let ctx = try? await self.authenticate(context.request) else { return }
-            guard let (id, stream) = await self.push.subscribe(account: ctx.accountID, device: ctx.deviceID, limit: self.pushChannelsPerAccount) else {
+            guard let ctx = try? await self.auth.authenticate(context.request) else { return }
+            guard let (id, stream) = await self.push.subscribe(account: ctx.accountID, device: ctx.deviceID, limit: self.perAccount) else {
                 // Over the account's cap: closed (the device falls back to polling the feed).
                 try? await outbound.close(.policyViolation, reason: "too many push channels for this account")
                 return

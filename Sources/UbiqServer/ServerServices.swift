@@ -53,6 +53,19 @@ public struct ServerServices: Sendable {
     /// hundreds of accounts lower it — a verifier keeps its own count, so any is checked right).
     public var passwordRounds = PasswordHasher.rounds
 
+    /// The parts routes are built from, each with only what it uses (composed once, in
+    /// ``UbiqServerApp/make(services:host:port:logger:headTimeout:idleTimeout:maxConnections:maxConnectionsPerAddress:bodyRate:pushPing:tls:onRunning:)``).
+    var auth: Authenticator { Authenticator(metadata: metadata, clock: clock) }
+    var publisher: Publisher { Publisher(push: push, relay: relay) }
+    var collector: ChunkCollector {
+        ChunkCollector(chunks: chunks, liveness: liveness, clock: clock, chunkGate: chunkGate, turn: collectionTurn, wake: collectionWake, sharedGuard: sharedGuard)
+    }
+    var quota: QuotaGuard { QuotaGuard(metadata: metadata, reservations: reservations) }
+    var logins: Logins { Logins(throttle: throttle, failureLog: failureLog, passwordChecks: passwordChecks, passwordRounds: passwordRounds) }
+
+    /// Garbage collection now (`ubiq server gc`; see ``ChunkCollector/collectGarbage(dryRun:)``).
+    public func collectGarbage(dryRun: Bool = false) async throws -> GarbageReport { try await collector.collectGarbage(dryRun: dryRun) }
+
     public init(metadata: any MetadataStore, keyValues: any KeyValueStore, admin: any AccountAdminStore, liveness: any ChunkLivenessStore,
                 chunks: any ChunkStore, push: PushHub = PushHub(), clock: @escaping @Sendable () -> Date = { Date() }) {
         self.liveness = liveness
@@ -91,27 +104,6 @@ public struct ServerServices: Sendable {
     /// process). Call once the server has stopped.
     public func close() async {
         await database?.close()
-    }
-
-    /// Resolves the bearer token of a request.
-    func authenticate(_ request: Request) async throws -> AuthContext {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
-            throw APIFailure(.unauthorized, "not signed in: missing bearer token")
-        }
-        let token = String(header.dropFirst(7))
-        guard token.utf8.count <= 200, let ctx = try await metadata.authenticate(tokenHash: Self.tokenHash(token), now: clock()) else {
-            throw APIFailure(.unauthorized, "not signed in: the token is unknown or revoked")
-        }
-        return ctx
-    }
-
-    static func tokenHash(_ token: String) -> String { ContentHash.of(Array(token.utf8)).hex }
-
-    static func newToken() -> String {
-        var rng = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        return "ubq_" + Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     /// Creates an account (used by `ubiq server user add`). Names are 1-64 of `a-z 0-9 . _ -`.

@@ -31,14 +31,18 @@ public enum UbiqServerApp {
         router.middlewares.add(RequestLogMiddleware(logger: logger))  // outermost: sees the answers errors became
         router.middlewares.add(ErrorMiddleware())
         router.get("/v1/health") { _, _ in "ok" }
-        services.addAccountRoutes(to: router)
-        services.addChunkRoutes(to: router)
-        services.addItemRoutes(to: router)
-        services.addKeyValueRoutes(to: router)
-        services.addAdminRoutes(to: router)
+        // Each route group gets only what it uses, composed here once.
+        let auth = services.auth, publisher = services.publisher, collector = services.collector, clock = services.clock
+        AccountRoutes(auth: auth, metadata: services.metadata, admin: services.admin, logins: services.logins, push: services.push, clock: clock)
+            .add(to: router)
+        ChunkRoutes(auth: auth, metadata: services.metadata, chunks: services.chunks, quota: services.quota, collector: collector,
+                    arrivals: services.arrivals, clock: clock).add(to: router)
+        ItemRoutes(auth: auth, metadata: services.metadata, publisher: publisher, collector: collector, clock: clock).add(to: router)
+        KeyValueRoutes(auth: auth, keyValues: services.keyValues, publisher: publisher, clock: clock).add(to: router)
+        AdminRoutes(adminToken: services.adminToken, collector: collector).add(to: router)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         wsRouter.middlewares.add(ErrorMiddleware())
-        services.addPushRoutes(to: wsRouter)
+        PushRoutes(auth: auth, push: services.push, perAccount: services.pushChannelsPerAccount).add(to: wsRouter)
         let webSocketResponder = wsRouter.buildResponder()
         let timeout = TimeAmount(headTimeout)
         let connections = ConnectionCount(limit: maxConnections, perAddress: maxConnectionsPerAddress)
