@@ -136,16 +136,30 @@ let package = Package(
             name: "ubiq-bench",
             dependencies: [
                 "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqDaemonProtocol", "UbiqTUI", "Ubiquity",
-                "UbiqTesting",  // the loopback proxy that counts wire bytes
+                "UbiqHarness",  // real servers and devices on loopback: the soak's fleet, the proxy that counts wire bytes
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
-        // Test-only helpers: seeded RNG, temp dirs, a server on a loopback port, child processes.
+        // Real servers on loopback ports and devices (engines) in temp folders, the randomized fleet
+        // with its faults (a lossy network, a failing disk), seeded randomness: what the tests and
+        // `ubiq-bench soak` drive. No test framework.
+        .target(
+            name: "UbiqHarness",
+            dependencies: [
+                "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqDaemonProtocol", "CFileSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Runs the test helpers' set-up when a test binary starts.
+        .target(name: "CTestHook", path: "Tests/CTestHook"),
+        // Test-only helpers: the harness plus child processes, tmux, certificates, PostgreSQL.
         .target(
             name: "UbiqTesting",
             dependencies: [
+                "UbiqHarness", "CTestHook",
                 "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqEngine", "UbiqDaemonProtocol", "CFileSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import UbiqTesting
+import UbiqHarness
 
 /// The randomized multi-device run (`FleetRun`, the CI test's engine) for long soaks: several
 /// real engines of one account against a real server on loopback, seeded user operations and

@@ -6,7 +6,7 @@ import UbiqClient
 import UbiqCore
 import UbiqEngine
 import UbiqServer
-import UbiqTesting
+import UbiqHarness
 
 /// End-to-end sync between two devices (A and B, each its own engine and home) through a real
 /// server on loopback, with a byte-counting proxy in front of the server for each device.

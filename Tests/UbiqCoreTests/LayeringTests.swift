@@ -12,7 +12,7 @@ struct LayeringTests {
 
     /// The project's own modules.
     static let ours: Set<String> = ["UbiqCore", "UbiqProtocol", "UbiqTransport", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "UbiqDaemonProtocol",
-                                    "UbiqTUI", "UbiqCLI", "Ubiquity", "UbiqTesting", "CFileSupport", "CNCursesW", "CTuiSupport"]
+                                    "UbiqTUI", "UbiqCLI", "Ubiquity", "UbiqTesting", "UbiqHarness", "CFileSupport", "CNCursesW", "CTuiSupport"]
 
     /// What each target may import of ours. Core and Protocol are pure; Storage sits below the
     /// server, the client below the engine; the server never imports the client or the engine;
@@ -33,8 +33,9 @@ struct LayeringTests {
         "UbiqCLI": ["UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "UbiqTUI", "Ubiquity"],
         "ubiq": ["UbiqCLI"],
         "ubiq-notes": ["Ubiquity"],
+        "UbiqHarness": ["UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "CFileSupport"],
         "ubiq-bench": ["UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "UbiqStorage", "UbiqServer", "UbiqClient", "UbiqEngine", "UbiqTUI", "Ubiquity",
-                       "UbiqTesting" /* #38 §4: the helpers it needs to move to a support target */],
+                       "UbiqHarness"],
     ]
 
     /// Every Swift file under `Sources/<target>`, folders included.

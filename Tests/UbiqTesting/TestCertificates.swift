@@ -1,17 +1,11 @@
 import Crypto
 import Foundation
 import SwiftASN1
+import UbiqHarness
 import X509
 
-/// A certificate authority of its own and a server certificate it signed for `127.0.0.1` and
-/// `localhost`, made fresh for a test (valid from an hour ago for a day), as PEM.
-public struct TestCertificates: Sendable {
-    /// The authority's certificate: what a client must trust.
-    public let authorityPEM: String
-    /// The server's certificate and its private key.
-    public let serverPEM: String
-    public let serverKeyPEM: String
-
+extension TestCertificates {
+    /// A fresh authority and server certificate (see ``TestCertificates``).
     public static func make(now: Date = Date()) throws -> TestCertificates {
         let caKey = P256.Signing.PrivateKey(), serverKey = P256.Signing.PrivateKey()
         let caName = try DistinguishedName { CommonName("Ubiquity test authority") }

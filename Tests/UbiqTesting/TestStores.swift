@@ -93,11 +93,7 @@ public enum PostgresTestDatabase {
     }
 
     /// Drops a database `fresh()` made (connections still open to it are ended).
-    public static func drop(_ location: PostgreSQLLocation) async {
-        guard location.database.hasPrefix("ubiq_t_"), let url, var base = try? PostgreSQLLocation(parsing: url) else { return }
-        base.connections = 1
-        try? await PostgreSQLDatabase.administer(base, ["DROP DATABASE IF EXISTS \(location.database) WITH (FORCE)"])
-    }
+    public static func drop(_ location: PostgreSQLLocation) async { await TestDatabaseDrop.drop(location) }
 }
 
 /// The metadata databases a server can use: SQLite (always) and PostgreSQL (when a server is

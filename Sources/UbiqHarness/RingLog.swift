@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Testing
 
 /// The last lines a test device's engine (or a test server) logged at debug level and above,
 /// kept in memory: when a bounded wait of the test runs out (`eventually`), the rings of the
@@ -74,10 +73,12 @@ public enum TestRings {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var byTest: [String: [Weak]] = [:]
 
-    static var currentKey: String? {
-        guard let t = Test.current else { return nil }
-        return "\(t.id)"
-    }
+    /// Names the running test (nil: none). The test helpers (`UbiqTesting`) install one that
+    /// reads Swift Testing's current test when a test binary starts; a program that drives the
+    /// harness without tests (`ubiq-bench soak`) keeps no rings by test.
+    nonisolated(unsafe) public static var keyOfCurrentTest: @Sendable () -> String? = { nil }
+
+    static var currentKey: String? { keyOfCurrentTest() }
 
     static func register(_ ring: RingLog) {
         guard let key = currentKey else { return }

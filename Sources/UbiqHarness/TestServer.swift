@@ -109,7 +109,7 @@ public final class TestServer: Sendable {
         await services.close()
         if !keepData {
             directory.remove()
-            if case .postgres(let location) = database { await PostgresTestDatabase.drop(location) }
+            if case .postgres(let location) = database { await TestDatabaseDrop.drop(location) }
         }
     }
 

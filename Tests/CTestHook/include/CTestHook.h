@@ -1,0 +1,2 @@
+// The constructor of test binaries (hook.c); nothing to call from Swift.
+#pragma once
