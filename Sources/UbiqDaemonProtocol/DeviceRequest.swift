@@ -100,6 +100,10 @@ public struct QuerySpec: Codable, Sendable, Equatable {
 public struct DeviceResponse: Codable, Sendable {
     public var ok: Bool
     public var message: String?
+    /// A refusal's stable code (an ``ErrorCode`` raw value, e.g. `server_unreachable`) when the
+    /// engine knows one: programs branch on it, never on the message's words. Kept as text on
+    /// the wire, so a code a newer daemon adds does not make the answer unreadable.
+    public var code: String?
     public var status: EngineStatus?
     public var items: [MetadataItem]?
     public var versions: VersionsResponse?
@@ -125,6 +129,9 @@ public struct DeviceResponse: Codable, Sendable {
     public var hello: DaemonHello?
     /// The answer to `containers`.
     public var containers: [ContainerState]?
+
+    /// ``code`` as an ``ErrorCode`` (nil: none, or one this program does not know).
+    public var errorCode: ErrorCode? { code.flatMap(ErrorCode.init(rawValue:)) }
 
     /// True for the lines of a stream (every line but the last).
     public var isStreamEvent: Bool { event != nil || kvChange != nil || ready == true }

@@ -59,7 +59,9 @@ public struct DeviceService: Sendable {
                 await engine.syncNow()
                 let s = await engine.status()
                 if s.paused == true { return DeviceResponse(ok: false, message: "syncing is paused (ubiq resume, or P in the front end, resumes it)", status: s) }
-                return DeviceResponse(ok: s.idle, message: s.idle ? nil : Self.describe(s), status: s)
+                var r = DeviceResponse(ok: s.idle, message: s.idle ? nil : Self.describe(s), status: s)
+                if s.state == .offline { r.code = ErrorCode.serverUnreachable.rawValue }
+                return r
             case .list(let spec):
                 var r = DeviceResponse(ok: true)
                 r.items = try await engine.query(spec)

@@ -29,6 +29,10 @@ public enum ChunkCollection {
     }
     /// What a collection asked for while another server of the fleet collects is told.
     static let elsewhere = "another server on this database is collecting garbage now; try again when it has finished"
+
+    /// Another server of the fleet collects now (the collector's own loop skips its turn; a
+    /// person asking is told ``elsewhere``).
+    struct Elsewhere: Error {}
 }
 
 /// Garbage collection and what keeps it apart from uploads: a collection decides page by page
@@ -58,7 +62,7 @@ struct ChunkCollector: Sendable {
             guard let shared = sharedGuard else { return try await collectHere(dryRun: dryRun) }
             // … and in the fleet of servers on one database and bucket (told, not kept waiting).
             guard let report = try await shared.aloneInFleet({ try await self.collectHere(dryRun: dryRun) }) else {
-                throw APIFailure(.invalidRequest, ChunkCollection.elsewhere)
+                throw ChunkCollection.Elsewhere()
             }
             return report
         }
@@ -117,6 +121,14 @@ struct ChunkCollector: Sendable {
         } catch {
             try? await shared.withdrawUpload(token)
             throw error
+        }
+    }
+
+    /// ``collectGarbage(dryRun:)`` for someone who asked (`ubiq server gc`): told in words when
+    /// another server of the fleet collects now.
+    func collectGarbageForAPerson(dryRun: Bool) async throws -> GarbageReport {
+        do { return try await collectGarbage(dryRun: dryRun) } catch is ChunkCollection.Elsewhere {
+            throw APIFailure(.invalidRequest, ChunkCollection.elsewhere)
         }
     }
 
@@ -195,11 +207,11 @@ struct GarbageCollectorService: Service {
             lastStart = .now
             await services.collectionRuns.add()
             do {
-                let r = try await services.collectGarbage()
+                let r = try await services.collector.collectGarbage()
                 if r.garbageChunks + r.releasedUploads > 0 {
                     logger.info("garbage collection: \(r.garbageChunks) chunk(s) no longer used, \(ByteSize.format(r.bytesFreed)) given back in \(String(format: "%.1f", r.seconds)) s")
                 }
-            } catch let e as APIFailure where e.message == ChunkCollection.elsewhere {
+            } catch is ChunkCollection.Elsewhere {
                 logger.debug("garbage collection: another server is collecting")
             } catch {
                 logger.error("garbage collection failed (tried again later): \(error)")

@@ -16,7 +16,7 @@ struct AdminRoutes: Sendable {
         router.post("/v1/admin/gc") { request, _ -> Response in
             try self.authenticateAdmin(request)
             let body = try await request.decodeJSON(GarbageRequest.self)
-            return try json(try await self.collector.collectGarbage(dryRun: body.dryRun))
+            return try json(try await self.collector.collectGarbageForAPerson(dryRun: body.dryRun))
         }
     }
 

@@ -64,7 +64,7 @@ public struct ServerServices: Sendable {
     var logins: Logins { Logins(throttle: throttle, failureLog: failureLog, passwordChecks: passwordChecks, passwordRounds: passwordRounds) }
 
     /// Garbage collection now (`ubiq server gc`; see ``ChunkCollector/collectGarbage(dryRun:)``).
-    public func collectGarbage(dryRun: Bool = false) async throws -> GarbageReport { try await collector.collectGarbage(dryRun: dryRun) }
+    public func collectGarbage(dryRun: Bool = false) async throws -> GarbageReport { try await collector.collectGarbageForAPerson(dryRun: dryRun) }
 
     public init(metadata: any MetadataStore, keyValues: any KeyValueStore, admin: any AccountAdminStore, liveness: any ChunkLivenessStore,
                 chunks: any ChunkStore, push: PushHub = PushHub(), clock: @escaping @Sendable () -> Date = { Date() }) {

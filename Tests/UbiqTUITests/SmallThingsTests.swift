@@ -196,12 +196,15 @@ struct OfflineStateTests {
 
     @Test func anOfflineErrorGoesWhenTheServerIsBack() {
         var s = Fixtures.state()
-        _ = s.apply(.failed("offline: cannot reach http://127.0.0.1:8737: connection refused [server_unreachable]"))
+        _ = s.apply(.failed("cannot reach http://127.0.0.1:8737: connection refused", code: .serverUnreachable))
         _ = s.apply(.status(status(.offline, waiting: 0), throughput: 0))
         #expect(s.flash != nil, "kept while it holds")
         _ = s.apply(.status(status(.online, waiting: 0), throughput: 0))
         #expect(s.flash == nil, "gone once online")
-        // Other errors stay their time.
+        // Other errors stay their time — whatever their words say (the code decides, #38 §4).
+        _ = s.apply(.failed("offline: the word alone is not the code", code: .notFound))
+        _ = s.apply(.status(status(.online, waiting: 0), throughput: 0))
+        #expect(s.flash?.text.contains("the word alone") == true)
         _ = s.apply(.failed("theme 'x': no such theme"))
         _ = s.apply(.status(status(.online, waiting: 0), throughput: 0))
         #expect(s.flash?.text.contains("theme") == true)

@@ -237,7 +237,7 @@ public final class TUIApp {
                 return true
             }
         }
-        if !r.ok, generation == g { send(.failed(r.message ?? "the live query stopped")) }
+        if !r.ok, generation == g { send(.failed(r.message ?? "the live query stopped", code: r.errorCode)) }
     }
 
     /// Settings now, then each change made elsewhere.
@@ -282,7 +282,7 @@ public final class TUIApp {
         func request(_ r: DeviceRequest, _ done: @escaping @Sendable (DeviceResponse) -> AppEvent?) {
             Task {
                 let answer = await connection.ask(r)
-                let event = answer.ok ? done(answer) : .failed(answer.message ?? "failed")
+                let event = answer.ok ? done(answer) : .failed(answer.message ?? "failed", code: answer.errorCode)
                 if let event { await MainActor.run { self.send(event) } }
             }
         }
@@ -316,7 +316,7 @@ public final class TUIApp {
                 let limit = 64 << 10
                 let mine = await connection.ask(.versionContent(path: p.string, version: v.id.description, limit: limit))
                 guard mine.ok, let bytes = mine.content.map({ [UInt8]($0) }) else {
-                    await MainActor.run { self.send(.failed(mine.message ?? "no preview")) }
+                    await MainActor.run { self.send(.failed(mine.message ?? "no preview", code: mine.errorCode)) }
                     return
                 }
                 var cur: [String]?
@@ -334,7 +334,7 @@ public final class TUIApp {
                 let r = await connection.ask(.containers)
                 await MainActor.run {
                     guard r.ok, let list = r.containers, !list.isEmpty else {
-                        self.send(.failed(r.message ?? "no containers"))
+                        self.send(.failed(r.message ?? "no containers", code: r.errorCode))
                         return
                     }
                     self.send(.containers(list, shown: connection.choice.value?.string))
@@ -379,7 +379,7 @@ public final class TUIApp {
                 let t = await connection.ask(.trash)
                 await MainActor.run {
                     self.send(.trash(t.trash ?? []))
-                    self.send(r.ok ? .done("restored \(r.item?.path.string ?? p.string) on every device") : .failed(r.message ?? "not restored"))
+                    self.send(r.ok ? .done("restored \(r.item?.path.string ?? p.string) on every device") : .failed(r.message ?? "not restored", code: r.errorCode))
                 }
             }
         case .emptyTrash:
@@ -388,14 +388,14 @@ public final class TUIApp {
                 let t = await connection.ask(.trash)
                 await MainActor.run {
                     self.send(.trash(t.trash ?? []))
-                    self.send(r.ok ? .done("purged \(Counted.of(r.emptied?.items ?? 0, "item")); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged"))
+                    self.send(r.ok ? .done("purged \(Counted.of(r.emptied?.items ?? 0, "item")); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged", code: r.errorCode))
                 }
             }
         case .edit(let p, let absolute, let fetch):
             Task {
                 if fetch {
                     let r = await connection.ask(.download(paths: [p.string]))
-                    guard r.ok else { await MainActor.run { self.send(.failed(r.message ?? "\(p.name) could not be fetched")) }; return }
+                    guard r.ok else { await MainActor.run { self.send(.failed(r.message ?? "\(p.name) could not be fetched", code: r.errorCode)) }; return }
                 }
                 await MainActor.run { self.editInTerminal(absolute, name: p.name) }
             }
@@ -427,7 +427,7 @@ public final class TUIApp {
         case .merge(let p, let conflict):
             Task {
                 let r = await connection.ask(.mergeDraft(path: p.string, version: conflict?.description))
-                guard r.ok, let draft = r.merge else { await MainActor.run { self.send(.failed(r.message ?? "not merged")) }; return }
+                guard r.ok, let draft = r.merge else { await MainActor.run { self.send(.failed(r.message ?? "not merged", code: r.errorCode)) }; return }
                 await MainActor.run { self.mergeInEditor(draft) }
             }
         case .clearChoices:
@@ -440,7 +440,7 @@ public final class TUIApp {
                     answer = await connection.ask(.keepBoth(path: p.string))
                 case .current, .conflict, .newer, .older:
                     let v = await connection.ask(.versions(path: p.string))
-                    guard let list = v.versions else { await MainActor.run { self.send(.failed(v.message ?? "\(p.name): no versions")) }; return }
+                    guard let list = v.versions else { await MainActor.run { self.send(.failed(v.message ?? "\(p.name): no versions", code: v.errorCode)) }; return }
                     let all = [list.current].compactMap { $0 } + list.conflicts
                     let keep: VersionRecord? = switch choice {
                     case .current: list.current
@@ -505,7 +505,7 @@ public final class TUIApp {
             let done = "merged \(draft.path.name)\(draft.conflicts > 0 ? " (\(Counted.of(draft.conflicts, "hunk")) settled)" : "")"
             Task {
                 let r = await connection.ask(.keepMerge(draft: draft, text: text))
-                await MainActor.run { self.send(r.ok ? .done(done) : .failed(r.message ?? "not merged")) }
+                await MainActor.run { self.send(r.ok ? .done(done) : .failed(r.message ?? "not merged", code: r.errorCode)) }
             }
             state.versions = nil
         }

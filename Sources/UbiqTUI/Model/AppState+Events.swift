@@ -20,7 +20,8 @@ public enum AppEvent: Sendable {
     case keyHistory(key: String, entries: [KVEntry]?, devices: [DeviceInfo]?, error: String?)
     case versions(RelativePath, VersionsResponse)
     case preview(VersionID, lines: [String], isText: Bool, currentText: [String]?)
-    case failed(String)
+    /// A refusal to show: its message, and its stable code when the daemon gave one.
+    case failed(String, code: ErrorCode? = nil)
     case done(String)
     case trash([ItemRecord])
     /// The device's containers (`:container` opens the picker with them; `shown`: the one on screen).
@@ -113,9 +114,10 @@ extension AppState {
             v.previewIsText = isText
             v.currentText = currentText
             versions = v
-        case .failed(let message):
+        case .failed(let message, let code):
             flash = Flash(text: message, level: .error)
-            flash?.aboutOffline = message.hasPrefix("offline") || message.contains(ErrorCode.serverUnreachable.rawValue)
+            // Said because the server is out of reach: it goes when the device is back online.
+            flash?.aboutOffline = code == .serverUnreachable
             if versions?.loading == true { versions?.loading = false; versions?.error = message }
         case .done(let message):
             flash = Flash(text: message, level: .info)
