@@ -47,7 +47,7 @@ public struct Ubiquity: Sendable {
     func ask(_ request: DeviceRequest, container: ContainerID? = nil,
              onEvent: @escaping @Sendable (DeviceResponse) async -> Bool = { _ in true }) async throws -> DeviceResponse {
         let r = try await answer(request, container: container, onEvent: onEvent)
-        guard r.ok else { throw UbiquityError(.refused, r.message ?? "the daemon refused the request") }
+        guard r.ok else { throw UbiquityError(.refused, r.message ?? "the daemon refused the request", reason: r.errorCode) }
         return r
     }
 

@@ -20,7 +20,10 @@ public struct UbiquityError: Error, Sendable, Equatable, CustomStringConvertible
 
     public let code: Code
     public let message: String
-    public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
+    /// For `refused`: the daemon's stable code for why (`not_found`, `server_unreachable`, …)
+    /// when it gave one — the same codes as the server's and the command line's.
+    public let reason: ErrorCode?
+    public init(_ code: Code, _ message: String, reason: ErrorCode? = nil) { self.code = code; self.message = message; self.reason = reason }
     public var description: String { "\(message) [\(code.rawValue)]" }
 
     static func from(_ failure: DaemonClient.Failure, home: String) -> UbiquityError {

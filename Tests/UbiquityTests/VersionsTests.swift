@@ -34,6 +34,10 @@ extension DaemonSuites {
             try Data("first".utf8).write(to: docA)
             let arrived = await eventually(timeout: .seconds(30)) { (try? String(contentsOf: docB, encoding: .utf8)) == "first" }
             #expect(arrived)
+            // A refusal carries the daemon's stable code beside its words (#38 §4).
+            let missing = d.folder("A").appendingPathComponent("Documents/no-such.txt")
+            let refusal = await #expect(throws: UbiquityError.self) { _ = try await FileVersion.versions(of: missing, ubiquity: a) }
+            #expect(refusal?.code == .refused && refusal?.reason == .notFound, "\(String(describing: refusal))")
 
             // Keep B's version: it becomes the current one on both devices, no conflict left.
             try await conflict(d, docA, docB, fromA: "A's plan", fromB: "B's plan, longer")
