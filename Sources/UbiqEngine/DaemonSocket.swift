@@ -13,7 +13,7 @@ import Glibc
 /// (stream events first, one per line; the last line has no `event`). A client that closes its
 /// end ends its request (a live query stops); one that sends no complete line within 30 s, or a
 /// line over 16 MiB, is disconnected. Nothing here blocks a thread: a client that stops
-/// reading holds back only its own stream. The protocol is described in the engine's DocC
+/// reading holds back only its own stream. The protocol is described in `UbiqDaemonProtocol`'s DocC
 /// catalog ("The daemon protocol").
 public final class DaemonSocket: @unchecked Sendable {
     /// Answers a request addressed to a container (nil: the default one), streaming events
