@@ -11,7 +11,7 @@ import UbiqTransport
 /// Dispatch queue (the control queue): it owns the three trees. The watcher, hashing and
 /// transfers run elsewhere and post their results back by calling into it.
 public actor SyncEngine {
-    let executor: QueueExecutor
+    private let executor: QueueExecutor
     var queue: DispatchQueue { executor.queue }
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -61,7 +61,7 @@ public actor SyncEngine {
     /// Scans take turns (see `scanLocal`).
     var scanTurn = Turnstile()
     /// The task running passes (cancelled by `stop`).
-    var passTask: Task<Void, Never>?
+    private var passTask: Task<Void, Never>?
     /// Passes started so far (each begins with a server round trip).
     var passesStarted: Int { scheduler.passesStarted }
     var stopped: Bool { scheduler.stopped }
@@ -75,15 +75,15 @@ public actor SyncEngine {
     var lastError: String?
     /// Failed items (messages, retry delays) and abandoned versions: see `ItemOutcomes`.
     var outcomes: ItemOutcomes
-    var waiters: [CheckedContinuation<Void, Never>] = []
+    private var waiters: [CheckedContinuation<Void, Never>] = []
     var watcher: DirectoryWatcher?
-    var backgroundTasks: [Task<Void, Never>] = []
+    private var backgroundTasks: [Task<Void, Never>] = []
     /// The watcher's count of events not made by this engine, read just before the last scan.
     var foreignAtScan: UInt64?
     /// Paused, a scan of the folder is due (file events came; see `scanWhilePaused`).
-    var pausedScanDue = false
+    private var pausedScanDue = false
     /// Listeners for every push message (the key-value store follows `kv` and `hello`).
-    var pushListeners: [@Sendable (PushMessage) -> Void] = []
+    private var pushListeners: [@Sendable (PushMessage) -> Void] = []
 
     /// Opens the engine's state for the configured container (creating folders as needed).
     /// `server` stands in for the configured server's client (tests: a server that loses

@@ -97,6 +97,19 @@ struct LayeringTests {
         }
     }
 
+    /// The engine's executors take values and effect protocols and return outcomes; only the
+    /// engine's own files (`SyncEngine.swift`, `SyncEngine+….swift`) act on its state (#38 §1:
+    /// 38 functions in six other files took `isolated SyncEngine`).
+    @Test func nothingOutsideTheEngineTakesItIsolated() throws {
+        var offenders: [String] = []
+        let all = FileManager.default.enumerator(at: Self.root.appendingPathComponent("Sources"), includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        for f in all where !f.lastPathComponent.hasPrefix("SyncEngine") {
+            if try String(contentsOf: f, encoding: .utf8).contains("isolated SyncEngine") { offenders.append(f.lastPathComponent) }
+        }
+        #expect(all.count > 100 && offenders.isEmpty, "\(offenders)")
+    }
+
     @Test func importsAreReadAsSwiftWritesThem() {
         let text = "import Foundation\n@testable import UbiqEngine\n@_spi(UbiqTools) import Ubiquity\nimport struct UbiqCore.ItemID\n// import UbiqServer\n"
         #expect(Self.imports(text) == ["Foundation", "UbiqEngine", "Ubiquity", "UbiqCore"])

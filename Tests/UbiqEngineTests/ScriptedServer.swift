@@ -22,6 +22,8 @@ final class ScriptedServer: SyncServer, @unchecked Sendable {
     var onTrash: (@Sendable () throws -> TrashResponse)?
     var onRestore: (@Sendable (ItemID) throws -> ItemRecord)?
     var onManifest: (@Sendable (VersionID) throws -> Manifest)?
+    var onManifests: (@Sendable ([VersionID]) throws -> [Manifest])?
+    var onManifestDelta: (@Sendable (VersionID, VersionID) throws -> ManifestDelta)?
     var onChunk: (@Sendable (ContentHash) throws -> [UInt8])?
 
     private func record(_ call: String) { lock.withLock { log.append(call) } }
@@ -70,8 +72,12 @@ final class ScriptedServer: SyncServer, @unchecked Sendable {
     func manifest(_ container: ContainerID, version: VersionID) async throws -> Manifest {
         try answer("manifest", onManifest.map { f in { try f(version) } })
     }
-    func manifests(_ container: ContainerID, versions: [VersionID]) async throws -> [Manifest] { throw unscripted("manifests") }
-    func manifestDelta(_ container: ContainerID, version: VersionID, base: VersionID) async throws -> ManifestDelta { throw unscripted("manifestDelta") }
+    func manifests(_ container: ContainerID, versions: [VersionID]) async throws -> [Manifest] {
+        try answer("manifests", onManifests.map { f in { try f(versions) } })
+    }
+    func manifestDelta(_ container: ContainerID, version: VersionID, base: VersionID) async throws -> ManifestDelta {
+        try answer("manifestDelta", onManifestDelta.map { f in { try f(version, base) } })
+    }
     func missingChunks(_ hashes: [ContentHash]) async throws -> [ContentHash] { throw unscripted("missingChunks") }
     func uploadChunks(named chunks: [(ContentHash, [UInt8])]) async throws { throw unscripted("uploadChunks") }
     func uploadChunks(named chunks: [(hash: ContentHash, size: Int)], fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
