@@ -33,7 +33,7 @@ extension ProcessBoundTests {
             try s.write("A", "Documents/Reports/q1.txt", "first quarter")
             let t = try TmuxSession(width: 100, height: 30)
             defer { t.kill() }
-            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"))
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor { $0.contains("Reports/") && $0.contains("up to date") }, "\(t.capture())")
@@ -51,7 +51,7 @@ extension ProcessBoundTests {
             #expect(t.waitFor(timeout: 30) { $0.contains("up to date") }, "\(t.capture())")
             #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
             // Started again, it opens where it was left.
-            try t.send("clear; \(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT2=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"), prefix: "clear; ", marker: "EXIT2")
             #expect(t.waitFor { $0.contains("Files · Documents/") && $0.contains("waiting.txt") }, "\(t.capture())")
             #expect(t.quitFrontEnd("EXIT2=0"), "\(t.capture())")
         }
@@ -66,7 +66,7 @@ extension ProcessBoundTests {
             for name in ["alpha.txt", "beta.txt", "gamma.txt"] { try s.write("A", "Documents/\(name)", name) }
             let t = try TmuxSession(width: 100, height: 30)
             defer { t.kill() }
-            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"))
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor("gamma.txt"), "\(t.capture())")
@@ -100,7 +100,7 @@ extension ProcessBoundTests {
             #expect(try s.ubiq("B", ["sync"]).0 == 0)
             let t = try TmuxSession(width: 100, height: 30)
             defer { t.kill() }
-            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"))
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor("hello.txt") && t.waitFor("plan.txt"), "\(t.capture())")
@@ -159,7 +159,7 @@ extension ProcessBoundTests {
             // q quits and the terminal is restored.
             #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
             // NO_COLOR: no colour at all, attributes only (the header is drawn in reverse video).
-            try t.send("clear; NO_COLOR=1 \(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT2=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"), prefix: "clear; NO_COLOR=1 ", marker: "EXIT2")
             #expect(t.waitFor("1 Files"), "\(t.capture())")
             let mono = t.capture(escapes: true)
             #expect(Self.colourCodes(mono) == 0 && mono.contains("\u{1B}[7m"), "\(mono.prefix(400))")
@@ -191,7 +191,7 @@ extension ProcessBoundTests {
             #expect(try s.ubiq("A", ["kv", "set", "old", "gone soon"]).0 == 0 && s.ubiq("A", ["kv", "set", "keep", "7", "--type", "int"]).0 == 0)
             let t = try TmuxSession(width: 80, height: 24, environment: ["EDITOR": editor.path, "VISUAL": editor.path])
             defer { t.kill() }
-            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"))
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor { $0.contains("alpha.txt") && $0.contains("gamma.md") && $0.contains("1 hidden") }, "\(t.capture())")
@@ -314,7 +314,7 @@ extension ProcessBoundTests {
             let path = "\(bin.path):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
             let t = try TmuxSession(width: 80, height: 24, environment: ["EDITOR": editor.path, "VISUAL": editor.path, "PATH": path])
             defer { t.kill() }
-            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"))
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("2")
             #expect(t.waitFor { $0.contains("keep.txt") && $0.contains("merge.txt") }, "\(t.capture())")
@@ -365,7 +365,7 @@ extension ProcessBoundTests {
             #expect(try s.ubiq("B", ["sync"]).0 == 0)
             let t = try TmuxSession(width: 80, height: 24)
             defer { t.kill() }
-            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"))
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor { $0.contains("alpha.txt") && $0.contains("gamma.md") }, "\(t.capture())")
@@ -461,7 +461,7 @@ extension ProcessBoundTests {
             #expect(daemon.waitForOutput(timeout: 60) { $0.contains("syncing") } != nil)
             let t = try TmuxSession(width: 100, height: 30)
             defer { t.kill() }
-            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(s.home("A")); echo EXIT=$?", "Enter")
+            try t.startFrontEnd(home: s.home("A"))
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor("two.txt"), "\(t.capture())")

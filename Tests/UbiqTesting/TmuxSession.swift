@@ -65,6 +65,12 @@ public final class TmuxSession: @unchecked Sendable {
     /// Lets programs in the session set tmux's paste buffers (OSC 52).
     public func acceptClipboard() throws { _ = try tmux(["set-option", "-g", "set-clipboard", "on"]) }
 
+    /// Starts the front end (`ubiq tui --home HOME`) in the session's shell, after `prefix`
+    /// (`clear; `, `NO_COLOR=1 `…); the shell prints `MARKER=status` when it ends.
+    public func startFrontEnd(home: String, prefix: String = "", marker: String = "EXIT") throws {
+        try send("\(prefix)\(ChildProcess.ubiqBinary()) tui --home \(home); echo \(marker)=$?", "Enter")
+    }
+
     /// `q` to a front end, and `y` when it asks first (it runs the engine itself and changes
     /// still wait to go up — on a busy machine they may); true once `done` holds.
     public func quitFrontEnd(timeout: TimeInterval = 20, until done: @escaping (String) -> Bool) -> Bool {

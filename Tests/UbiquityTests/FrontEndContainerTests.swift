@@ -23,7 +23,7 @@ extension DaemonSuites {
 
             let t = try TmuxSession(width: 100, height: 30)
             defer { t.kill() }
-            try t.send("\(ChildProcess.ubiqBinary()) tui --home \(d.home("A").path); echo EXIT=$?", "Enter")
+            try t.startFrontEnd(home: d.home("A").path)
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor("default-only.txt"), "\(t.capture())")
