@@ -5,12 +5,33 @@ import UbiqCore
 import Glibc
 #endif
 
+/// What a change to the folder came to, for the engine to record in its trees
+/// (``SyncEngine/apply(_:)-LocalOutcome``): the step itself writes no tree.
+enum LocalOutcome: Sendable, Equatable {
+    /// Nothing changed: the folder was not as the plan saw it (planned again next round).
+    case unchanged
+    /// The server's folder made here, with its stamp.
+    case folderMade(ItemID, path: RelativePath, stamp: FileStamp)
+    /// The item moved from `from` (where it was, and where its merge base was) to `to`.
+    case moved(ItemID, from: RelativePath, to: RelativePath, entry: LocalEntry)
+    /// The item is gone from the folder (and so is its merge base).
+    case removed(ItemID)
+    /// Renamed beside a name taken on the server (`name (2)`).
+    case renamedAside(ItemID, to: RelativePath, entry: LocalEntry)
+    /// Both sides agree: the new merge base (and, for a folder both sides moved to the same
+    /// place, where its contents' merge bases move from).
+    case agreed(ItemID, entry: SyncedEntry, folderMovedFrom: RelativePath?)
+    /// The file of an evicted item is gone (the eviction was recorded before the unlink).
+    case evicted(ItemID)
+}
+
 /// The engine's changes to the synced folder: the plan's local steps (make, move, delete a
 /// folder or file), renames beside a taken name, evictions, and the front end's rename and new
 /// folder. Each checks that the folder is still as the plan (or the scan) saw it, makes the
 /// change through `FolderAccess` — nothing else in the engine changes the folder, so a test's
-/// failing disk reaches every step — and records it in the trees. Runs on the engine's queue;
-/// never suspends, so no pass or command runs between a check and its change.
+/// failing disk reaches every step — and returns what came of it (``LocalOutcome``); it reads
+/// the trees and never writes them. Runs on the engine's queue; never suspends, so no pass or
+/// command runs between a check and its change and the engine's recording of it.
 struct LocalSteps {
     let files: LocalFiles
     let disk: any FolderAccess
@@ -33,71 +54,64 @@ struct LocalSteps {
     }
 
     /// The server's folder `id`, made here (and its parents, unless the user just removed one).
-    func createFolder(_ id: ItemID) throws -> Bool {
-        guard let r = trees.remote[id], r.node.kind == .folder else { return false }
+    func createFolder(_ id: ItemID) throws -> LocalOutcome {
+        guard let r = trees.remote[id], r.node.kind == .folder else { return .unchanged }
         try files.checkParents(r.node.path)
         let path = files.path(r.node.path)
         if let (kind, _) = LocalFiles.stamp(path) {
-            guard kind == .folder else { return false }  // a file is in the way: the scan and planner sort it out
+            guard kind == .folder else { return .unchanged }  // a file is in the way: the scan and planner sort it out
             // The folder there is another item's (one whose move away failed, or has not run
             // yet): taking it as this one's too gave one folder two items, and once the other
             // moved it away this item looked deleted here — deleted on the server with what
             // other devices had put in it. This one is made once the path is free.
-            if trees.local.contains(where: { $0.key != id && $0.value.path == r.node.path }) { return false }
+            if trees.local.contains(where: { $0.key != id && $0.value.path == r.node.path }) { return .unchanged }
         } else {
-            guard mayCreateParents(of: r.node.path) else { return false }
+            guard mayCreateParents(of: r.node.path) else { return .unchanged }
             try disk.makeParents(of: path)
             let e = disk.makeFolder(path)
             guard e == 0 || e == EEXIST else { throw EngineError(.storageFailure, "cannot create \(r.node.path): \(errnoText(e))") }
         }
-        guard let (_, stamp) = LocalFiles.stamp(path) else { return false }
-        trees.local[id] = (r.node.path, LocalEntry(kind: .folder, stamp: stamp))
-        try trees.setSynced(id, SyncedEntry(node: SyncedNode(path: r.node.path, kind: .folder, version: nil, hash: nil), stamp: stamp, stampHash: nil))
-        return true
+        guard let (_, stamp) = LocalFiles.stamp(path) else { return .unchanged }
+        return .folderMade(id, path: r.node.path, stamp: stamp)
     }
 
     /// Moves the local item to `to` if it is still the one the scan saw and `to` is free.
-    func move(_ id: ItemID, to: RelativePath) throws -> Bool {
-        guard let l = trees.local[id] else { return false }
+    func move(_ id: ItemID, to: RelativePath) throws -> LocalOutcome {
+        guard let l = trees.local[id] else { return .unchanged }
         try files.checkParents(l.path)
         try files.checkParents(to)
         let src = files.path(l.path), dst = files.path(to)
-        guard LocalFiles.stamp(dst) == nil, LocalFiles.stamp(src)?.1.inode == l.entry.stamp.inode, mayCreateParents(of: to) else { return false }
+        guard LocalFiles.stamp(dst) == nil, LocalFiles.stamp(src)?.1.inode == l.entry.stamp.inode, mayCreateParents(of: to) else { return .unchanged }
         try disk.makeParents(of: dst)
         let e = disk.rename(src, dst, .noReplace)
-        if e == EEXIST { return false }  // something appeared there meanwhile: planned again
+        if e == EEXIST { return .unchanged }  // something appeared there meanwhile: planned again
         guard e == 0 else { throw EngineError(.storageFailure, "cannot move \(l.path) to \(to): \(errnoText(e))") }
-        trees.local[id] = (to, l.entry)
-        try trees.rebaseSynced(id, from: l.path, to: to)
-        return true
+        return .moved(id, from: l.path, to: to, entry: l.entry)
     }
 
     /// Deletes the local item: a folder once empty, a file only if it is still exactly what
     /// the scan saw (checked after moving it aside, so an edit made in that instant is put
     /// back, not lost).
-    func delete(_ id: ItemID) throws -> Bool {
-        guard let l = trees.local[id] else { return false }
+    func delete(_ id: ItemID) throws -> LocalOutcome {
+        guard let l = trees.local[id] else { return .unchanged }
         try files.checkParents(l.path)
         let path = files.path(l.path)
         if l.entry.kind == .folder {
             let e = disk.removeFolder(path)
-            guard e == 0 || e == ENOENT else { return false }  // not empty (or failing): wait for its contents
+            guard e == 0 || e == ENOENT else { return .unchanged }  // not empty (or failing): wait for its contents
         } else {
-            guard try LocalRemoval.remove(path, expected: l.entry.stamp, aside: aside, disk: disk) else { return false }
+            guard try LocalRemoval.remove(path, expected: l.entry.stamp, aside: aside, disk: disk) else { return .unchanged }
         }
-        trees.local[id] = nil
-        try trees.setSynced(id, nil)
-        return true
+        return .removed(id)
     }
 
     /// Renames a local item at `path` to the first free `path (n)` (free here and on the server).
-    func renameAside(_ id: ItemID, from path: RelativePath) throws -> Bool {
-        guard let l = trees.local[id], l.path == path else { return false }
+    func renameAside(_ id: ItemID, from path: RelativePath) throws -> LocalOutcome {
+        guard let l = trees.local[id], l.path == path else { return .unchanged }
         try files.checkParents(path)
-        guard let to = try putAside(files.path(path), as: path) else { return false }
+        guard let to = try putAside(files.path(path), as: path) else { return .unchanged }
         logger.info("\(path) is taken on the server: renamed to \(to.name)")
-        trees.local[id] = (to, l.entry)
-        return true
+        return .renamedAside(id, to: to, entry: l.entry)
     }
 
     /// Renames the file at the absolute path `from` to the first `base (n)` free here and on
@@ -115,38 +129,34 @@ struct LocalSteps {
     }
 
     /// Both sides agree on the item: it becomes the merge base.
-    func markSynced(_ id: ItemID) throws -> Bool {
-        guard let l = trees.local[id], let r = trees.remote[id], l.entry.kind == r.node.kind else { return false }
+    func markSynced(_ id: ItemID) -> LocalOutcome {
+        guard let l = trees.local[id], let r = trees.remote[id], l.entry.kind == r.node.kind else { return .unchanged }
         let path = l.path == r.node.path ? l.path : (trees.synced[id]?.node.path ?? r.node.path)
-        if r.node.kind == .folder, let old = trees.synced[id]?.node.path, old != path {
-            // Both sides moved the folder to the same place (another device did the same, or the
-            // answer to this device's own move was lost): the merge bases of what it holds move
-            // with it. Left behind, an item the user moved out of it afterwards looked moved on
-            // both sides, and the server's older place won: the user's move was undone.
-            try trees.rebaseSynced(id, from: old, to: path)
-        }
-        try trees.setSynced(id, SyncedEntry(node: SyncedNode(path: path, kind: r.node.kind, version: r.node.version, hash: r.node.hash),
-                                            stamp: l.entry.stamp, stampHash: trees.localHashes[id]))
-        return true
+        // Both sides moved a folder to the same place (another device did the same, or the
+        // answer to this device's own move was lost): the merge bases of what it holds move
+        // with it. Left behind, an item the user moved out of it afterwards looked moved on
+        // both sides, and the server's older place won: the user's move was undone.
+        let old = trees.synced[id]?.node.path
+        let movedFrom = r.node.kind == .folder && old != path ? old : nil
+        return .agreed(id, entry: SyncedEntry(node: SyncedNode(path: path, kind: r.node.kind, version: r.node.version, hash: r.node.hash),
+                                             stamp: l.entry.stamp, stampHash: trees.localHashes[id]), folderMovedFrom: movedFrom)
     }
 
     /// Removes the file of an item whose content the server has, if it is still exactly what
     /// the scan saw. `mark` records the eviction first (and forgets the merge base): a mark
     /// without the unlink, after a crash, leaves a file that is re-identified and matched,
     /// never a delete.
-    func evict(_ id: ItemID, mark: () throws -> Void) throws {
-        guard let l = trees.local[id] else { return }
+    func evict(_ id: ItemID, mark: () throws -> Void) throws -> LocalOutcome {
+        guard let l = trees.local[id] else { return .unchanged }
         try files.checkParents(l.path)
         let path = files.path(l.path)
         guard let (_, now) = LocalFiles.stamp(path), now == l.entry.stamp else {
             throw EngineError(.invalidRequest, "\(l.path) changed just now; try again")
         }
         try mark()
-        trees.synced[id] = nil
         let e = disk.removeFile(path)
         guard e == 0 || e == ENOENT else { throw EngineError(.storageFailure, "cannot remove \(l.path): \(errnoText(e))") }
-        trees.local[id] = nil
-        trees.localHashes[id] = nil
+        return .evicted(id)
     }
 
     /// Renames a local item as a person would in a shell, never over anything.

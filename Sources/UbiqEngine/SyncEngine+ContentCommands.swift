@@ -62,7 +62,13 @@ extension SyncEngine {
             }
             var failure: String?
             for id in ids where local[id] != nil {
-                do { try steps.evict(id) { try wishes.evict([id], dropSynced: true) } } catch { failure = "\(error)" }
+                do {
+                    // The eviction is recorded (and the merge base forgotten) before the unlink.
+                    try apply(steps.evict(id) {
+                        try wishes.evict([id], dropSynced: true)
+                        synced[id] = nil
+                    })
+                } catch { failure = "\(error)" }
             }
             let cloudOnly = ids.filter { local[$0] == nil && remote[$0] != nil && !evicted.contains($0) }
             if !cloudOnly.isEmpty { try? wishes.evict(cloudOnly) }

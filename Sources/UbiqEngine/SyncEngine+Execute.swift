@@ -95,10 +95,10 @@ extension SyncEngine {
             case .createRemoteFolder(let id): done = try await createRemoteFolder(id)
             case .moveRemote(let id, let to): done = try await moveRemote(id, to: to)
             case .deleteRemote(let id): done = try await deleteRemote(id)
-            case .createLocalFolder(let id): done = try steps.createFolder(id)
-            case .moveLocal(let id, let to): done = try steps.move(id, to: to)
-            case .deleteLocal(let id): done = try steps.delete(id)
-            case .markSynced(let id): done = try steps.markSynced(id)
+            case .createLocalFolder(let id): done = try apply(steps.createFolder(id))
+            case .moveLocal(let id, let to): done = try apply(steps.move(id, to: to))
+            case .deleteLocal(let id): done = try apply(steps.delete(id))
+            case .markSynced(let id): done = try apply(steps.markSynced(id))
             case .forget(let id): try setSynced(id, nil); done = true
             }
             if done { succeeded(op.item) }

@@ -108,7 +108,7 @@ extension SyncEngine {
             // here, which the next round sends to the server; nothing is dropped.
             sent.moveAnswered(id)
             schedule(.pullFirst)
-            return try steps.renameAside(id, from: to)
+            return try apply(steps.renameAside(id, from: to))
         case .moveWaits(let id, let why):
             logger.debug("move of \(id) waits: \(why)")
             sent.moveAnswered(id)

@@ -89,7 +89,7 @@ extension SyncEngine {
     func revivesAside(_ id: ItemID, path: RelativePath) -> Bool {
         guard remote[id] == nil, synced[id] != nil else { return false }
         schedule(.pullFirst)
-        do { return try steps.renameAside(id, from: path) } catch {
+        do { return try apply(steps.renameAside(id, from: path)) } catch {
             logger.warning("\(error)")
             return false
         }
