@@ -172,6 +172,31 @@ struct MultiDeviceRegressionTests {
         }
     }
 
+    /// A device deletes a folder while another, offline, edits a file in it: the edited file
+    /// brings its folder back, and only it — the subfolders nobody touched stay deleted (the
+    /// randomized run, seed 2161678854591261823: such a subfolder came back, empty).
+    @Test func anEditInAFolderDeletedElsewhereBringsBackOnlyWhatWasEdited() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/box/e.txt", "v1")
+            try a.write("Documents/box/sub/s.txt", "untouched")
+            try FileManager.default.createDirectory(at: a.url("Documents/box/empty"), withIntermediateDirectories: true)
+            #expect(await eventually { b.read("Documents/box/sub/s.txt") == "untouched" && b.exists("Documents/box/empty") && b.read("Documents/box/e.txt") == "v1" })
+            #expect(await eventually { await a.engine.status().idle })
+            await a.stop()
+            try FileManager.default.removeItem(at: b.url("Documents/box"))
+            #expect(await eventually { (try? await b.engine.trash())?.contains { $0.path.string == "Documents/box" } == true })
+            try a.write("Documents/box/e.txt", "v2, edited while the folder was deleted elsewhere")
+            try await a.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            #expect(b.read("Documents/box/e.txt") == "v2, edited while the folder was deleted elsewhere", "\(b.snapshot().keys.sorted())")
+            for dev in [a, b] {
+                #expect(!dev.exists("Documents/box/sub/s.txt") && !dev.exists("Documents/box/sub") && !dev.exists("Documents/box/empty"),
+                        "what B deleted and nobody touched stays deleted: \(dev.snapshot().keys.sorted())")
+            }
+        }
+    }
+
     /// A device deletes a file another device edited meanwhile: the edit wins, on every device.
     @Test func deleteAgainstAnUnseenEditKeepsTheEdit() async throws {
         try await withFleet { fleet in
