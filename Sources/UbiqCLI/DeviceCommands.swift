@@ -124,8 +124,8 @@ enum SignOut {
             unsynced.append((id, device, pending, await device.kv.pendingKeys()))
         }
         if !force, let first = unsynced.first(where: { !$0.pending.isEmpty || !$0.settings.isEmpty }) {
-            let what = first.pending.isEmpty ? "\(first.settings.count) setting(s) not uploaded yet (e.g. \(first.settings[0]))"
-                : "\(first.pending.count) local change(s) not uploaded yet (e.g. \(first.pending[0]))"
+            let what = first.pending.isEmpty ? "\(Counted.of(first.settings.count, "setting")) not uploaded yet (e.g. \(first.settings[0]))"
+                : "\(Counted.of(first.pending.count, "local change")) not uploaded yet (e.g. \(first.pending[0]))"
             throw CLIError(.invalidRequest, "\(what) in \(first.0); run 'ubiq sync' when the server is reachable, or use --force")
         }
         for (_, device, _, settings) in unsynced {
@@ -134,7 +134,7 @@ enum SignOut {
             var rescued: URL?
             if !keep.isEmpty {
                 rescued = try await engine.rescue(keep)
-                print("\(keep.count) item(s) not on the server copied to \(rescued!.path)")
+                print("\(Counted.of(keep.count, "item")) not on the server copied to \(rescued!.path)")
             }
             if !settings.isEmpty {
                 var entries: [KVEntry] = []
@@ -143,7 +143,7 @@ enum SignOut {
                 if folder == nil { folder = try await engine.rescue([]) }
                 let file = folder!.appendingPathComponent("settings-not-synced.json")
                 try WireCoding.encode(entries).write(to: file)
-                print("\(settings.count) setting(s) not on the server saved to \(file.path)")
+                print("\(Counted.of(settings.count, "setting")) not on the server saved to \(file.path)")
             }
         }
         try? await config.apiClient.revoke()

@@ -79,7 +79,7 @@ struct ResolveCommand: AsyncParsableCommand {
         }
         let r = try await DeviceSession.require(home, .resolve(path: path, keep: keep))
         let left = r.item?.conflictCount ?? 0
-        print("kept \(keep) for \(r.item?.path.string ?? path)\(left > 0 ? "; \(left) conflict(s) remain" : "")")
+        print("kept \(keep) for \(r.item?.path.string ?? path)\(left > 0 ? "; \(Counted.of(left, "conflict")) \(left == 1 ? "remains" : "remain")" : "")")
     }
 }
 
@@ -202,7 +202,7 @@ struct TrashCommand: AsyncParsableCommand {
                 guard isatty(0) != 0 else { throw CLIError(.invalidRequest, "emptying the trash cannot be undone: pass --yes (standard input is not a terminal)") }
                 let items = try await DeviceSession.require(home, .trash).trash ?? []
                 if items.isEmpty { print("the trash is empty"); return }
-                print("Purge \(items.count) item(s) from the trash for good? Nothing in it can be restored afterwards. Type 'empty' to go on: ", terminator: "")
+                print("Purge \(Counted.of(items.count, "item")) from the trash for good? Nothing in it can be restored afterwards. Type 'empty' to go on: ", terminator: "")
                 fflush(nil)
                 guard readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces) == "empty" else { print("nothing purged"); return }
             }

@@ -34,7 +34,7 @@ struct ListCommand: AsyncParsableCommand {
                     guard let data = try? WireCoding.encode(e) else { return false }
                     print(String(decoding: data, as: UTF8.self))
                 } else {
-                    if e.event == "gathered" { print("-- \(e.added.count) item(s)") }
+                    if e.event == "gathered" { print("-- \(Counted.of(e.added.count, "item"))") }
                     for i in e.added { print("+ " + Self.line(i)) }
                     for i in e.changed { print("~ " + Self.line(i)) }
                     for i in e.removed { print("- " + Self.line(i)) }

@@ -41,7 +41,7 @@ struct UserList: AsyncParsableCommand {
         if json { return try printJSON(users.map { UserListing(name: $0.name, quota: $0.quota, used: $0.used, devices: $0.devices, created: $0.created) }) }
         if users.isEmpty { print("no users (add one with 'ubiq server user add NAME')") }
         for u in users {
-            print("\(u.name)  \(ByteSize.format(u.used)) of \(ByteSize.format(u.quota))  \(u.devices) device(s) signed in")
+            print("\(u.name)  \(ByteSize.format(u.used)) of \(ByteSize.format(u.quota))  \(Counted.of(u.devices, "device")) signed in")
         }
     }
 }

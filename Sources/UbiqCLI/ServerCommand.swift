@@ -176,7 +176,7 @@ func removeLeftovers(_ services: ServerServices, _ logger: Logger) {
     Task.detached(priority: .background) {
         do {
             let (files, bytes) = try await store.removeOrphans(candidates)
-            if files > 0 { logger.info("removed \(files) file(s), \(ByteSize.format(bytes)), left in the chunk folder by an interrupted write") }
+            if files > 0 { logger.info("removed \(Counted.of(files, "file")), \(ByteSize.format(bytes)), left in the chunk folder by an interrupted write") }
         } catch {
             logger.warning("cannot remove leftovers from the chunk folder: \(error)")
         }

@@ -44,7 +44,7 @@ struct ServerGC: AsyncParsableCommand {
         let verb = r.dryRun ? "would be" : ""
         lines.append("\(r.garbageChunks) of \(r.scannedChunks) stored \(r.scannedChunks == 1 ? "chunk" : "chunks") unused (\(ByteSize.format(r.garbageBytes)))\(r.dryRun ? ", would be removed" : ", removed")")
         if r.releasedUploads > 0 {
-            lines.append("\(r.releasedUploads) upload(s) never committed \(verb.isEmpty ? "released" : "would be released") (\(ByteSize.format(r.releasedBytes)))")
+            lines.append("\(Counted.of(r.releasedUploads, "upload")) never committed \(verb.isEmpty ? "released" : "would be released") (\(ByteSize.format(r.releasedBytes)))")
         }
         if !r.dryRun {
             lines.append("packs: \(r.packsDeleted) deleted, \(r.packsRewritten) rewritten; \(ByteSize.format(r.bytesFreed)) given back "

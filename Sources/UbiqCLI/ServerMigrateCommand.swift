@@ -46,7 +46,7 @@ struct ServerMigrate: AsyncParsableCommand {
         }
         if json { return try printJSON(report) }
         let rows = report.rows.values.reduce(0, +)
-        print("copied \(report.rows["accounts"] ?? 0) account(s), \(report.rows["items"] ?? 0) item(s), \(report.rows["versions"] ?? 0) version(s), "
+        print("copied \(Counted.of(report.rows["accounts"] ?? 0, "account")), \(Counted.of(report.rows["items"] ?? 0, "item")), \(Counted.of(report.rows["versions"] ?? 0, "version")), "
               + "\(Counted.of(rows, "row")) in all, and \(Counted.of(report.chunks, "chunk")) (\(ByteSize.format(report.chunkBytes))) in \(String(format: "%.1f", report.seconds)) s; "
               + "the copy was checked (rows counted on both sides, every chunk found in the bucket)")
         print("now run: ubiq server --database '\(pg.redacted)' --blobs '\(blobs)' --data \(dir.path)")

@@ -115,7 +115,7 @@ struct ThemesCommand: AsyncParsableCommand {
                     for p in problems { print("error  \(n): \(p)") }
                 }
             }
-            if bad > 0 { throw CLIError(.invalidValue, "\(bad) theme(s) have problems") }
+            if bad > 0 { throw CLIError(.invalidValue, "\(Counted.of(bad, "theme")) \(bad == 1 ? "has" : "have") problems") }
         }
     }
 }

@@ -123,7 +123,7 @@ public struct DeviceService: Sendable {
                 return DeviceResponse(ok: true, message: on ? "syncing paused (ubiq resume, or P, resumes it)" : "syncing resumed")
             case .retry(let paths):
                 let n = await engine.retry(try paths.map(RelativePath.init(validating:)))
-                return DeviceResponse(ok: true, message: n == 0 ? "nothing was waiting to be tried again" : "trying \(n) item(s) again now")
+                return DeviceResponse(ok: true, message: n == 0 ? "nothing was waiting to be tried again" : "trying \(Counted.of(n, "item")) again now")
             case .remove(let paths):
                 return Self.results(await engine.remove(try paths.map(RelativePath.init(validating:))))
             case .trash:
@@ -202,6 +202,6 @@ public struct DeviceService: Sendable {
     public static func describe(_ s: EngineStatus) -> String {
         if s.state == .offline { return "offline: \(s.lastError ?? "cannot reach the server")" }
         let n = s.uploads.queued + s.uploads.running + s.downloads.queued + s.downloads.running
-        return n > 0 ? "not in sync: \(n) transfer(s) left" : "not in sync yet: \(s.lastError ?? "changes still settling")"
+        return n > 0 ? "not in sync: \(Counted.of(n, "transfer")) left" : "not in sync yet: \(s.lastError ?? "changes still settling")"
     }
 }

@@ -209,7 +209,7 @@ struct GarbageCollectorService: Service {
             do {
                 let r = try await services.collector.collectGarbage()
                 if r.garbageChunks + r.releasedUploads > 0 {
-                    logger.info("garbage collection: \(r.garbageChunks) chunk(s) no longer used, \(ByteSize.format(r.bytesFreed)) given back in \(String(format: "%.1f", r.seconds)) s")
+                    logger.info("garbage collection: \(Counted.of(r.garbageChunks, "chunk")) no longer used, \(ByteSize.format(r.bytesFreed)) given back in \(String(format: "%.1f", r.seconds)) s")
                 }
             } catch is ChunkCollection.Elsewhere {
                 logger.debug("garbage collection: another server is collecting")

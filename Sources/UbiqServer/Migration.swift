@@ -62,10 +62,10 @@ public enum Migration {
         try await sourceChunks.storedChunks(pageSize: 1_000) { page in
             for c in page where try await !targetChunks.has(c.hash) { missing += 1 }
         }
-        guard missing == 0 else { throw APIFailure(.storageFailure, "\(missing) chunk(s) did not reach the bucket; nothing else was copied") }
+        guard missing == 0 else { throw APIFailure(.storageFailure, "\(Counted.of(missing, "chunk")) did not reach the bucket; nothing else was copied") }
 
         // 2. The metadata, in one transaction.
-        progress("copying \(report.chunks) chunk(s) done; copying accounts, devices, items, versions, settings …")
+        progress("copying \(Counted.of(report.chunks, "chunk")) done; copying accounts, devices, items, versions, settings …")
         do {
             report.rows = try await MetadataCopy.copy(from: source, to: target)
             report.rowsAfter = try await MetadataCopy.counts(target)

@@ -27,7 +27,7 @@ struct TrashPurger: Service {
         repeat {
             do {
                 let (items, bytes) = try await services.purgeTrash()
-                if items > 0 { logger.info("purged \(items) item(s) older than 30 days from the trash; \(ByteSize.format(bytes)) given back") }
+                if items > 0 { logger.info("purged \(Counted.of(items, "item")) older than 30 days from the trash; \(ByteSize.format(bytes)) given back") }
             } catch {
                 logger.error("purging the trash failed (tried again later): \(error)")
             }

@@ -68,7 +68,7 @@ extension SQLMetadataStore: ItemStore {
             }
             let missing = try db.missingHashes(accountID: ctx.accountID, try db.versionChunkHashes(version: try vr["id"]))
             guard missing.isEmpty else {
-                throw StorageError(.incompleteContent, "\(missing.count) chunk(s) of version \(version) not uploaded yet", missing: missing)
+                throw StorageError(.incompleteContent, "\(Counted.of(missing.count, "chunk")) of version \(version) not uploaded yet", missing: missing)
             }
             try db.execute("UPDATE versions SET uploaded = 1 WHERE id = ?", [try vr["id"] as Int64])
             let seq = try db.journal(container: c, item: itemID)

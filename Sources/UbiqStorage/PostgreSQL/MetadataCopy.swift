@@ -1,4 +1,5 @@
 import Foundation
+import UbiqCore
 
 /// Copies an embedded server's metadata (its SQLite file) into an empty PostgreSQL database, in
 /// one PostgreSQL transaction: all of it or nothing. Every table keeps its rows as they are —
@@ -27,7 +28,7 @@ public enum MetadataCopy {
         try await target.write { db in
             let existing: Int = try db.value("SELECT COUNT(*) FROM accounts") ?? 0
             guard existing == 0 else {
-                throw StorageError(.invalidRequest, "the database \(target.location.redacted) already holds \(existing) account(s); migrate into an empty one")
+                throw StorageError(.invalidRequest, "the database \(target.location.redacted) already holds \(Counted.of(existing, "account")); migrate into an empty one")
             }
             var counts: Counts = [:]
             for (table, key) in tables {
