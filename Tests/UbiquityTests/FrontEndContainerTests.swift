@@ -69,5 +69,42 @@ extension DaemonSuites {
             #expect(t.waitFor("EXIT=0"), "\(t.capture())")
             await d.stop()
         }
+
+        /// The folder each container was left in is its own: a switch remembers the old
+        /// container's folder under its key (it went under the first container's key, so the
+        /// next start lost the default container's folder).
+        @Test func eachContainerKeepsItsOwnLastFolder() async throws {
+            guard TmuxSession.available else { Issue.record("tmux is not installed"); return }
+            let d = try await Daemons.start(["A"])
+            let a = d.ubiquity("A")
+            let team = try #require(await a.containerURL("TEAM.com.example.notes"))
+            try Data("default".utf8).write(to: d.folder("A").appendingPathComponent("Documents/default-only.txt"))
+            try FileManager.default.createDirectory(at: team.appendingPathComponent("Documents/Plans"), withIntermediateDirectories: true)
+            try Data("team".utf8).write(to: team.appendingPathComponent("Documents/Plans/team-plan.txt"))
+            #expect(await eventually { (try? await a.status(of: team.appendingPathComponent("Documents/Plans/team-plan.txt"))) != nil })
+
+            let t = try TmuxSession(width: 100, height: 30)
+            defer { t.kill() }
+            try t.startFrontEnd(home: d.home("A").path)
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            // The header names the account once the first status came: the screen knows its place.
+            #expect(t.waitFor { $0.contains("default-only.txt") && $0.contains("alice@") }, "\(t.capture())")
+            try t.type(":container TEAM.com.example.notes")
+            try t.send("Enter")
+            #expect(t.waitFor("container TEAM.com.example.notes"), "\(t.capture())")
+            #expect(t.waitFor("Documents/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("Plans/"), "\(t.capture())")
+            try t.send("Enter")
+            #expect(t.waitFor("team-plan.txt"), "\(t.capture())")
+            #expect(t.quitFrontEnd("EXIT=0"), "\(t.capture())")
+
+            // Started again (on the default container): back in its Documents, not at the top.
+            try t.startFrontEnd(home: d.home("A").path, prefix: "clear; ", marker: "EXIT2")
+            #expect(t.waitFor("default-only.txt"), "the default container's folder is restored: \(t.capture())")
+            #expect(t.quitFrontEnd("EXIT2=0"), "\(t.capture())")
+            await d.stop()
+        }
     }
 }

@@ -206,6 +206,8 @@ public final class TUIApp {
     /// opened once the listing has it.
     func lookUpLastFolder(_ s: EngineStatus) {
         guard folderKey == nil, let account = s.account, let server = s.server else { return }
+        // After a switch, a status of the container left behind may still come: not this screen's.
+        if let chosen = connection.choice.value?.string, s.container != chosen { return }
         let key = "\(account)@\(server) \(s.device ?? "") \(s.container ?? "")"
         folderKey = key
         guard let folder = lastFolders.folder(for: key), let path = try? RelativePath(validating: folder) else { return }
@@ -346,6 +348,10 @@ public final class TUIApp {
                 scheduleRedraw()
                 return
             }
+            // The folder shown is the old container's: remembered under its key; the new
+            // container's key (and its last folder) comes with its first status.
+            if let key = folderKey { lastFolders.remember(state.files.folder?.string, for: key) }
+            folderKey = nil
             connection.choice.value = id
             state.forgetContainer()
             startStreams()
