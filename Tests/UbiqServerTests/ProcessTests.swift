@@ -99,12 +99,12 @@ struct ProcessTests {
         let (again, _) = try startServer(data)
         // Gone, and said so (the line comes after the removal: a stop in between cut it off).
         let gone = again.waitForOutput(timeout: 30) { _ in
-            orphans.allSatisfy { !FileManager.default.fileExists(atPath: $0) } && again.stderr.contains("removed 2 file(s)")
+            orphans.allSatisfy { !FileManager.default.fileExists(atPath: $0) } && again.stderr.contains("removed 2 files")
         }
         again.signal(SIGTERM)
         #expect(again.wait(timeout: 30) == 0)
         #expect(gone != nil, "left: \(orphans.filter { FileManager.default.fileExists(atPath: $0) })")
-        #expect(again.stderr.contains("removed 2 file(s), 8.0 KiB"), "\(again.stderr)")
+        #expect(again.stderr.contains("removed 2 files, 8.0 KiB"), "\(again.stderr)")
     }
 
     /// #45 §3: with `--database` and `--blobs` both remote, a second `ubiq server` on the same
