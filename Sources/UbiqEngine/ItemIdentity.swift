@@ -26,9 +26,10 @@ struct ItemIdentity {
 
     /// A new UUID for an item or version this device makes: time-ordered (see
     /// `TimeOrderedUUIDs`), so the indexes keyed by them grow at their end.
-    mutating func newUUID(at now: Date) -> UUID {
+    /// `random`: 64 random bits (the engine's source; tests pass their own).
+    mutating func newUUID(at now: Date, random: UInt64 = .random(in: .min ... .max)) -> UUID {
         let ms = UInt64(max(0, now.timeIntervalSince1970 * 1000))
-        return uuids.next(milliseconds: ms, random: UInt64.random(in: .min ... .max))
+        return uuids.next(milliseconds: ms, random: random)
     }
 
     /// Keeps the IDs of new items about to be committed before the commit goes out.

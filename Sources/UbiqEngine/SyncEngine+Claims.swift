@@ -26,7 +26,7 @@ extension SyncEngine {
     }
 
     /// A new time-ordered UUID for an item or version this device makes.
-    func newUUID() -> UUID { identity.newUUID(at: now()) }
+    func newUUID() -> UUID { identity.newUUID(at: now(), random: random()) }
 
     /// Moves the merge base of each item whose current version on the server is one this device
     /// sent without hearing the answer to that version (see `SentCommits`).

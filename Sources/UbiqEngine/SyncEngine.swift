@@ -32,6 +32,8 @@ public actor SyncEngine {
     /// The wall clock (tests: a clock of their own): new IDs' time order, merges' modification
     /// dates, failures' times, listings' "now".
     let now: @Sendable () -> Date
+    /// 64 random bits for new IDs (tests: a seeded source).
+    let random: @Sendable () -> UInt64
 
     /// The three trees, the change-feed cursor and their writes to the state database.
     let trees: ItemTrees
@@ -89,13 +91,15 @@ public actor SyncEngine {
     /// `server` stands in for the configured server's client (tests: a server that loses
     /// requests), `disk` for the folder's file system (tests: a disk that fails).
     public init(home: DeviceHome, config: DeviceConfig, server: (any SyncServer)? = nil, disk: any FolderAccess = SystemFolder(),
-                logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2), now: @escaping @Sendable () -> Date = { Date() }) throws {
+                logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2), now: @escaping @Sendable () -> Date = { Date() },
+                random: @escaping @Sendable () -> UInt64 = { .random(in: .min ... .max) }) throws {
         self.executor = QueueExecutor(label: "ubiq.engine.\(config.container)")
         self.home = home
         self.config = config
         self.logger = logger
         self.settleTime = settleTime
         self.now = now
+        self.random = random
         self.scheduler = PassScheduler(settleTime: settleTime)
         let client = server ?? config.apiClient
         self.client = client

@@ -34,6 +34,10 @@ struct ItemIdentityTests {
         let made = (0..<1_000).map { _ in ids.newUUID(at: instant).uuidString.lowercased() }
         #expect(made == made.sorted() && Set(made).count == made.count)
         #expect(ids.newUUID(at: instant.addingTimeInterval(0.002)).uuidString.lowercased() > made.last!, "a later clock sorts after")
+        // The clock and the random bits come in (#38 §1): the same inputs make the same IDs.
+        var one = try ItemIdentity(store: store), two = try ItemIdentity(store: store)
+        let bits: [UInt64] = [1, 0xDEAD_BEEF, .max]
+        #expect(bits.map { one.newUUID(at: instant, random: $0) } == bits.map { two.newUUID(at: instant, random: $0) })
     }
 
     @Test func downloadWishesSurviveARestart() throws {
