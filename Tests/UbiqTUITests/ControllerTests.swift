@@ -154,6 +154,26 @@ struct ControllerTests {
         #expect(s.flash?.text == "no conflict to merge")
     }
 
+    /// `m` pressed while the versions still load (a busy machine, keys typed ahead) is acted on
+    /// when they arrive — before, it found no rows and said "no conflict to merge".
+    @Test func aKeyTypedWhileTheVersionsLoadIsActedOnWhenTheyArrive() {
+        var s = Fixtures.state(view: .conflicts)
+        _ = press(&s, [.enter])
+        let cur = VersionRecord(id: VersionID(uuid: UUID()), state: .current, size: 1, hash: ContentHash.of([1]), modified: Fixtures.t0,
+                                committed: Fixtures.t0, device: DeviceID(uuid: UUID()), deviceName: "laptop", uploaded: true)
+        let other = VersionRecord(id: VersionID(uuid: UUID()), state: .conflict, size: 2, hash: ContentHash.of([2]), modified: Fixtures.t0,
+                                  committed: Fixtures.t0, device: DeviceID(uuid: UUID()), deviceName: "phone", uploaded: true)
+        let item = ItemRecord(id: Fixtures.id(7), path: try! RelativePath(validating: "Documents/plan.txt"), kind: .file, current: cur,
+                              conflictCount: 1, deletedAt: nil, changeSeq: 1)
+        s.versions = VersionsState(path: item.path)
+        #expect(press(&s, [.char("m")]).isEmpty && s.flash == nil, "nothing yet, and no wrong message")
+        let fx = s.apply(.versions(item.path, VersionsResponse(item: item, current: cur, conflicts: [other], others: [])))
+        #expect(fx.contains(.merge(item.path, conflict: other.id)), "\(fx)")
+        #expect(s.versions?.typedAhead == nil)
+        // Loaded: a key acts at once, and is not kept.
+        #expect(press(&s, [.char("m")]) == [.merge(item.path, conflict: other.id)])
+    }
+
     @Test func spaceFlipsABoolSettingAndEditsAnyOther() {
         var s = Fixtures.state(view: .settings)
         let dev = DeviceID(uuid: UUID())

@@ -106,8 +106,10 @@ extension AppState {
             // Start on the first conflict version when there is one.
             v.cursor.index = v.rows.firstIndex { $0.kind == .conflict } ?? 0
             let e = previewEffect(&v)
+            let ahead = v.typedAhead
+            v.typedAhead = nil
             versions = v
-            return e
+            return e + (ahead.map { handleVersions($0) } ?? [])
         case .preview(let id, let lines, let isText, let currentText):
             guard var v = versions, v.previewFor == id else { return [] }
             v.preview = lines

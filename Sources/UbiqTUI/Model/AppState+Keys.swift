@@ -486,6 +486,10 @@ extension AppState {
             return []
         }
         if v.contentFocused, scrollContent(key, &v) { return [] }
+        if v.loading, [.enter, .char("m"), .char("e"), .char("b"), .char("o")].contains(key) {
+            v.typedAhead = key
+            return []
+        }
         if Self.move(key, &v.cursor, count: v.rows.count, page: pageStep) { return previewEffect(&v) }
         switch key {
         case .char("n") where !v.search.isEmpty, .char("N") where !v.search.isEmpty:

@@ -15,6 +15,9 @@ public struct VersionsState: Equatable, Sendable {
     public var rows: [VersionRow] = []
     public var cursor = ListCursor()
     public var loading = true
+    /// A key that needs the versions (Enter, `m`, `b`, `o`), pressed while they load: it is
+    /// acted on when they arrive (typed ahead, as in `Enter` `m` at once).
+    public var typedAhead: Key?
     public var showDiff = false
     /// Preview lines of the selected version (text, or a hex dump for binary content).
     public var preview: [String]?
