@@ -26,7 +26,7 @@ extension SyncEngine {
     func hasUnsyncedContent(_ id: ItemID) -> Bool {
         guard let l = local[id], l.entry.kind == .file else { return false }
         guard let s = synced[id], let h = localHashes[id] else { return true }  // new, or not hashed (still being written)
-        if transfers[id]?.direction == .up { return true }
+        if transfers.running[id]?.direction == .up { return true }
         if h == s.node.conflictHash { return false }
         return h != s.node.hash || !(remote[id]?.node.uploaded ?? false) && remote[id]?.node.hash == h
     }

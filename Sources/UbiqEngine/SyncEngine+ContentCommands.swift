@@ -119,14 +119,14 @@ extension SyncEngine {
         let planned = Set(pendingOps.compactMap { op -> ItemID? in if case .download(let id, _) = op { return id } else { return nil } })
         for p in paths {
             let ids = items(under: p)
-            let downloads = ids.filter { transfers[$0]?.direction == .down || planned.contains($0) }
-            let uploads = ids.filter { transfers[$0]?.direction == .up }
+            let downloads = ids.filter { transfers.running[$0]?.direction == .down || planned.contains($0) }
+            let uploads = ids.filter { transfers.running[$0]?.direction == .up }
             if downloads.isEmpty {
                 results.append(PathResult(path: p.string, error: uploads.isEmpty ? "nothing is being transferred at \(p)"
                     : "\(p) is uploading: an upload cannot be cancelled alone (P pauses all syncing)"))
                 continue
             }
-            transfer.cancelled.formUnion(downloads)
+            transfers.cancelled.formUnion(downloads)
             let cloudOnly = downloads.filter { local[$0] == nil }
             do { if !cloudOnly.isEmpty { try wishes.evict(cloudOnly) } } catch {
                 results.append(PathResult(path: p.string, error: "\(error)"))
@@ -152,10 +152,10 @@ extension SyncEngine {
                 continue
             }
             if on {
-                transfer.held.formUnion(ids)
-                transfer.cancelled.formUnion(ids.filter { transfers[$0]?.direction == .down })
+                transfers.held.formUnion(ids)
+                transfers.cancelled.formUnion(ids.filter { transfers.running[$0]?.direction == .down })
             } else {
-                transfer.held.subtract(ids)
+                transfers.held.subtract(ids)
             }
             for id in ids { changeLog.note(id) }
             results.append(PathResult(path: p.string))

@@ -6,8 +6,7 @@ import UbiqDaemonProtocol
 extension SyncEngine {
     /// Records a failed step of an item: its message (listings, `status`) and its backoff.
     func failed(_ id: ItemID, error: Error) {
-        let code = (error as? ClientError)?.code.rawValue ?? (error as? EngineError)?.code.rawValue ?? ErrorCode.internalError.rawValue
-        let message = (error as? ClientError)?.message ?? (error as? EngineError)?.message ?? "\(error)"
+        let (code, message) = Transfers.describe(error)
         failed(id, code: code, message: message)
     }
 

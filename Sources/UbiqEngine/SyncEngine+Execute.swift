@@ -21,7 +21,7 @@ extension SyncEngine {
             if await run(op) { progressed = true }
             if !online { return progressed }
         }
-        let (upBatches, downBatches, singles) = splitBatches(transfers)
+        let (upBatches, downBatches, singles) = self.transfers.splitBatches(transfers)
         // Several batches at a time: one's requests wait on the network or the disk while another's are built.
         var batches = upBatches.map { ($0, true) } + downBatches.map { ($0, false) }
         var inFlight = Set(transfers.map(\.item))
@@ -80,7 +80,7 @@ extension SyncEngine {
         if watcher == nil || unstable > 0 || watcher?.foreignEvents() != foreignAtScan { return [] }
         let ops = plan().filter { !inFlight.contains($0.item) }
         guard !ops.isEmpty, ops.allSatisfy({ if case .download = $0 { return true } else { return false } }) else { return [] }
-        let (_, down, single) = splitBatches(ops)
+        let (_, down, single) = transfers.splitBatches(ops)
         return single.isEmpty ? down : []
     }
 
@@ -90,8 +90,8 @@ extension SyncEngine {
         do {
             let done: Bool
             switch op {
-            case .upload(let id, let base): done = try await uploadFile(id, base: base)
-            case .download(let id, let v): done = try await downloadFile(id, version: v)
+            case .upload(let id, let base): done = try await transfers.uploadFile(id, base: base)
+            case .download(let id, let v): done = try await transfers.downloadFile(id, version: v)
             case .createRemoteFolder(let id): done = try await createRemoteFolder(id)
             case .moveRemote(let id, let to): done = try await moveRemote(id, to: to)
             case .deleteRemote(let id): done = try await deleteRemote(id)

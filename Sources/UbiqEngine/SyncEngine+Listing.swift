@@ -6,10 +6,10 @@ extension SyncEngine {
     /// The trees as they are now (no copying: the dictionaries are shared until changed).
     public func listingState() -> ListingState {
         var state = ListingState(remote: remote.storage, local: local.storage, synced: synced.storage, localHashes: localHashes.storage,
-                                 transfers: transfers.storage, itemErrors: outcomes.errors.storage, excluded: trees.excludedLocal)
+                                 transfers: transfers.running.storage, itemErrors: outcomes.errors.storage, excluded: trees.excludedLocal)
         state.pinned = wishes.pinned
         state.pinnedFolders = wishes.pinnedFolderPaths(remote: remote)
-        state.held = transfer.held
+        state.held = transfers.held
         return state
     }
 

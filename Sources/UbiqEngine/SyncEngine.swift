@@ -54,9 +54,8 @@ public actor SyncEngine {
     /// New items' IDs, claims, unanswered commits and moves (see `ItemIdentity`).
     var identity: ItemIdentity
     var sent: SentCommits { get { identity.sent } _modify { yield &identity.sent } }
-    /// Manifests by stamp, and the bytes of small files the last scan hashed for the uploads
-    /// that follow (dropped by the next scan that hashes, and at the end of the pass).
-    var contents = ContentCache()
+    /// Manifests by stamp, and the bytes of small files the last scan kept for uploads (see `Transfers`).
+    var contents: ContentCache { get { transfers.contents } _modify { yield &transfers.contents } }
 
     /// When passes run (requests, timers, settling files, retry delays): see `PassScheduler`.
     var scheduler: PassScheduler
@@ -72,8 +71,10 @@ public actor SyncEngine {
     var online = false
     var pendingOps: [SyncOp] = []
     var unstable = 0
-    /// Uploads and downloads, and what only they need (see `TransferState`).
-    let transfer: TransferState
+    /// Uploads and downloads, and what only they keep (see `Transfers`).
+    private(set) lazy var transfers = Transfers(host: self, client: client, container: config.container, partials: home.partialFolder(config.container).path,
+                                                trees: trees, store: store, files: files, steps: steps, disk: disk, coordination: coordination,
+                                                settleTime: settleTime, logger: logger)
     var lastError: String?
     /// Failed items (messages, retry delays) and abandoned versions: see `ItemOutcomes`.
     var outcomes: ItemOutcomes
@@ -120,10 +121,6 @@ public actor SyncEngine {
         let trees = try ItemTrees(store: store)
         self.trees = trees
         self.steps = LocalSteps(files: files, disk: disk, trees: trees, aside: home.partialFolder(config.container).path, logger: logger)
-        let partials = home.partialFolder(config.container).path
-        self.transfer = TransferState(uploads: UploadPipeline(client: client, container: config.container),
-                                       downloads: DownloadPipeline(client: client, container: config.container, partials: partials, disk: disk),
-                                       log: trees.changeLog)
         self.wishes = try DownloadWishes(store: store)
         self.outcomes = ItemOutcomes(log: trees.changeLog, abandonedText: try store.meta("abandoned"))
         self.identity = try ItemIdentity(store: store)
@@ -261,7 +258,7 @@ public actor SyncEngine {
         while scheduler.takePass() { await pass() }
         passTask = nil
         // Quiet: the next transfers are a run of their own (see `TransferSession`).
-        if transfers.isEmpty { transfer.session = TransferSession() }
+        if transfers.running.isEmpty { transfers.session = TransferSession() }
         let w = waiters
         waiters.removeAll()
         for c in w { c.resume() }
@@ -313,7 +310,7 @@ public actor SyncEngine {
             if !progressed { break }
         }
         pendingOps = []
-        transfer.cancelled.removeAll()
+        transfers.cancelled.removeAll()
         contents.dropKept()  // what the pass did not upload is not kept
         if unstable > 0 { requestPass(after: .milliseconds(200)) }
     }
@@ -346,7 +343,7 @@ public actor SyncEngine {
         let abandoned = abandonedVersions()
         var ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: wishes.pinnedForPlan(remote: remote), evicted: evicted,
                                               streaming: streamable(), abandoned: abandoned))
-        if !transfer.held.isEmpty { ops.removeAll { $0.isTransfer && transfer.held.contains($0.item) } }
+        if !transfers.held.isEmpty { ops.removeAll { $0.isTransfer && transfers.held.contains($0.item) } }
         if !coordination.isEmpty {
             ops.removeAll { op in
                 [local[op.item]?.path, remote[op.item]?.node.path, synced[op.item]?.node.path].contains { $0.map { coordination.covers($0.string) } ?? false }
@@ -366,7 +363,7 @@ public actor SyncEngine {
     func streamable() -> Set<ItemID> {
         var out = Set<ItemID>()
         for (id, r) in remote where !r.node.uploaded && r.node.kind == .file && Int64(r.node.size) > TransferBatches.fileLimit {
-            if let v = r.node.version, !transfer.gaveUp.contains(v) { out.insert(id) }
+            if let v = r.node.version, !transfers.gaveUp.contains(v) { out.insert(id) }
         }
         return out
     }
@@ -394,17 +391,17 @@ public actor SyncEngine {
     // MARK: status
 
     public func status() -> EngineStatus {
-        let ended = transfer.session.endedItems
-        let (up, down) = EngineStatus.tally(running: transfers.values, queued: pendingOps.filter { transfers[$0.item] == nil && !ended.contains($0.item) }) { op in
+        let running = transfers.running, ended = transfers.session.endedItems
+        let (up, down) = EngineStatus.tally(running: running.values, queued: pendingOps.filter { running[$0.item] == nil && !ended.contains($0.item) }) { op in
             switch op {
             case .upload(let id, _): return local[id]?.entry.stamp.size ?? 0
             case .download(let id, _): return Int64(remote[id]?.node.size ?? 0)
             default: return nil
             }
         }
-        let idle = online && !scheduler.paused && scheduler.isQuiet && transfers.isEmpty && pendingOps.isEmpty && unstable == 0
+        let idle = online && !scheduler.paused && scheduler.isQuiet && running.isEmpty && pendingOps.isEmpty && unstable == 0
         // The run's totals (finished and to do, never falling) until nothing is left to move.
-        let reported = (transfer.session.report(up, up: true), transfer.session.report(down, up: false))
+        let reported = (transfers.session.report(up, up: true), transfers.session.report(down, up: false))
         var s = EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
                              device: config.deviceName, container: config.container.string, uploads: reported.0, downloads: reported.1,
                              conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())

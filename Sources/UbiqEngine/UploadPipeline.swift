@@ -8,7 +8,7 @@ import UbiqProtocol
 /// file with its content complete. A big file is committed first (other devices list it at
 /// once and may stream it), then its missing chunks follow straight from the file, then the
 /// version is completed. No engine state: the engine prepares the files (`File`) and records
-/// the answers in one place (`SyncEngine.apply(uploads:)`).
+/// the answers in one place (`SyncEngine.apply(uploads:)`, through `Transfers`).
 struct UploadPipeline: Sendable {
     let client: any SyncServer
     let container: ContainerID
@@ -31,6 +31,22 @@ struct UploadPipeline: Sendable {
         let file: File
         let response: CommitResponse
         let item: ItemRecord
+    }
+
+    /// The merge base an upload's answer gives (one rule for single files and batches): the
+    /// server's current version, or, when the server kept the content as a conflict version,
+    /// the old base (`base`) with the conflict's content noted. `indexed`: the manifest is the
+    /// item's current content (its chunks are indexed for the next edit's delta).
+    static func syncedEntry(_ a: Answered, base: SyncedEntry?) -> (entry: SyncedEntry, indexed: Bool) {
+        let resp = a.response, m = a.file.manifest
+        if resp.outcome == .conflict || (resp.outcome == .unchanged && resp.version?.state == .conflict) {
+            var node = base?.node ?? SyncedNode(path: a.item.path, kind: .file, version: nil, hash: nil)
+            node.conflictHash = m.hash
+            return (SyncedEntry(node: node, stamp: a.file.stamp, stampHash: m.hash), false)
+        }
+        let path = base?.node.path ?? a.item.path
+        return (SyncedEntry(node: SyncedNode(path: path, kind: .file, version: a.item.current?.id, hash: a.item.current?.hash ?? m.hash),
+                            stamp: a.file.stamp, stampHash: m.hash), true)
     }
 
     /// Sends the chunks of `files` the server lacks (each asked once), from the kept bytes or
