@@ -3,7 +3,7 @@ import UbiqCore
 /// What the user asked of items' content: pinned (kept downloaded on an on-demand device, new
 /// versions fetched as they come) or evicted (dropped on request and not fetched again until
 /// asked). Each change is written to the state database before it is taken.
-struct DownloadWishes {
+final class DownloadWishes {
     let store: EngineStore
     private(set) var pinned: Set<ItemID>
     private(set) var evicted: Set<ItemID>
@@ -14,21 +14,21 @@ struct DownloadWishes {
     }
 
     /// The content of `ids` is wanted (`download`): no longer evicted, and pinned when `pin`.
-    mutating func want(_ ids: [ItemID], pin: Bool) throws {
+    func want(_ ids: [ItemID], pin: Bool) throws {
         try store.setWanted(ids, pin ? "pinned" : nil)
         if pin { pinned.formUnion(ids) } else { pinned.subtract(ids) }
         evicted.subtract(ids)
     }
 
     /// Pins or unpins `ids` (an unpinned item stays as it is; it is simply no longer kept).
-    mutating func setPinned(_ ids: [ItemID], _ on: Bool) throws {
+    func setPinned(_ ids: [ItemID], _ on: Bool) throws {
         try store.setWanted(ids, on ? "pinned" : nil)
         if on { pinned.formUnion(ids); evicted.subtract(ids) } else { pinned.subtract(ids) }
     }
 
     /// The content of `ids` is dropped on request; with `dropSynced` their merge bases and
     /// chunk indexes go in the same transaction (the file is about to be removed).
-    mutating func evict(_ ids: [ItemID], dropSynced: Bool = false) throws {
+    func evict(_ ids: [ItemID], dropSynced: Bool = false) throws {
         try store.setWanted(ids, "evicted", dropSynced: dropSynced)
         evicted.formUnion(ids)
         pinned.subtract(ids)
@@ -36,7 +36,7 @@ struct DownloadWishes {
 
     /// Drops eviction marks that no longer apply (`stale`: the item has local content again,
     /// or is gone from the server).
-    mutating func forgetEvictions(where stale: (ItemID) -> Bool) throws {
+    func forgetEvictions(where stale: (ItemID) -> Bool) throws {
         let gone = evicted.filter(stale)
         guard !gone.isEmpty else { return }
         try store.setWanted(Array(gone), nil)

@@ -5,7 +5,7 @@ import UbiqCore
 /// (with their retry delays, see `ItemBackoff`), and the versions this device committed and then
 /// stopped sending content for. Pure: the caller passes the time and keeps `abandonedText` in
 /// the state database when an answer says it changed.
-struct ItemOutcomes {
+final class ItemOutcomes {
     /// Each failing item's message (noted in the change log: live queries show it).
     private(set) var errors: TrackedMap<String>
     private(set) var backoff = ItemBackoff()
@@ -22,13 +22,13 @@ struct ItemOutcomes {
     var abandonedText: String? { abandoned.isEmpty ? nil : abandoned.map(\.description).sorted().joined(separator: ",") }
 
     /// An item's step failed.
-    mutating func failed(_ id: ItemID, code: String, message: String, now: ContinuousClock.Instant, wall: Date) {
+    func failed(_ id: ItemID, code: String, message: String, now: ContinuousClock.Instant, wall: Date) {
         errors[id] = "\(message) [\(code)]"
         backoff.failed(id, code: code, message: message, now: now, wall: wall)
     }
 
     /// An item's step succeeded: its error and backoff are gone.
-    mutating func succeeded(_ id: ItemID) {
+    func succeeded(_ id: ItemID) {
         if errors[id] != nil { errors[id] = nil }
         backoff.succeeded(id)
     }
@@ -37,7 +37,7 @@ struct ItemOutcomes {
     /// be tried. An item due for a retry that the plan no longer touches has come right (another
     /// device's version arrived, the file was removed): its error is over. Entries of items no
     /// tree knows (`known`) are dropped.
-    mutating func withoutWaiting(_ ops: [SyncOp], now: ContinuousClock.Instant, known: (ItemID) -> Bool) -> (ops: [SyncOp], nextRetry: ContinuousClock.Instant?) {
+    func withoutWaiting(_ ops: [SyncOp], now: ContinuousClock.Instant, known: (ItemID) -> Bool) -> (ops: [SyncOp], nextRetry: ContinuousClock.Instant?) {
         guard !backoff.entries.isEmpty else { return (ops, nil) }
         for id in backoff.entries.keys where !known(id) { succeeded(id) }
         let planned = Set(ops.map(\.item))
@@ -46,16 +46,16 @@ struct ItemOutcomes {
     }
 
     /// Ends the waits of the failing items among `ids` (all failing items when nil); how many.
-    mutating func retryNow(_ ids: [ItemID]?, now: ContinuousClock.Instant) -> Int {
+    func retryNow(_ ids: [ItemID]?, now: ContinuousClock.Instant) -> Int {
         (ids ?? Array(backoff.entries.keys)).filter { backoff.retryNow($0, now: now) }.count
     }
 
     /// Notes a version whose content this device stopped sending.
-    mutating func abandon(_ v: VersionID) { abandoned.insert(v) }
+    func abandon(_ v: VersionID) { abandoned.insert(v) }
 
     /// The abandoned versions still some item's unfinished current version on the server
     /// (`unfinished`); the others are forgotten. `changed`: `abandonedText` is new.
-    mutating func currentAbandoned(unfinished: (VersionID) -> Bool) -> (versions: Set<VersionID>, changed: Bool) {
+    func currentAbandoned(unfinished: (VersionID) -> Bool) -> (versions: Set<VersionID>, changed: Bool) {
         guard !abandoned.isEmpty else { return ([], false) }
         let current = abandoned.filter(unfinished)
         guard current.count != abandoned.count else { return (current, false) }

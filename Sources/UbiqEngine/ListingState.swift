@@ -41,7 +41,7 @@ public struct ListingState: Sendable {
     }
 
     static func excludedItem(_ p: RelativePath, _ e: LocalEntry) -> MetadataItem {
-        var m = MetadataItem(itemID: SyncEngine.excludedID(p), path: p, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
+        var m = MetadataItem(itemID: Self.excludedID(p), path: p, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
                              modified: SyncEngine.date(nanos: e.stamp.mtimeNanos), status: .current, uploaded: false, percentUploaded: 0)
         m.excluded = true
         return m
@@ -80,5 +80,23 @@ public struct ListingState: Sendable {
         return MetadataItem(itemID: id, path: path, kind: e.kind, size: e.kind == .file ? Int(e.stamp.size) : 0,
                             modified: SyncEngine.date(nanos: e.stamp.mtimeNanos), status: .current, uploading: t != nil, uploaded: false,
                             percentUploaded: percent(t), uploadError: itemErrors[id], pinned: isPinned(id, path), paused: held.contains(id))
+    }
+
+    /// The attributes of each of `ids` (nil: gone), excluded items included.
+    func items(_ ids: some Sequence<ItemID>) -> [(ItemID, MetadataItem?)] {
+        let byID = Dictionary(excluded.map { (Self.excludedID($0.key), $0) }, uniquingKeysWith: { a, _ in a })
+        return ids.map { id in
+            if let (p, e) = byID[id] { return (id, Self.excludedItem(p, e)) }
+            return (id, item(id))
+        }
+    }
+
+    /// A stable ID for an excluded item (it never gets a server ID): derived from its path.
+    static func excludedID(_ p: RelativePath) -> ItemID {
+        var bytes = Array(SHA256.hash(data: Data(("nosync:" + p.string).utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let u = bytes.withUnsafeBytes { $0.load(as: uuid_t.self) }
+        return ItemID(uuid: UUID(uuid: u))
     }
 }

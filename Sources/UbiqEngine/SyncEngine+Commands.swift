@@ -4,114 +4,122 @@ import UbiqCore
 import UbiqDaemonProtocol
 import UbiqProtocol
 
-/// The engine's command surface, for the CLI, the daemon and the front end, in files by
-/// concern: this one (versions, conflicts, delete, trash — the requests are `ServerCommands`'),
-/// `SyncEngine+ContentCommands` (fetch, evict, pin, cancel, hold, retry) and
-/// `SyncEngine+FolderCommands` (rename, new folder, one look; `rescue`). Effects on the folder
-/// happen through the pass or `LocalSteps`.
-extension SyncEngine {
+/// The engine's command surface, for the CLI, the daemon and the front end: each is
+/// ``EngineCommands``' (which asks the engine, as ``CommandHost``, for scans, passes and pulls).
+extension SyncEngine: CommandHost {
     /// The item at a path (listed by the server or only local).
     public func itemID(at path: RelativePath) -> ItemID? { trees.itemID(at: path) }
 
-    func requireServerItem(_ path: RelativePath) throws -> ItemID {
-        guard let id = itemID(at: path) else { throw EngineError(.notFound, "no item at \(path)") }
-        guard remote[id] != nil else { throw EngineError(.notFound, "\(path) is not on the server yet") }
-        return id
-    }
-
-    /// Items at or under a path (a folder names everything inside it).
-    func items(under path: RelativePath) -> [ItemID] { trees.items(under: path) }
-
-    /// True when the item's local content is not (yet) on the server: eviction and removal refuse.
-    func hasUnsyncedContent(_ id: ItemID) -> Bool {
-        guard let l = local[id], l.entry.kind == .file else { return false }
-        guard let s = synced[id], let h = localHashes[id] else { return true }  // new, or not hashed (still being written)
-        if transfers.running[id]?.direction == .up { return true }
-        if h == s.node.conflictHash { return false }
-        return h != s.node.hash || !(remote[id]?.node.uploaded ?? false) && remote[id]?.node.hash == h
-    }
-
-    // MARK: versions, conflicts, delete, trash (see `ServerCommands`)
-
-    var serverCommands: ServerCommands { ServerCommands(server: client, container: config.container) }
+    // MARK: versions, conflicts, delete, trash
 
     /// Every version of the item at `path`: current, unresolved conflicts, history.
-    public func versions(of path: RelativePath) async throws -> VersionsResponse { try await serverCommands.versions(requireServerItem(path)) }
+    public func versions(of path: RelativePath) async throws -> VersionsResponse { try await commands.versions(of: path) }
     /// Makes one version (current, conflict or history) the current one everywhere.
-    public func resolve(_ path: RelativePath, keep: VersionID) async throws -> ItemRecord {
-        let item = try await serverCommands.resolve(requireServerItem(path), keep: keep)
-        try await settle()
-        return item
-    }
+    public func resolve(_ path: RelativePath, keep: VersionID) async throws -> ItemRecord { try await commands.resolve(path, keep: keep) }
     /// Keeps the current version and makes every conflict version a document of its own beside it.
-    public func keepBoth(_ path: RelativePath) async throws -> [RelativePath] {
-        let made = try await serverCommands.keepBoth(requireServerItem(path), at: path, parent: path.parent.flatMap { itemID(at: $0) })
-        try await settle()
-        return made
-    }
+    public func keepBoth(_ path: RelativePath) async throws -> [RelativePath] { try await commands.keepBoth(path) }
     /// Up to `limit` bytes of one version's content from `offset` (previews), verified; nothing
     /// is written to the folder.
     public func versionContent(_ path: RelativePath, version: VersionID, limit: Int = 64 << 10, offset: Int = 0) async throws -> [UInt8] {
-        _ = try requireServerItem(path)
-        return try await serverCommands.versionContent(of: path, version: version, limit: limit, offset: offset)
+        try await commands.versionContent(path, version: version, limit: limit, offset: offset)
     }
     /// A three-way merge of a text conflict of the document at `path` (the conflict version
     /// `conflict`, or its only one) against the version both were edited from, to be looked at
     /// (and edited) before it is kept with ``keepMerge(_:text:)``.
-    public func mergeDraft(_ path: RelativePath, conflict: VersionID? = nil) async throws -> MergeDraft {
-        try await serverCommands.mergeDraft(requireServerItem(path), at: path, conflict: conflict)
-    }
+    public func mergeDraft(_ path: RelativePath, conflict: VersionID? = nil) async throws -> MergeDraft { try await commands.mergeDraft(path, conflict: conflict) }
     /// Keeps `text` as the document's current version; the conflict and the replaced version stay in history.
-    public func keepMerge(_ draft: MergeDraft, text: String) async throws -> ItemRecord {
-        let item = try await serverCommands.keepMerge(draft, text: text, modified: now())
-        try await settle()
-        return item
-    }
+    public func keepMerge(_ draft: MergeDraft, text: String) async throws -> ItemRecord { try await commands.keepMerge(draft, text: text) }
     /// Deletes items on every device (the server keeps them in its trash). Refused for an item
     /// with changes not uploaded yet (they would be lost) and for one not on the server.
-    public func remove(_ paths: [RelativePath]) async -> [PathResult] {
-        await scanLocal()
-        var results: [PathResult] = []
-        for p in paths {
-            guard let id = itemID(at: p) else { results.append(PathResult(path: p.string, error: "no item at \(p)")); continue }
-            if let bad = items(under: p).first(where: { hasUnsyncedContent($0) }) {
-                let bp = local[bad]?.path ?? p
-                results.append(PathResult(path: p.string, error: "\(bp) has changes not uploaded yet; wait for them (run 'ubiq sync') and try again"))
-                continue
-            }
-            guard remote[id] != nil else { results.append(PathResult(path: p.string, error: "\(p) is not on the server yet")); continue }
-            do {
-                _ = try await serverCommands.delete(id)
-                // The server moved the folder's contents to the trash too: read all of it back at
-                // once, so no pass sees the folder gone but its contents still there (and revives it).
-                try await pullRemote()
-                results.append(PathResult(path: p.string))
-            } catch {
-                results.append(PathResult(path: p.string, error: "\(error)"))
-            }
-        }
-        await syncNow()
-        return results
-    }
+    public func remove(_ paths: [RelativePath]) async -> [PathResult] { await commands.remove(paths) }
     /// Items in the server's trash (top-level deletions, newest first).
     public func trash() async throws -> [ItemRecord] { try await client.trash(config.container).items }
     /// Purges the server's trash now (`ubiq trash empty`): nothing in it can be restored after.
     public func emptyTrash() async throws -> TrashEmptied { try await client.emptyTrash(config.container) }
     /// Brings an item back from the trash (with its history) on every device.
-    public func restore(_ path: RelativePath) async throws -> ItemRecord {
-        let item = try await serverCommands.restore(path)
-        try await settle()
-        return item
+    public func restore(_ path: RelativePath) async throws -> ItemRecord { try await commands.restore(path) }
+
+    // MARK: content on this device
+
+    /// Fetches the content of the items at (or under) the paths and waits for it.
+    public func download(_ paths: [RelativePath]) async -> [PathResult] { await commands.download(paths) }
+    /// Tries the failing items at (or under) the paths again now instead of after their retry
+    /// delay (all failing items when `paths` is empty); returns how many were waiting.
+    public func retry(_ paths: [RelativePath]) -> Int {
+        let n = commands.retry(paths)
+        if n > 0 { requestPass() }
+        return n
+    }
+    /// Drops the local content of the items at (or under) the paths; they stay listed as
+    /// `notDownloaded` and absent from the folder. Refused for content not yet on the server.
+    public func evict(_ paths: [RelativePath]) async -> [PathResult] { await commands.evict(paths) }
+    /// Pins (or unpins) the items at the paths: a pinned item is kept on this device — on an
+    /// on-demand device its content is fetched now and each new version as it comes; a pinned
+    /// folder keeps everything in it, files added later too. Unpinning leaves the content as it
+    /// is (`evict` drops it).
+    public func pin(_ paths: [RelativePath], _ on: Bool) async -> [PathResult] {
+        let (results, passDue) = commands.pin(paths, on)
+        if passDue { requestPass() }
+        return results
+    }
+    /// Cancels the downloads of the items at (or under) the paths (`X` in the front end): one
+    /// running stops at its next window (what arrived is kept in its partial file, so a later
+    /// fetch resumes), and an item not on this device stays in the cloud until fetched (`f`,
+    /// `ubiq download`). An upload cannot be cancelled alone — the device would no longer agree
+    /// with its folder; pausing (`P`, `ubiq pause`) stops every transfer.
+    public func cancelTransfers(_ paths: [RelativePath]) -> [PathResult] { commands.cancelTransfers(paths, planned: plannedDownloads()) }
+    /// Holds (or lets go) the transfers of the files at or under the paths: their uploads and
+    /// downloads wait until resumed, everything else syncs; a download under way stops at its
+    /// next window (what arrived is kept). In memory, like `setPaused`: a restart syncs them.
+    public func hold(_ paths: [RelativePath], _ on: Bool) -> [PathResult] {
+        let results = commands.hold(paths, on)
+        if !on { requestPass() }
+        return results
     }
 
-    /// Reads what the server changed and syncs it.
-    func settle() async throws {
-        try await pullRemote()
-        await syncNow()
-    }
+    // MARK: the folder
 
+    /// Renames an item in its folder (`r` in the front end). An item on this device is renamed
+    /// in the folder, as a person would in a shell (the pass takes it from there, and a rename is
+    /// never over anything: the name must be free here and on the server); an item only in the
+    /// cloud is moved on the server. Returns the new path.
+    public func renameItem(_ path: RelativePath, to newName: String) async throws -> RelativePath { try await commands.renameItem(path, to: newName) }
+    /// Makes a new folder (`n` in the front end) in the synced folder; the pass sends it up.
+    public func makeFolder(_ path: RelativePath) async throws { try await commands.makeFolder(path) }
+    /// Local files whose content the server does not have yet.
+    public func unsyncedLocalPaths() async -> [RelativePath] { await commands.unsyncedLocalPaths() }
+    /// Excluded (`.nosync`) items that never leave the device, outermost only.
+    public func excludedPaths() async -> [RelativePath] { await commands.excludedPaths() }
     /// Copies files (or folders) to a new folder beside (never inside) the container folder and returns it.
-    public func rescue(_ paths: [RelativePath]) throws -> URL {
-        try FolderCommands.rescue(paths, home: home, container: config.container, files: files, at: now())
+    public func rescue(_ paths: [RelativePath]) throws -> URL { try commands.rescue(paths) }
+
+    /// Status after one look at the server and the folder, without changing anything.
+    public func peek() async -> EngineStatus {
+        do {
+            try await pullRemote()
+            online = true
+        } catch {
+            markOffline("\(error)")
+            lastError = "\(error)"
+        }
+        await scanLocal()
+        pendingOps = plan()
+        return status()
+    }
+
+    // MARK: what the commands ask of the engine
+
+    func evictLocal(_ id: ItemID) throws {
+        // The eviction is recorded (and the merge base forgotten) before the unlink.
+        try apply(steps.evict(id) {
+            try wishes.evict([id], dropSynced: true)
+            synced[id] = nil
+        })
+    }
+
+    func lastFailure() -> String? { lastError }
+
+    func plannedDownloads() -> Set<ItemID> {
+        Set(pendingOps.compactMap { op -> ItemID? in if case .download(let id, _) = op { return id } else { return nil } })
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import UbiqCore
 
@@ -24,23 +23,9 @@ extension SyncEngine {
     /// nil when everything must be read again (see ``snapshot()``).
     public func changes(since generation: UInt64) -> (generation: UInt64, items: [(ItemID, MetadataItem?)]?) {
         guard let ids = changeLog.changes(since: generation) else { return (changeLog.generation, nil) }
-        let state = listingState()
-        let excluded = Dictionary(trees.excludedLocal.map { (Self.excludedID($0.key), $0) }, uniquingKeysWith: { a, _ in a })
-        return (changeLog.generation, ids.map { id in
-            if let (p, e) = excluded[id] { return (id, ListingState.excludedItem(p, e)) }
-            return (id, state.item(id))
-        })
+        return (changeLog.generation, listingState().items(ids))
     }
 
     /// One item's attributes, or nil when the engine does not know it.
     public func listed(_ id: ItemID) -> MetadataItem? { listingState().item(id) }
-
-    /// A stable ID for an excluded item (it never gets a server ID): derived from its path.
-    static func excludedID(_ p: RelativePath) -> ItemID {
-        var bytes = Array(SHA256.hash(data: Data(("nosync:" + p.string).utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x50
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let u = bytes.withUnsafeBytes { $0.load(as: uuid_t.self) }
-        return ItemID(uuid: UUID(uuid: u))
-    }
 }

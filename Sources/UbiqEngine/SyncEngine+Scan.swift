@@ -45,7 +45,7 @@ extension SyncEngine {
         }
         let (entries, excludedEntries) = (walk.items, walk.excluded)
         if excludedEntries != trees.excludedLocal {
-            for p in Set(excludedEntries.keys).union(trees.excludedLocal.keys) where excludedEntries[p] != trees.excludedLocal[p] { changeLog.note(Self.excludedID(p)) }
+            for p in Set(excludedEntries.keys).union(trees.excludedLocal.keys) where excludedEntries[p] != trees.excludedLocal[p] { changeLog.note(ListingState.excludedID(p)) }
             trees.excludedLocal = excludedEntries
         }
         let claimed = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) })
@@ -77,7 +77,7 @@ extension SyncEngine {
         let jobs = toHash
         let hashStart = ContinuousClock.now
         let hashed = jobs.isEmpty ? [] : await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] in
-            Self.hashAll(jobs)
+            LocalFiles.hashAll(jobs)
         }.value
         if !jobs.isEmpty { contents.dropKept() }
         dispatchPrecondition(condition: .onQueue(queue))
@@ -105,26 +105,5 @@ extension SyncEngine {
         unstable = unstableCount
         localHashes.replace(with: hashes, same: ==)
         contents.trim()
-    }
-
-    /// Chunks and hashes files on every core when there are many (a big file already uses two
-    /// queues of its own, so a few files stay on this thread).
-    nonisolated static func hashAll(_ jobs: [(ItemID, String, FileStamp)]) -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] {
-        typealias Hashed = (ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)
-        @Sendable func one(_ job: (ItemID, String, FileStamp)) -> Hashed {
-            (job.0, job.2, Result { try LocalFiles.manifest(path: job.1, keepingUpTo: Int(TransferBatches.fileLimit)) })
-        }
-        let workers = min(ProcessInfo.processInfo.activeProcessorCount, jobs.count / 64)
-        guard workers > 1 else { return jobs.map(one) }
-        // Each worker fills its own slots (interleaved, so one worker does not get all the big
-        // files of one folder); no slot is written twice.
-        let out = UnsafeMutableBufferPointer<Hashed?>.allocate(capacity: jobs.count)
-        out.initialize(repeating: nil)
-        defer { out.deallocate() }
-        nonisolated(unsafe) let slots = out
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            for i in stride(from: w, to: jobs.count, by: workers) { slots[i] = one(jobs[i]) }
-        }
-        return (0..<jobs.count).map { (out.baseAddress! + $0).move()! }  // moved out: nothing left to deinitialize
     }
 }

@@ -48,7 +48,7 @@ public actor SyncEngine {
     /// Pulls of the change feed take turns: a page fetched earlier is never applied over a later one.
     var pullTurn = Turnstile()
     /// Content kept on an on-demand device / dropped on request (see `DownloadWishes`).
-    var wishes: DownloadWishes
+    let wishes: DownloadWishes
     var evicted: Set<ItemID> { wishes.evicted }
 
     /// New items' IDs, claims, unanswered commits and moves (see `ItemIdentity`).
@@ -71,13 +71,16 @@ public actor SyncEngine {
     var online = false
     var pendingOps: [SyncOp] = []
     var unstable = 0
+    /// The user's commands (see `EngineCommands`).
+    private(set) lazy var commands = EngineCommands(host: self, trees: trees, transfers: transfers, wishes: wishes, outcomes: outcomes, steps: steps,
+                                                    files: files, client: client, config: config, home: home, now: now)
     /// Uploads and downloads, and what only they keep (see `Transfers`).
     private(set) lazy var transfers = Transfers(host: self, client: client, container: config.container, partials: home.partialFolder(config.container).path,
                                                 trees: trees, store: store, files: files, steps: steps, disk: disk, coordination: coordination,
                                                 settleTime: settleTime, logger: logger)
     var lastError: String?
     /// Failed items (messages, retry delays) and abandoned versions: see `ItemOutcomes`.
-    var outcomes: ItemOutcomes
+    let outcomes: ItemOutcomes
     private var waiters: [CheckedContinuation<Void, Never>] = []
     var watcher: DirectoryWatcher?
     private var backgroundTasks: [Task<Void, Never>] = []
@@ -342,7 +345,7 @@ public actor SyncEngine {
         let t = trees.forPlanner()
         let abandoned = abandonedVersions()
         var ops = withoutWaiting(Planner.plan(t, policy: config.download == .all ? .all : .onDemand, pinned: wishes.pinnedForPlan(remote: remote), evicted: evicted,
-                                              streaming: streamable(), abandoned: abandoned))
+                                              streaming: transfers.streamable(), abandoned: abandoned))
         if !transfers.held.isEmpty { ops.removeAll { $0.isTransfer && transfers.held.contains($0.item) } }
         if !coordination.isEmpty {
             ops.removeAll { op in
@@ -355,17 +358,6 @@ public actor SyncEngine {
             logger.info("\(r.path) was deleted here but comes back: the server has \(news.flatMap { t.remote[$0]?.path.string } ?? "something") in it that this device never saw (\(news.map { "\($0): synced \(t.synced[$0].map { "\($0.path) \($0.version.map(String.init(describing:)) ?? "-")" } ?? "never"), server \(t.remote[$0].map { $0.version.map(String.init(describing:)) ?? "-" } ?? "-")" } ?? ""))")
         }
         return ops
-    }
-
-    /// Big files whose current version another device is still uploading: downloaded while the
-    /// chunks arrive (the fetches wait for them), unless an attempt already gave up waiting.
-    /// Small files are not worth it: their upload finishes in one request.
-    func streamable() -> Set<ItemID> {
-        var out = Set<ItemID>()
-        for (id, r) in remote where !r.node.uploaded && r.node.kind == .file && Int64(r.node.size) > TransferBatches.fileLimit {
-            if let v = r.node.version, !transfers.gaveUp.contains(v) { out.insert(id) }
-        }
-        return out
     }
 
     /// Runs one pass now and waits for it (and any pass it triggers) to finish.

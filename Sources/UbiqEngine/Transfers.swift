@@ -80,6 +80,17 @@ final class Transfers {
     var remote: TrackedMap<RemoteEntry> { trees.remote }
     var synced: TrackedMap<SyncedEntry> { trees.synced }
 
+    /// Big files whose current version another device is still uploading: downloaded while the
+    /// chunks arrive (the fetches wait for them), unless an attempt already gave up waiting.
+    /// Small files are not worth it: their upload finishes in one request.
+    func streamable() -> Set<ItemID> {
+        var out = Set<ItemID>()
+        for (id, r) in remote where !r.node.uploaded && r.node.kind == .file && Int64(r.node.size) > TransferBatches.fileLimit {
+            if let v = r.node.version, !gaveUp.contains(v) { out.insert(id) }
+        }
+        return out
+    }
+
     /// A chunk read from a synced file at the first of its recorded places where it still hashes right.
     func readChunk(_ hash: ContentHash, at places: [(item: ItemID, offset: Int, size: Int)]) -> [UInt8]? {
         for loc in places {

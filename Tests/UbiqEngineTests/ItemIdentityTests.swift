@@ -44,12 +44,12 @@ struct ItemIdentityTests {
         let dir = try TempDirectory("ubiq-wishes")
         defer { dir.remove() }
         let store = try EngineStore(path: dir.path + "/state.sqlite")
-        var w = try DownloadWishes(store: store)
+        let w = try DownloadWishes(store: store)
         try w.want([Self.id(1), Self.id(2)], pin: true)
         try w.evict([Self.id(2), Self.id(3)])
         try w.setPinned([Self.id(4)], true)
         try w.setPinned([Self.id(1)], false)
-        var read = try DownloadWishes(store: store)
+        let read = try DownloadWishes(store: store)
         #expect(read.pinned == [Self.id(4)] && read.evicted == [Self.id(2), Self.id(3)], "\(read.pinned) \(read.evicted)")
         try read.forgetEvictions { $0 == Self.id(3) }
         try read.want([Self.id(2)], pin: false)

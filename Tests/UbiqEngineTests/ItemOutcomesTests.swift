@@ -12,7 +12,7 @@ struct ItemOutcomesTests {
     static func v(_ n: Int) -> VersionID { NumberedIDs.version(n) }
 
     @Test func aFailureIsListedAndHeldBackUntilItsRetryOrItComesRight() {
-        var o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
+        let o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
         let t0 = ContinuousClock.now
         o.failed(Self.id(1), code: "path_exists", message: "taken", now: t0, wall: Date())
         o.failed(Self.id(2), code: "x", message: "m", now: t0, wall: Date())
@@ -35,7 +35,7 @@ struct ItemOutcomesTests {
     }
 
     @Test func retryNowEndsTheWaitButKeepsTheCountOfFailures() {
-        var o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
+        let o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
         let t0 = ContinuousClock.now
         for _ in 0..<4 { o.failed(Self.id(1), code: "x", message: "m", now: t0, wall: Date()) }
         o.failed(Self.id(2), code: "x", message: "m", now: t0, wall: Date())
@@ -51,7 +51,7 @@ struct ItemOutcomesTests {
     }
 
     @Test func abandonedVersionsSurviveARestartUntilTheServerMovesOn() {
-        var o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
+        let o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
         #expect(o.abandonedText == nil)
         o.abandon(Self.v(1))
         o.abandon(Self.v(2))
@@ -70,7 +70,7 @@ struct ItemOutcomesTests {
         print("[item.outcomes] seed \(seed) (replay with UBIQ_SEED=\(seed))")
         var rng = SeededRandom(seed: seed)
         for _ in 0..<100 {
-            var o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
+            let o = ItemOutcomes(log: UbiqEngine.ChangeLog(), abandonedText: nil)
             var now = ContinuousClock.now
             for _ in 0..<100 {
                 let id = Self.id(Int.random(in: 0..<8, using: &rng))

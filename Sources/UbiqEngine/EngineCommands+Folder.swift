@@ -1,23 +1,17 @@
 import Foundation
 import UbiqCore
-import UbiqDaemonProtocol
-
 
 /// The user's commands about the folder itself: rename an item and make a folder (`r`, `n`),
-/// copy files out (`ubiq rescue`), and one look without syncing (`ubiq status` with no daemon,
-/// the unsynced and excluded lists).
-extension SyncEngine {
-    /// Renames an item in its folder (`r` in the front end). An item on this device is renamed
-    /// in the folder, as a person would in a shell (the pass takes it from there, and a rename is
-    /// never over anything: the name must be free here and on the server); an item only in the
-    /// cloud is moved on the server. Returns the new path.
-    public func renameItem(_ path: RelativePath, to newName: String) async throws -> RelativePath {
+/// the unsynced and excluded lists, and copying files out (`ubiq rescue`).
+extension EngineCommands {
+    /// Renames an item in its folder (see ``SyncEngine/renameItem(_:to:)``). Returns the new path.
+    nonisolated(nonsending) func renameItem(_ path: RelativePath, to newName: String) async throws -> RelativePath {
         guard !newName.isEmpty, !newName.contains("/"), newName != ".", newName != ".." else {
             throw EngineError(.invalidPath, "'\(newName)' is not a name (no '/', not empty)")
         }
         let target = try path.parent.map { try $0.appending(newName) } ?? RelativePath(validating: newName)
         guard target != path else { return path }
-        await scanLocal()
+        await host.scanLocal()
         guard let id = itemID(at: path) else { throw EngineError(.notFound, "no item at \(path)") }
         guard itemID(at: target) == nil, LocalFiles.stamp(files.path(target)) == nil else { throw EngineError(.pathExists, "'\(target)' is taken") }
         if local[id] != nil {
@@ -29,58 +23,41 @@ extension SyncEngine {
             } else {
                 _ = try await client.move(config.container, item: id, to: target)
             }
-            try await pullRemote()
+            _ = try await host.pullRemote()
         }
-        await syncNow()
+        await host.syncNow()
         return target
     }
 
-    /// Makes a new folder (`n` in the front end) in the synced folder; the pass sends it up.
-    public func makeFolder(_ path: RelativePath) async throws {
-        await scanLocal()
+    /// Makes a new folder in the synced folder; the pass sends it up.
+    nonisolated(nonsending) func makeFolder(_ path: RelativePath) async throws {
+        await host.scanLocal()
         guard itemID(at: path) == nil, LocalFiles.stamp(files.path(path)) == nil else { throw EngineError(.pathExists, "'\(path)' is taken") }
         try steps.makeFolder(path)
-        await syncNow()
-    }
-
-    /// Status after one look at the server and the folder, without changing anything.
-    public func peek() async -> EngineStatus {
-        do {
-            try await pullRemote()
-            online = true
-        } catch {
-            markOffline("\(error)")
-            lastError = "\(error)"
-        }
-        await scanLocal()
-        pendingOps = plan()
-        return status()
+        await host.syncNow()
     }
 
     /// Local files whose content the server does not have yet.
-    public func unsyncedLocalPaths() async -> [RelativePath] {
-        await scanLocal()
+    nonisolated(nonsending) func unsyncedLocalPaths() async -> [RelativePath] {
+        await host.scanLocal()
         let t = trees.forPlanner()
-        return Planner.plan(t, evicted: evicted).compactMap { op -> RelativePath? in
+        return Planner.plan(t, evicted: wishes.evicted).compactMap { op -> RelativePath? in
             if case .upload(let id, _) = op { return t.local[id]?.path }
             return nil
         }.sorted()
     }
 
     /// Excluded (`.nosync`) items that never leave the device, outermost only.
-    public func excludedPaths() async -> [RelativePath] {
-        await scanLocal()
+    nonisolated(nonsending) func excludedPaths() async -> [RelativePath] {
+        await host.scanLocal()
         return trees.excludedLocal.keys.filter { !($0.parent?.isExcluded ?? false) }.sorted()
     }
-}
 
-/// Copies files out of the folder (`ubiq rescue`), with no state of the engine's.
-enum FolderCommands {
     /// Copies files (or folders) to a new folder beside (never inside) the container folder
     /// and returns it.
-    static func rescue(_ paths: [RelativePath], home: DeviceHome, container: ContainerID, files: LocalFiles, at now: Date) throws -> URL {
-        let stamp = Int(now.timeIntervalSince1970)
-        let dest = home.containersRoot.appendingPathComponent("Unsynced from \(container) \(stamp)", isDirectory: true)
+    func rescue(_ paths: [RelativePath]) throws -> URL {
+        let stamp = Int(now().timeIntervalSince1970)
+        let dest = home.containersRoot.appendingPathComponent("Unsynced from \(config.container) \(stamp)", isDirectory: true)
         try FileManager.default.createDirectory(at: dest, withIntermediateDirectories: true)
         let all = Set(paths)
         for p in paths.sorted() where !all.contains(where: { $0 != p && p.isSelfOrDescendant(of: $0) }) {

@@ -2,16 +2,13 @@ import Foundation
 import UbiqCore
 import UbiqDaemonProtocol
 
-
 /// The user's commands about items' content on this device: fetch (`f`, `ubiq download`),
-/// evict (`E`, `ubiq evict`), pin (`p`, `ubiq pin`), cancel downloads (`X`), retry now (`u`,
-/// `ubiq retry`). Each checks and acts on the engine's state with no suspension in
-/// between; the folder changes through `LocalSteps`, and
-/// what the pass must do follows from the wishes recorded (`DownloadWishes`).
-extension SyncEngine {
+/// evict (`E`, `ubiq evict`), pin (`p`, `ubiq pin`), cancel downloads (`X`), hold, retry now
+/// (`u`, `ubiq retry`). What the pass must do follows from the wishes recorded (`DownloadWishes`).
+extension EngineCommands {
     /// Fetches the content of the items at (or under) the paths and waits for it.
-    public func download(_ paths: [RelativePath]) async -> [PathResult] {
-        await scanLocal()
+    nonisolated(nonsending) func download(_ paths: [RelativePath]) async -> [PathResult] {
+        await host.scanLocal()
         var results: [PathResult] = []
         var targets: [(RelativePath, ItemID)] = []
         for p in paths {
@@ -24,7 +21,8 @@ extension SyncEngine {
         } catch {
             return paths.map { PathResult(path: $0.string, error: "\(error)") }
         }
-        await syncNow()
+        await host.syncNow()
+        let lastError = await host.lastFailure()
         for p in Set(targets.map(\.0)).sorted() {
             let failed = targets.filter { $0.0 == p && local[$0.1] == nil }.map(\.1)
             if let f = failed.first {
@@ -38,19 +36,15 @@ extension SyncEngine {
         return results
     }
 
-    /// Tries the failing items at (or under) the paths again now instead of after their retry
-    /// delay (all failing items when `paths` is empty); returns how many were waiting.
-    public func retry(_ paths: [RelativePath]) -> Int {
-        let ids = paths.isEmpty ? nil : paths.flatMap { items(under: $0) }
-        let n = outcomes.retryNow(ids, now: .now)
-        if n > 0 { requestPass() }
-        return n
+    /// Tries the failing items at (or under) the paths again now (all when `paths` is empty);
+    /// returns how many were waiting (the caller asks for a pass).
+    func retry(_ paths: [RelativePath]) -> Int {
+        outcomes.retryNow(paths.isEmpty ? nil : paths.flatMap { items(under: $0) }, now: .now)
     }
 
-    /// Drops the local content of the items at (or under) the paths; they stay listed as
-    /// `notDownloaded` and absent from the folder. Refused for content not yet on the server.
-    public func evict(_ paths: [RelativePath]) async -> [PathResult] {
-        await scanLocal()
+    /// Drops the local content of the items at (or under) the paths. Refused for content not yet on the server.
+    nonisolated(nonsending) func evict(_ paths: [RelativePath]) async -> [PathResult] {
+        await host.scanLocal()
         var results: [PathResult] = []
         for p in paths {
             let ids = items(under: p).filter { (local[$0]?.entry.kind ?? remote[$0]?.node.kind) == .file }
@@ -62,27 +56,18 @@ extension SyncEngine {
             }
             var failure: String?
             for id in ids where local[id] != nil {
-                do {
-                    // The eviction is recorded (and the merge base forgotten) before the unlink.
-                    try apply(steps.evict(id) {
-                        try wishes.evict([id], dropSynced: true)
-                        synced[id] = nil
-                    })
-                } catch { failure = "\(error)" }
+                do { try await host.evictLocal(id) } catch { failure = "\(error)" }
             }
-            let cloudOnly = ids.filter { local[$0] == nil && remote[$0] != nil && !evicted.contains($0) }
+            let cloudOnly = ids.filter { local[$0] == nil && remote[$0] != nil && !wishes.evicted.contains($0) }
             if !cloudOnly.isEmpty { try? wishes.evict(cloudOnly) }
             results.append(PathResult(path: p.string, error: failure))
         }
-        requestPass()
+        await host.requestPass(after: nil)
         return results
     }
 
-    /// Pins (or unpins) the items at the paths: a pinned item is kept on this device — on an
-    /// on-demand device its content is fetched now and each new version as it comes; a pinned
-    /// folder keeps everything in it, files added later too. Unpinning leaves the content as it
-    /// is (`evict` drops it).
-    public func pin(_ paths: [RelativePath], _ on: Bool) async -> [PathResult] {
+    /// Pins (or unpins) the items at the paths (see ``SyncEngine/pin(_:_:)``); true when a pass is due.
+    func pin(_ paths: [RelativePath], _ on: Bool) -> (results: [PathResult], passDue: Bool) {
         var results: [PathResult] = []
         var ids: [ItemID] = []
         for p in paths {
@@ -94,29 +79,23 @@ extension SyncEngine {
             ids.append(id)
             results.append(PathResult(path: p.string))
         }
-        guard !ids.isEmpty else { return results }
+        guard !ids.isEmpty else { return (results, false) }
         do {
             try wishes.setPinned(ids, on)
         } catch {
-            return paths.map { PathResult(path: $0.string, error: "\(error)") }
+            return (paths.map { PathResult(path: $0.string, error: "\(error)") }, false)
         }
         // Listings show the flag on each item and on everything in a pinned folder.
         for id in ids {
-            changeLog.note(id)
-            if let p = trees.path(of: id) { for k in items(under: p) { changeLog.note(k) } }
+            trees.changeLog.note(id)
+            if let p = trees.path(of: id) { for k in items(under: p) { trees.changeLog.note(k) } }
         }
-        if on { requestPass() }
-        return results
+        return (results, on)
     }
 
-    /// Cancels the downloads of the items at (or under) the paths (`X` in the front end): one
-    /// running stops at its next window (what arrived is kept in its partial file, so a later
-    /// fetch resumes), and an item not on this device stays in the cloud until fetched (`f`,
-    /// `ubiq download`). An upload cannot be cancelled alone — the device would no longer agree
-    /// with its folder; pausing (`P`, `ubiq pause`) stops every transfer.
-    public func cancelTransfers(_ paths: [RelativePath]) -> [PathResult] {
+    /// Cancels the downloads of the items at (or under) the paths (see ``SyncEngine/cancelTransfers(_:)``).
+    func cancelTransfers(_ paths: [RelativePath], planned: Set<ItemID>) -> [PathResult] {
         var results: [PathResult] = []
-        let planned = Set(pendingOps.compactMap { op -> ItemID? in if case .download(let id, _) = op { return id } else { return nil } })
         for p in paths {
             let ids = items(under: p)
             let downloads = ids.filter { transfers.running[$0]?.direction == .down || planned.contains($0) }
@@ -132,7 +111,7 @@ extension SyncEngine {
                 results.append(PathResult(path: p.string, error: "\(error)"))
                 continue
             }
-            for id in downloads { changeLog.note(id) }
+            for id in downloads { trees.changeLog.note(id) }
             let updates = downloads.count - cloudOnly.count
             results.append(PathResult(path: p.string, error: updates == 0 ? nil
                 : "\(updates) of them update a file that is here: they are fetched again by the next pass (E evicts the file instead)"))
@@ -140,10 +119,8 @@ extension SyncEngine {
         return results
     }
 
-    /// Holds (or lets go) the transfers of the files at or under the paths: their uploads and
-    /// downloads wait until resumed, everything else syncs; a download under way stops at its
-    /// next window (what arrived is kept). In memory, like `setPaused`: a restart syncs them.
-    public func hold(_ paths: [RelativePath], _ on: Bool) -> [PathResult] {
+    /// Holds (or lets go) the transfers of the files at or under the paths (see ``SyncEngine/hold(_:_:)``).
+    func hold(_ paths: [RelativePath], _ on: Bool) -> [PathResult] {
         var results: [PathResult] = []
         for p in paths {
             let ids = items(under: p).filter { (local[$0]?.entry.kind ?? remote[$0]?.node.kind) == .file }
@@ -157,10 +134,9 @@ extension SyncEngine {
             } else {
                 transfers.held.subtract(ids)
             }
-            for id in ids { changeLog.note(id) }
+            for id in ids { trees.changeLog.note(id) }
             results.append(PathResult(path: p.string))
         }
-        if !on { requestPass() }
         return results
     }
 }
