@@ -29,40 +29,6 @@ extension SyncEngine {
     func newUUID() -> UUID { identity.newUUID(at: now(), random: random()) }
 
     /// Moves the merge base of each item whose current version on the server is one this device
-    /// sent without hearing the answer to that version (see `SentCommits`).
-    func adoptOwnVersions() {
-        guard !sent.isEmpty else { return }
-        var changed = sent.keep { self.remote[$0] != nil || self.local[$0] != nil || self.synced[$0] != nil }
-        let own = sent.ownVersions(current: { self.remote[$0].map { ($0.node.version, $0.node.uploaded) } }, base: { self.synced[$0]?.node.version })
-        for (id, s) in own {
-            guard let r = remote[id], r.node.kind == .file else { continue }
-            // The stamp the file had when it was sent, if its manifest is still at hand: a file
-            // unchanged since is then known without hashing it again.
-            let m = contents.stamp(ofContent: s.hash)
-            let entry = SyncedEntry(node: SyncedNode(path: synced[id]?.node.path ?? r.node.path, kind: .file, version: s.version, hash: s.hash),
-                                    stamp: m?.stamp ?? FileStamp(inode: 0, size: -1, mtimeNanos: 0, ctimeNanos: 0), stampHash: m == nil ? nil : s.hash)
-            do {
-                try setSynced(id, entry)
-                try store.indexChunks(item: id, manifest: m?.manifest ?? Manifest(chunks: [], size: 0, hash: .empty))
-            } catch {
-                logger.warning("\(error)")
-                continue
-            }
-            logger.info("\(r.node.path): the server took this device's version whose answer was lost; it is the merge base now")
-            sent.answered([id])
-            changed = true
-        }
-        for (id, to) in sent.ownMoves(path: { self.remote[$0]?.node.path }, base: { self.synced[$0]?.node.path }) {
-            guard let from = synced[id]?.node.path else { continue }
-            do { try trees.rebaseSynced(id, from: from, to: to) } catch {
-                logger.warning("\(error)")
-                continue
-            }
-            logger.info("\(to): the server took this device's move whose answer was lost; it is the merge base now")
-            sent.moveAnswered(id)
-        }
-        if changed {
-            do { try identity.saveSent() } catch { logger.warning("\(error)") }
-        }
-    }
+    /// sent without hearing the answer to that version (see `ItemIdentity.adoptOwnVersions`).
+    func adoptOwnVersions() { identity.adoptOwnVersions(in: trees, contents: transfers.contents, logger: logger) }
 }

@@ -14,7 +14,7 @@ extension SyncEngine {
         let transfers = order.transfers
         var progressed = false
         for folders in order.folderBatches {
-            if await createRemoteFolders(folders) { progressed = true }
+            if await remoteSteps.createRemoteFolders(folders) { progressed = true }
             if !online { return progressed }
         }
         for op in ExecutionOrder.parentsFirst(order.quick, depth: depth) {
@@ -92,9 +92,9 @@ extension SyncEngine {
             switch op {
             case .upload(let id, let base): done = try await transfers.uploadFile(id, base: base)
             case .download(let id, let v): done = try await transfers.downloadFile(id, version: v)
-            case .createRemoteFolder(let id): done = try await createRemoteFolder(id)
-            case .moveRemote(let id, let to): done = try await moveRemote(id, to: to)
-            case .deleteRemote(let id): done = try await deleteRemote(id)
+            case .createRemoteFolder(let id): done = try await remoteSteps.createRemoteFolder(id)
+            case .moveRemote(let id, let to): done = try await remoteSteps.moveRemote(id, to: to)
+            case .deleteRemote(let id): done = try await remoteSteps.deleteRemote(id)
             case .createLocalFolder(let id): done = try apply(steps.createFolder(id))
             case .moveLocal(let id, let to): done = try apply(steps.move(id, to: to))
             case .deleteLocal(let id): done = try apply(steps.delete(id))

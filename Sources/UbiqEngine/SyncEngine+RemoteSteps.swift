@@ -3,74 +3,11 @@ import UbiqClient
 import UbiqCore
 import UbiqProtocol
 
-/// The plan's steps on the server that move no content, as the engine runs them: the request
-/// is built from the trees, sent by ``RemoteSteps`` (which only talks to the server), and its
-/// outcome applied here — the one place these steps change the trees and the store.
+/// The outcomes of the plan's steps on the server that move no content (``RemoteStepRunner``
+/// builds the requests from the trees, ``RemoteSteps`` sends them), applied here — the one
+/// place these steps change the trees and the store.
 extension SyncEngine {
-    var remoteSteps: RemoteSteps { RemoteSteps(server: client, container: config.container) }
-
-    func folderRequest(_ id: ItemID, _ l: (path: RelativePath, entry: LocalEntry), parent: ItemID?) -> CommitRequest {
-        CommitRequest(itemID: id, versionID: VersionID(uuid: newUUID()), path: l.path, kind: .folder, base: nil,
-                      modified: SyncEngine.date(nanos: l.entry.stamp.mtimeNanos), manifest: nil, parent: parent)
-    }
-
-    /// Makes a folder of this device's on the server.
-    func createRemoteFolder(_ id: ItemID) async throws -> Bool {
-        guard let l = local[id], l.entry.kind == .folder else { return false }
-        claim([id])
-        let request = folderRequest(id, l, parent: commitParent(id, l.path))
-        try apply(try await remoteSteps.makeFolder(id, stamp: l.entry.stamp, request))
-        return true
-    }
-
-    /// Creates several folders on the server in one commit request (they must not contain one
-    /// another: the caller passes one depth at a time). True if any was created.
-    func createRemoteFolders(_ ids: [ItemID]) async -> Bool {
-        do {
-            let wanted = ids.compactMap { id in local[id].flatMap { $0.entry.kind == .folder ? (id, $0) : nil } }
-            var done = 0
-            for start in stride(from: 0, to: wanted.count, by: TransferBatches.files) {
-                let group = wanted[start..<min(wanted.count, start + TransferBatches.files)]
-                let parents = localFolders(at: Set(group.compactMap { id, l in remote[id] == nil ? l.path.parent : nil }))
-                claim(group.map(\.0))
-                let folders = group.map { id, l in
-                    (local: id, stamp: l.entry.stamp, request: folderRequest(id, l, parent: remote[id] == nil ? l.path.parent.flatMap { parents[$0] } : nil))
-                }
-                let outcome = try await remoteSteps.makeFolders(folders)
-                if case .foldersMade(let made) = outcome { done += made.filter { $0.item != nil }.count }
-                try apply(outcome)
-            }
-            return done > 0
-        } catch where endsWithoutFailure(error) {
-            return false
-        } catch {
-            logger.warning("creating \(ids.count) folders: \(error); creating them one at a time")
-            var progressed = false
-            for id in ids where await run(.createRemoteFolder(id)) { progressed = true }
-            return progressed
-        }
-    }
-
-    /// Moves an item on the server into the folder this device sees at the new parent path.
-    func moveRemote(_ id: ItemID, to: RelativePath) async throws -> Bool {
-        guard let s = synced[id] else { return false }
-        var parent: ItemID?
-        if let p = to.parent {
-            // The folder this device sees at the new parent path; none yet: wait for it.
-            guard let pid = localFolders(at: [p])[p] else { return false }
-            parent = pid
-        }
-        sent.moving(id, to: to)
-        return try apply(try await remoteSteps.move(id, from: s.node.path, to: to, into: parent))
-    }
-
-    /// Deletes an item on the server only if nothing in it changed after what the plan saw
-    /// (`item_changed`: another device edited it, renamed it or moved something into the
-    /// folder; the change is pulled and the item planned again, never deleted unseen).
-    func deleteRemote(_ id: ItemID) async throws -> Bool {
-        let folder = remote[id].flatMap { $0.node.kind == .folder ? $0.node.path : nil }
-        return try apply(try await remoteSteps.delete(id, unchangedSince: min(trees.planCursor, cursor), folder: folder))
-    }
+    func noteMoving(_ id: ItemID, to: RelativePath) { sent.moving(id, to: to) }
 
     /// Applies what the server answered to a step that moves no content. True: the step is done.
     @discardableResult

@@ -3,10 +3,10 @@ import UbiqClient
 import UbiqCore
 import UbiqProtocol
 
-/// What the engine does for its transfers (see ``Transfers`` and ``TransferHost``): the one
+/// What the engine does for its transfers (see ``Transfers`` and ``StepHost``): the one
 /// place their answers reach the trees (`apply(uploads:)`, `apply(downloads:swapped:)`), and
 /// the calls their work off the queue makes back into it.
-extension SyncEngine: TransferHost {
+extension SyncEngine: StepHost {
     /// Transfer batches that failed as a whole (their halves then went as batches of their own).
     var batchesFailed: Int { transfers.failedBatches }
 

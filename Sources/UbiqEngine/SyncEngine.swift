@@ -71,6 +71,8 @@ public actor SyncEngine {
     var online = false
     var pendingOps: [SyncOp] = []
     var unstable = 0
+    /// The plan's steps on the server that move no content (see `RemoteStepRunner`).
+    private(set) lazy var remoteSteps = RemoteStepRunner(host: self, trees: trees, steps: RemoteSteps(server: client, container: config.container), logger: logger)
     /// The user's commands (see `EngineCommands`).
     private(set) lazy var commands = EngineCommands(host: self, trees: trees, transfers: transfers, wishes: wishes, outcomes: outcomes, steps: steps,
                                                     files: files, client: client, config: config, home: home, now: now)

@@ -14,13 +14,13 @@ import UbiqTransport
 /// Owned by one ``SyncEngine`` and confined to its executor: its work runs as
 /// `nonisolated(nonsending)` methods called from the engine's, so it reads the trees (never
 /// writing them) with no suspension in between, and everything that changes the engine's
-/// state — the trees, new items' IDs, items' outcomes — goes through ``TransferHost``, whose
+/// state — the trees, new items' IDs, items' outcomes — goes through ``StepHost``, whose
 /// `apply(uploads:)` and `apply(downloads:)` are the one place transfers reach the trees.
 final class Transfers {
     let uploads: UploadPipeline
     let downloads: DownloadPipeline
-    /// The engine that owns them (see ``TransferHost``).
-    unowned let host: any TransferHost
+    /// The engine that owns them (see ``StepHost``).
+    unowned let host: any StepHost
     let trees: ItemTrees
     let store: EngineStore
     let files: LocalFiles
@@ -48,7 +48,7 @@ final class Transfers {
     /// that follow (dropped by the next scan that hashes, and at the end of the pass).
     var contents = ContentCache()
 
-    init(host: any TransferHost, client: any SyncServer, container: ContainerID, partials: String, trees: ItemTrees, store: EngineStore,
+    init(host: any StepHost, client: any SyncServer, container: ContainerID, partials: String, trees: ItemTrees, store: EngineStore,
          files: LocalFiles, steps: LocalSteps, disk: any FolderAccess, coordination: Coordination, settleTime: Duration, logger: Logger) {
         self.host = host
         self.uploads = UploadPipeline(client: client, container: container)
@@ -102,10 +102,17 @@ final class Transfers {
     }
 }
 
-/// What transfers ask of the engine that owns them: it alone changes the trees, new items' IDs
-/// and the items' outcomes. Called from the engine's own executor (the transfers run on it),
-/// so each call is an ordinary call on the engine.
-protocol TransferHost: AnyObject, Sendable {
+/// What the engine's executors (``Transfers``, ``RemoteStepRunner``) ask of the engine that
+/// owns them: it alone changes the trees, new items' IDs and the items' outcomes. Called from
+/// the engine's own executor (the executors run on it), so each call is an ordinary call on
+/// the engine.
+protocol StepHost: AnyObject, Sendable {
+    /// Records what the server answered to a step that moves no content; true: the step is done.
+    func apply(_ outcome: RemoteOutcome) async throws -> Bool
+    /// Notes a move about to go out (see `SentCommits`).
+    func noteMoving(_ id: ItemID, to: RelativePath) async
+    /// Runs one step of the plan, recording its failure on the item.
+    func run(_ op: SyncOp) async -> Bool
     /// Keeps the IDs of new items about to be committed, before the commit goes out.
     func claim(_ ids: [ItemID]) async
     /// Notes commits before they go out.
