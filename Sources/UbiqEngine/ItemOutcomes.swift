@@ -1,5 +1,6 @@
 import Foundation
 import UbiqCore
+import UbiqDaemonProtocol
 
 /// What became of items' steps, recorded in one place: the failures `status` and listings show
 /// (with their retry delays, see `ItemBackoff`), and the versions this device committed and then
@@ -61,5 +62,12 @@ final class ItemOutcomes {
         guard current.count != abandoned.count else { return (current, false) }
         abandoned = current
         return (current, true)
+    }
+
+    /// Items whose last step failed, for `status` (`errors`), by path.
+    func errorList(path: (ItemID) -> RelativePath?) -> [EngineStatus.ItemError] {
+        backoff.entries.map { id, e in
+            EngineStatus.ItemError(path: path(id)?.string ?? id.description, code: e.code, message: e.message, since: e.since, attempts: e.attempts)
+        }.sorted { $0.path < $1.path }
     }
 }

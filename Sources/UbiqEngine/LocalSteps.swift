@@ -190,4 +190,24 @@ struct LocalSteps {
             return nil
         }
     }
+
+    /// Settles the files downloads swapped out (see `HeldFiles`): one written after the swap
+    /// goes back into the folder beside its document (`restored`: the document, where it went);
+    /// the others are removed once held `HeldFiles.holdTime`. `wait`: seconds until the next
+    /// is due (nil: none is held).
+    func settleHeld(now: TimeInterval) -> (restored: [(document: RelativePath?, to: RelativePath)], wait: Double?) {
+        var restored: [(RelativePath?, RelativePath)] = []
+        var wait: Double?
+        for f in HeldFiles.list(aside, now: now) {
+            if f.written {
+                let doc = trees.local[f.item]?.path ?? trees.synced[f.item]?.node.path ?? trees.remote[f.item]?.node.path
+                if let to = putBack(held: f.path, document: doc) { restored.append((doc, to)) }
+            } else if f.age >= HeldFiles.holdTime {
+                unlink(f.path)
+            } else {
+                wait = min(wait ?? .infinity, HeldFiles.holdTime - f.age)
+            }
+        }
+        return (restored, wait)
+    }
 }

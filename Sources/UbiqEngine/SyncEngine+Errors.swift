@@ -64,13 +64,6 @@ extension SyncEngine {
     private func saveAbandoned() {
         do { try store.setMeta("abandoned", outcomes.abandonedText) } catch { logger.warning("\(error)") }
     }
-
-    /// Items whose last step failed, for `status` (`errors`).
-    func errorList() -> [EngineStatus.ItemError] {
-        outcomes.backoff.entries.map { id, e in
-            EngineStatus.ItemError(path: trees.path(of: id)?.string ?? id.description, code: e.code, message: e.message, since: e.since, attempts: e.attempts)
-        }.sorted { $0.path < $1.path }
-    }
 }
 
 extension SyncEngine {

@@ -22,48 +22,9 @@ extension SyncEngine {
             if !online { return progressed }
         }
         let (upBatches, downBatches, singles) = self.transfers.splitBatches(transfers)
-        // Several batches at a time: one's requests wait on the network or the disk while another's are built.
-        var batches = upBatches.map { ($0, true) } + downBatches.map { ($0, false) }
-        var inFlight = Set(transfers.map(\.item))
-        var mayExtend = true
-        let batchResults = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
-            var out: [Bool] = []
-            var running = 0
-            while true {
-                while running < TransferBatches.atOnce, !batches.isEmpty, online {
-                    let (b, up) = batches.removeFirst()
-                    group.addTask { await self.runBatch(b, upload: up) }
-                    running += 1
-                }
-                guard running > 0, let r = await group.next() else { break }
-                out.append(r)
-                running -= 1
-                // More files announced by the server while these ran: their downloads join the
-                // batches in flight instead of waiting for this round to end.
-                if mayExtend && batches.isEmpty && online && scheduler.newsPending {
-                    let more = await announcedDownloads(excluding: inFlight)
-                    if more.isEmpty { mayExtend = false }
-                    inFlight.formUnion(more.joined().map(\.item))
-                    pendingOps += more.joined()
-                    batches += more.map { ($0, false) }
-                }
-            }
-            return out
-        }
-        if batchResults.contains(true) { progressed = true }
+        if await self.transfers.runBatches(uploads: upBatches, downloads: downBatches, inFlight: Set(transfers.map(\.item))) { progressed = true }
         if !online { return progressed }
-        let results = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
-            var out: [Bool] = []
-            var running = 0
-            for op in singles {
-                if running >= 4, let r = await group.next() { out.append(r); running -= 1 }
-                group.addTask { await self.run(op) }
-                running += 1
-            }
-            for await r in group { out.append(r) }
-            return out
-        }
-        if results.contains(true) { progressed = true }
+        if await self.transfers.runSingles(singles) { progressed = true }
         if !online { return progressed }
         for op in ExecutionOrder.childrenFirst(order.deletes, depth: depth) {
             if await run(op) { progressed = true }
@@ -72,10 +33,18 @@ extension SyncEngine {
         return progressed
     }
 
-    /// Pulls what the server announced and plans again; if everything left to do (besides the
-    /// items in flight) is downloads of small files, returns them in batches. Anything else
-    /// (folders to create, moves, deletions, uploads, big files) waits for the pass's next round.
-    func announcedDownloads(excluding inFlight: Set<ItemID>) async -> [[SyncOp]] {
+    /// When the server announced changes while batches ran: pulls them and plans again; if
+    /// everything left to do (besides the items in flight) is downloads of small files, returns
+    /// them in batches (noted as planned), else none — anything else (folders to create, moves,
+    /// deletions, uploads, big files) waits for the pass's next round. Nil: nothing was announced.
+    func announcedDownloads(excluding inFlight: Set<ItemID>) async -> [[SyncOp]]? {
+        guard online, scheduler.newsPending else { return nil }
+        let more = await batchesOfAnnounced(excluding: inFlight)
+        pendingOps += more.joined()
+        return more
+    }
+
+    private func batchesOfAnnounced(excluding inFlight: Set<ItemID>) async -> [[SyncOp]] {
         guard await pullForPass() else { return [] }
         if watcher == nil || unstable > 0 || watcher?.foreignEvents() != foreignAtScan { return [] }
         let ops = plan().filter { !inFlight.contains($0.item) }
@@ -83,6 +52,8 @@ extension SyncEngine {
         let (_, down, single) = transfers.splitBatches(ops)
         return single.isEmpty ? down : []
     }
+
+    func isOnline() -> Bool { online }
 
     /// Runs one operation; errors are recorded on the item (or mark the engine offline).
     func run(_ op: SyncOp) async -> Bool {

@@ -385,20 +385,11 @@ public actor SyncEngine {
     // MARK: status
 
     public func status() -> EngineStatus {
-        let running = transfers.running, ended = transfers.session.endedItems
-        let (up, down) = EngineStatus.tally(running: running.values, queued: pendingOps.filter { running[$0.item] == nil && !ended.contains($0.item) }) { op in
-            switch op {
-            case .upload(let id, _): return local[id]?.entry.stamp.size ?? 0
-            case .download(let id, _): return Int64(remote[id]?.node.size ?? 0)
-            default: return nil
-            }
-        }
-        let idle = online && !scheduler.paused && scheduler.isQuiet && running.isEmpty && pendingOps.isEmpty && unstable == 0
-        // The run's totals (finished and to do, never falling) until nothing is left to move.
-        let reported = (transfers.session.report(up, up: true), transfers.session.report(down, up: false))
+        let (up, down) = transfers.report(queued: pendingOps)
+        let idle = online && !scheduler.paused && scheduler.isQuiet && transfers.running.isEmpty && pendingOps.isEmpty && unstable == 0
         var s = EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
-                             device: config.deviceName, container: config.container.string, uploads: reported.0, downloads: reported.1,
-                             conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: errorList())
+                             device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
+                             conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: outcomes.errorList(path: trees.path(of:)))
         s.folder = files.rootPath
         s.paused = scheduler.paused ? true : nil
         s.waiting = trees.waitingCount()

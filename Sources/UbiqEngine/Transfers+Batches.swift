@@ -25,6 +25,52 @@ extension Transfers {
         return TransferBatches.split(uploads: up, downloads: down, single: single)
     }
 
+    /// Runs batches of small files' transfers, several at a time (one's requests wait on the
+    /// network or the disk while another's are built); more files the server announces while
+    /// they run join as download batches instead of waiting for the round to end. True if
+    /// anything changed.
+    nonisolated(nonsending) func runBatches(uploads: [[SyncOp]], downloads: [[SyncOp]], inFlight: Set<ItemID>) async -> Bool {
+        var batches = uploads.map { ($0, true) } + downloads.map { ($0, false) }
+        var inFlight = inFlight
+        var mayExtend = true
+        let host = self.host
+        return await withTaskGroup(of: Bool.self, returning: Bool.self) { group in
+            var progressed = false
+            var running = 0
+            while true {
+                while running < TransferBatches.atOnce, !batches.isEmpty, await host.isOnline() {
+                    let (b, up) = batches.removeFirst()
+                    group.addTask { await host.runBatch(b, upload: up) }
+                    running += 1
+                }
+                guard running > 0, let r = await group.next() else { break }
+                if r { progressed = true }
+                running -= 1
+                guard mayExtend, batches.isEmpty, let more = await host.announcedDownloads(excluding: inFlight) else { continue }
+                if more.isEmpty { mayExtend = false }
+                inFlight.formUnion(more.joined().map(\.item))
+                batches += more.map { ($0, false) }
+            }
+            return progressed
+        }
+    }
+
+    /// Runs big files' transfers, four at a time (each one step of the plan). True if anything changed.
+    nonisolated(nonsending) func runSingles(_ ops: [SyncOp]) async -> Bool {
+        let host = self.host
+        return await withTaskGroup(of: Bool.self, returning: Bool.self) { group in
+            var progressed = false
+            var running = 0
+            for op in ops {
+                if running >= 4, let r = await group.next() { progressed = progressed || r; running -= 1 }
+                group.addTask { await host.run(op) }
+                running += 1
+            }
+            for await r in group where r { progressed = true }
+            return progressed
+        }
+    }
+
     /// Runs a batch of operations and records per-item errors as single steps do. True if anything changed.
     nonisolated(nonsending) func runBatch(_ ops: [SyncOp], upload: Bool) async -> Bool {
         guard !ops.isEmpty else { return false }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqProtocol
 import UbiqTransport
 
@@ -80,6 +81,20 @@ final class Transfers {
     var remote: TrackedMap<RemoteEntry> { trees.remote }
     var synced: TrackedMap<SyncedEntry> { trees.synced }
 
+    /// This run's uploads and downloads for `status`: those running, those `queued` by the plan,
+    /// and those finished — totals that never fall until nothing is left to move.
+    func report(queued: [SyncOp]) -> (up: EngineStatus.Transfers, down: EngineStatus.Transfers) {
+        let ended = session.endedItems
+        let (up, down) = EngineStatus.tally(running: running.values, queued: queued.filter { running[$0.item] == nil && !ended.contains($0.item) }) { op in
+            switch op {
+            case .upload(let id, _): return local[id]?.entry.stamp.size ?? 0
+            case .download(let id, _): return Int64(remote[id]?.node.size ?? 0)
+            default: return nil
+            }
+        }
+        return (session.report(up, up: true), session.report(down, up: false))
+    }
+
     /// Big files whose current version another device is still uploading: downloaded while the
     /// chunks arrive (the fetches wait for them), unless an attempt already gave up waiting.
     /// Small files are not worth it: their upload finishes in one request.
@@ -113,6 +128,12 @@ protocol StepHost: AnyObject, Sendable {
     func noteMoving(_ id: ItemID, to: RelativePath) async
     /// Runs one step of the plan, recording its failure on the item.
     func run(_ op: SyncOp) async -> Bool
+    /// Runs a batch of small files' transfers unless the engine stopped.
+    func runBatch(_ ops: [SyncOp], upload: Bool) async -> Bool
+    /// Whether the server answered the last request.
+    func isOnline() async -> Bool
+    /// Downloads the server announced while batches ran, in batches (nil: nothing was announced).
+    func announcedDownloads(excluding inFlight: Set<ItemID>) async -> [[SyncOp]]?
     /// Keeps the IDs of new items about to be committed, before the commit goes out.
     func claim(_ ids: [ItemID]) async
     /// Notes commits before they go out.
