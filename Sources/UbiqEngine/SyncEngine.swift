@@ -24,7 +24,7 @@ public actor SyncEngine {
     /// Paths programs hold under coordination (see ``Coordination``).
     public nonisolated let coordination = Coordination()
     /// Every change this engine makes to the folder goes through it (tests: a failing disk).
-    let disk: any FolderAccess
+    private let disk: any FolderAccess
     /// The plan's local steps and the other changes to the folder (see `LocalSteps`).
     let steps: LocalSteps
     let logger: Logger
