@@ -181,7 +181,8 @@ let package = Package(
         .testTarget(
             name: "UbiqServerTests",
             dependencies: ["UbiqServer", "UbiqStorage", "UbiqClient", "UbiqProtocol", "UbiqTesting", .product(name: "GRDB", package: "GRDB.swift"),
-                           .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                           .product(name: "Crypto", package: "swift-crypto")]
         ),
     ]
 )

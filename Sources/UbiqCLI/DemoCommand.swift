@@ -33,7 +33,7 @@ struct DemoCommand: AsyncParsableCommand {
         let settings = try EffectiveSettings.load()
         logger.logLevel = settings.logLevel().0
 
-        let services = try ServerServices.embedded(at: dir.appendingPathComponent("server"))
+        let services = try await ServerServices.embedded(at: dir.appendingPathComponent("server"))
         let password = UUID().uuidString
         try await services.addUser(name: "demo", password: password, quota: 1 << 30)
         let server = try await EmbeddedServer.start(services: services, logger: logger)

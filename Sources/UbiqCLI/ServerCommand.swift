@@ -13,7 +13,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "Run the sync server, or manage its accounts.",
-        subcommands: [ServerRun.self, UserCommand.self, DeviceAdminCommand.self, ServerGC.self, ServerMigrate.self],
+        subcommands: [ServerRun.self, UserCommand.self, DeviceAdminCommand.self, ServerGC.self, ServerMigrate.self, ServerKeyCommand.self],
         defaultSubcommand: ServerRun.self
     )
 }
@@ -39,6 +39,10 @@ struct DataOption: ParsableArguments {
     @Option(name: .long, help: "Where metadata is kept: postgres://USER@HOST:PORT/DB[?sslmode=require] (password in the URL, UBIQ_DATABASE_PASSWORD or the file UBIQ_DATABASE_PASSWORD_FILE names); default: metadata.sqlite in the data directory.")
     var database: String?
 
+    @Option(name: .long, help: ArgumentHelp("The server key file chunks are sealed with at rest (also UBIQ_SERVER_KEY_FILE; default: server.key in the data directory, made on the first start).",
+                                            discussion: "Keep it (or a copy) apart from the chunks: without it a copy of the chunk folder, the bucket or a backup reveals no content — and with it lost, nothing sealed with it can be read. Every server on one database must use the same file."))
+    var keyFile: String?
+
     /// `--database postgres://…` and `--blobs s3://…` both: the data folder then holds nothing
     /// servers share, and several may use it at once.
     var storesAreRemote: Bool { !(database ?? "").isEmpty && !(blobs ?? "").isEmpty }
@@ -61,7 +65,7 @@ struct DataOption: ParsableArguments {
             metadata = try MetadataLocation.parse(database, environment: env)
         } catch let e as CoreError { throw CLIError(e.code, e.message) }
         Self.warnOfPassword(in: database)
-        return try await ServerServices.open(at: directory(), database: metadata, blobs: location, environment: env)
+        return try await ServerServices.open(at: directory(), database: metadata, blobs: location, environment: env, keyFile: keyFile)
     }
 }
 
@@ -122,6 +126,11 @@ struct ServerRun: AsyncParsableCommand {
         var logger = Logger(label: "ubiq.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         removeLeftovers(services, logger)
+        if let made = services.keyFileMade {
+            logger.notice("made the server key \(made): chunks are sealed with it at rest. Keep a copy apart from the chunks — without it they cannot be read")
+        }
+        let resealing = services.resealInBackground(logger)
+        defer { resealing.cancel() }
         let announced = logger
         Self.raiseOpenFileLimit(to: maxConnections + 256, logger)
         let scheme = tls == nil ? "http" : "https"
@@ -166,7 +175,7 @@ extension ServerRun {
 }
 
 func removeLeftovers(_ services: ServerServices, _ logger: Logger) {
-    guard let store = services.chunks as? FolderChunkStore else { return }
+    guard let store = ((services.chunks as? SealedChunkStore)?.inner ?? services.chunks) as? FolderChunkStore else { return }
     let candidates: OrphanCandidates
     do { candidates = try store.leftovers() } catch {
         logger.warning("cannot look for leftovers in the chunk folder: \(error)")

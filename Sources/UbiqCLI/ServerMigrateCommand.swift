@@ -41,7 +41,7 @@ struct ServerMigrate: AsyncParsableCommand {
         guard let lock else { throw CLIError(.invalidRequest, "a ubiq server is using \(dir.path); stop it before migrating") }
         defer { withExtendedLifetime(lock) {} }
         let quiet = json
-        let report = try await Migration.run(data: dir, database: pg, blobs: bucket, environment: env) { line in
+        let report = try await Migration.run(data: dir, database: pg, blobs: bucket, environment: env, keyFile: data.keyFile) { line in
             if !quiet { FileHandle.standardError.write(Data((line + "\n").utf8)) }
         }
         if json { return try printJSON(report) }

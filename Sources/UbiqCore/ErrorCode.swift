@@ -42,6 +42,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     // Client side
     case serverUnreachable = "server_unreachable"
     case badResponse = "bad_response"
+    /// A chunk the server keeps does not open with its key or does not hash to its name: it is
+    /// never served (a device reports it, and writes nothing).
+    case chunkDamaged = "chunk_damaged"
     // Everything else
     case storageFailure = "storage_failure"
     case internalError = "internal_error"

@@ -32,12 +32,17 @@ public final class TestServer: Sendable {
                              headTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120), maxConnections: Int = 1000,
                              maxConnectionsPerAddress: Int? = nil, bodyRate: BodyRate = BodyRate(), pushPing: Duration = .seconds(30),
                              tls: TestCertificates? = nil, clock: @escaping @Sendable () -> Date = { Date() },
-                             database: MetadataLocation = .sqlite, blobs: BlobStoreLocation = .folder,
+                             database: MetadataLocation = .sqlite, blobs: BlobStoreLocation = .folder, keyFile: String? = nil,
                              configure: @escaping @Sendable (inout ServerServices) -> Void = { _ in }) async throws -> TestServer {
         let dir = try directory ?? TempDirectory("ubiq-server")
+        // Servers sharing a PostgreSQL database share its key file (as a fleet must).
+        var keyFile = keyFile
+        if keyFile == nil, case .postgres(let pg) = database {
+            keyFile = NSTemporaryDirectory() + "ubiq-test-key-\(pg.host)-\(pg.port)-\(pg.database).key"
+        }
         // The stores open once (a failure there is the test's answer, not a port to try again).
-        var services = blobs == .folder && database == .sqlite ? try ServerServices.embedded(at: dir.url, clock: clock)
-            : try await ServerServices.open(at: dir.url, database: database, blobs: blobs, clock: clock)
+        var services = blobs == .folder && database == .sqlite ? try await ServerServices.embedded(at: dir.url, keyFile: keyFile, clock: clock)
+            : try await ServerServices.open(at: dir.url, database: database, blobs: blobs, keyFile: keyFile, clock: clock)
         // Hundreds of accounts and sign-ins per run: 210,000 rounds each were a good part of the
         // run's CPU. The count is the server's setting; `configure` may set it back.
         services.passwordRounds = 1_000

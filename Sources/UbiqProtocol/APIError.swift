@@ -32,7 +32,7 @@ extension ErrorCode {
         case .hashMismatch, .missingChunks, .incompleteContent: 422
         case .kvCursorExpired, .cursorExpired: 410
         case .storageFull: 507
-        case .storageFailure, .internalError: 500
+        case .storageFailure, .internalError, .chunkDamaged: 500
         case .badResponse: 502
         case .serverUnreachable: 503
         }

@@ -81,7 +81,7 @@ extension ServerServices {
     /// Opens the server's stores: the metadata where `database` says (`metadata.sqlite` in
     /// `directory` by default), the chunks where `blobs` says.
     public static func open(at directory: URL, database: MetadataLocation = .sqlite, blobs: BlobStoreLocation,
-                            environment: [String: String] = ProcessInfo.processInfo.environment,
+                            environment: [String: String] = ProcessInfo.processInfo.environment, keyFile: String? = nil,
                             clock: @escaping @Sendable () -> Date = { Date() }) async throws -> ServerServices {
         if case .postgres = database {
             do { try PrivateDirectory.make(directory) } catch let e as CoreError { throw APIFailure(e.code, "data directory: \(e.message)") }
@@ -89,7 +89,10 @@ extension ServerServices {
         let meta = try await database.open(data: directory)
         do {
             let shared = meta.database as? PostgreSQLDatabase
-            var services = build(meta, try await blobs.open(data: directory, environment: environment, shared: shared), clock)
+            let path = Self.keyFile(in: directory, given: keyFile, environment: environment)
+            let (ring, made) = try await openKeys(path, database: meta.database)
+            var services = build(meta, SealedChunkStore(try await blobs.open(data: directory, environment: environment, shared: shared), ring: ring), clock)
+            (services.keyFileMade, services.keyFile) = (made, path)
             if let shared, case .s3 = blobs { services.sharedGuard = PostgreSQLChunkGuard(database: shared) }
             if let shared {
                 services.relay = PostgreSQLPushRelay(database: shared)

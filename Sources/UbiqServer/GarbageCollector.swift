@@ -91,7 +91,9 @@ struct ChunkCollector: Sendable {
                         dead = page.filter { !live.contains($0.hash) }
                         if !dryRun { _ = try await chunks.forget(dead.map(\.hash)) }
                     }
-                    return (dead.count, dead.reduce(Int64(0)) { $0 + Int64($1.size) })
+                    // Sized as the store listed them (a sealed store lists its chunks' own sizes).
+                    let listed = Dictionary(page.map { ($0.hash, $0.size) }, uniquingKeysWith: { a, _ in a })
+                    return (dead.count, dead.reduce(Int64(0)) { $0 + Int64(listed[$1.hash] ?? $1.size) })
                 }
                 await found.add(scanned: page.count, dead: dead, bytes: bytes)
             }

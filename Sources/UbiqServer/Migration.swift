@@ -21,18 +21,21 @@ public enum Migration {
     /// no account). Checks the copy: every table's rows counted on both sides, and every chunk
     /// the source stores found in the target's index.
     public static func run(data: URL, database: PostgreSQLLocation, blobs: BlobStoreLocation,
-                           environment: [String: String] = ProcessInfo.processInfo.environment,
+                           environment: [String: String] = ProcessInfo.processInfo.environment, keyFile: String? = nil,
                            progress: @Sendable (String) -> Void = { _ in }) async throws -> Report {
         let started = ContinuousClock.now
         guard case .s3 = blobs else { throw APIFailure(.invalidValue, "--blobs: migrate copies into an S3 bucket (s3://BUCKET?endpoint=…)") }
         let sqlite = data.appendingPathComponent("metadata.sqlite")
         guard FileManager.default.fileExists(atPath: sqlite.path) else { throw APIFailure(.notFound, "no embedded server in \(data.path) (no metadata.sqlite)") }
         let source = try SQLiteDatabase(path: sqlite.path)
-        let sourceChunks = try FolderChunkStore(root: data.appendingPathComponent("chunks"), recentBytes: 0)
         let target: PostgreSQLDatabase
         do { target = try await PostgreSQLDatabase.open(database) } catch let e as StorageError { throw APIFailure(e.code, "PostgreSQL \(database.redacted): \(e.message)") }
         defer { Task { await target.close() } }
-        let targetChunks = try await blobs.open(data: data, environment: environment, shared: target)
+        // The chunks are read and written sealed with the embedded server's key, which the
+        // database then holds the servers to (see `ServerKeyCheck`).
+        let (ring, _) = try await ServerServices.openKeys(ServerServices.keyFile(in: data, given: keyFile, environment: environment), database: target)
+        let sourceChunks = SealedChunkStore(try FolderChunkStore(root: data.appendingPathComponent("chunks"), recentBytes: 0), ring: ring)
+        let targetChunks = SealedChunkStore(try await blobs.open(data: data, environment: environment, shared: target), ring: ring)
         var report = Report()
 
         // 1. The chunks, a page at a time: read (verified) from the folder, stored in the bucket.

@@ -49,6 +49,10 @@ public struct ServerServices: Sendable {
     public var collectionGap = ChunkCollection.wokenGap
     /// Collections the server's own collector has begun.
     public let collectionRuns = RunCount()
+    /// The server key file, when this start made it (the server says so once).
+    public var keyFileMade: String?
+    /// The server key file chunks are sealed with at rest.
+    public var keyFile: String?
     /// PBKDF2 rounds for the passwords this server sets (`PasswordHasher.rounds`; tests that make
     /// hundreds of accounts lower it — a verifier keeps its own count, so any is checked right).
     public var passwordRounds = PasswordHasher.rounds
@@ -77,10 +81,33 @@ public struct ServerServices: Sendable {
         self.clock = clock
     }
 
-    /// Opens the embedded store in `directory` (`metadata.sqlite` and `chunks/`), creating it if needed.
-    public static func embedded(at directory: URL, clock: @escaping @Sendable () -> Date = { Date() }) throws -> ServerServices {
+    /// Opens the embedded store in `directory` (`metadata.sqlite` and `chunks/`, sealed with the
+    /// server key: see ``keyFile(in:given:environment:)``), creating it if needed.
+    public static func embedded(at directory: URL, keyFile: String? = nil, environment env: [String: String] = ProcessInfo.processInfo.environment,
+                                clock: @escaping @Sendable () -> Date = { Date() }) async throws -> ServerServices {
         let meta = try openMetadata(at: directory)
-        return build(meta, try FolderChunkStore(root: directory.appendingPathComponent("chunks")), clock)
+        let path = Self.keyFile(in: directory, given: keyFile, environment: env)
+        let (ring, made) = try await openKeys(path, database: meta.database)
+        var services = build(meta, SealedChunkStore(try FolderChunkStore(root: directory.appendingPathComponent("chunks")), ring: ring), clock)
+        (services.keyFileMade, services.keyFile) = (made, path)
+        return services
+    }
+
+    /// The server key file: `given` (`--key-file`), else `UBIQ_SERVER_KEY_FILE`, else
+    /// `server.key` in the data folder (made on the first start).
+    public static func keyFile(in directory: URL, given: String?, environment env: [String: String]) -> String {
+        if let given, !given.isEmpty { return given }
+        if let f = env["UBIQ_SERVER_KEY_FILE"], !f.isEmpty { return f }
+        return directory.appendingPathComponent("server.key").path
+    }
+
+    /// The server's keys, bound to its metadata database (see `ServerKeyCheck`); the file's path
+    /// when it was made now.
+    static func openKeys(_ path: String, database: any SQLDatabase) async throws -> (ServerKeyRing, String?) {
+        do {
+            let (ring, created) = try await ServerKeyCheck.open(path, database: database)
+            return (ring, created ? path : nil)
+        } catch let e as StorageError { throw APIFailure(e.code, e.message) }
     }
 
     /// Makes the data folder (private to the server's user) and opens `metadata.sqlite` in it.

@@ -40,7 +40,16 @@ public protocol ChunkStore: Sendable {
     func compact() async throws -> Compaction
     /// The bytes of chunk data the store holds now (packs, loose chunks, objects; not indexes).
     func footprint() async throws -> Int64
+    /// Hands every stored record (as kept: sealed or not) to `transform`; where it returns
+    /// bytes, they replace the record — each container (pack, object, loose file) holding one
+    /// is rewritten: the new one flushed before the index moves to it, the old one removed
+    /// after, so a read meanwhile finds one or the other. Returns how many records changed.
+    /// Runs one at a time with garbage collection (the caller's turn).
+    func rewriteRecords(_ transform: @escaping @Sendable (ContentHash, UnsafeRawBufferPointer) throws -> [UInt8]?) async throws -> Int
 }
+
+/// A record's replacement (see `ChunkStore.rewriteRecords`).
+public typealias RecordTransform = @Sendable (ContentHash, UnsafeRawBufferPointer) throws -> [UInt8]?
 
 /// A stored chunk as garbage collection sees it.
 public struct StoredChunk: Sendable, Hashable {
@@ -61,6 +70,10 @@ public struct Compaction: Sendable, Equatable, Codable {
 }
 
 extension ChunkStore {
+    public func rewriteRecords(_ transform: @escaping RecordTransform) async throws -> Int {
+        throw StorageError(.invalidRequest, "this chunk store cannot rewrite its records")
+    }
+
     /// Stores several chunks, each verified like `put`; durable when it returns.
     public func putMany(_ chunks: [(ContentHash, [UInt8])]) async throws {
         try await putMany(chunks.map { ($0.0, $0.1[...]) }, hashesChecked: false)
@@ -283,7 +296,7 @@ public struct FolderChunkStore: ChunkStore {
             bytes = got
         }
         guard let bytes, ContentHash.of(bytes) == hash else {
-            throw StorageError(.storageFailure, "stored chunk \(hash) is corrupt")
+            throw StorageError(.chunkDamaged, "stored chunk \(hash) is damaged on the server")
         }
         return bytes
     }
@@ -306,7 +319,7 @@ public struct FolderChunkStore: ChunkStore {
         func handOver(_ k: Int, _ bytes: UnsafeRawBufferPointer) throws {
             total += bytes.count
             guard total <= limit else { throw StorageError.tooLarge(limit) }
-            if verify && ContentHash.of(buffer: bytes) != hashes[k] { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is corrupt") }
+            if verify && ContentHash.of(buffer: bytes) != hashes[k] { throw StorageError(.chunkDamaged, "stored chunk \(hashes[k]) is damaged on the server") }
             try visit(k, bytes)
         }
         while i < hashes.count {
@@ -368,7 +381,7 @@ public struct FolderChunkStore: ChunkStore {
                     let a = q.offset - spanStart
                     guard a + q.size <= raw.count else { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is missing from its pack") }
                     let bytes = UnsafeRawBufferPointer(rebasing: raw[a..<a + q.size])
-                    if verify && ContentHash.of(buffer: bytes) != hashes[k] { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is corrupt") }
+                    if verify && ContentHash.of(buffer: bytes) != hashes[k] { throw StorageError(.chunkDamaged, "stored chunk \(hashes[k]) is damaged on the server") }
                     try visit(k, bytes)
                 }
             }

@@ -61,7 +61,7 @@ extension FolderChunkStore {
                 if size > 0, unlink(path) == 0 { result.deleted += 1; result.bytesFreed += size }
                 try await index.dropNote(pack)
             } else if live * 2 < size {
-                let newSize = try await rewrite(pack)
+                let newSize = try await rewrite(pack) ?? size
                 result.rewritten += 1
                 result.bytesFreed += max(0, size - newSize)
             }
@@ -71,15 +71,18 @@ extension FolderChunkStore {
     }
 
     /// Copies the chunks still in `pack` into a new pack (flushed), moves their index rows to it
-    /// in one transaction, then removes the old pack. Returns the new pack's size.
-    func rewrite(_ pack: String) async throws -> Int64 {
+    /// in one transaction, then removes the old pack. Returns the new pack's size. With
+    /// `transform`, each record is handed to it and what it returns takes the record's place;
+    /// nil (nothing written) when it changed none.
+    func rewrite(_ pack: String, transform: RecordTransform? = nil) async throws -> Int64? {
         let rows = try await index.rows(of: pack)
         let oldPath = packURL(pack).path
-        let total = rows.reduce(0) { $0 + $1.size }
+        let total = rows.reduce(0) { $0 + $1.size + (transform == nil ? 0 : ChunkSeal.overhead) }
         guard let fresh = PackBytes(capacity: total) else { throw StorageError(.storageFailure, "out of memory for a chunk pack") }
         // Read on an I/O thread: up to 16 MiB from disk.
-        let moved: [(hash: String, offset: Int)] = try await BlockingIO.run {
-            var moved: [(hash: String, offset: Int)] = []
+        let (moved, changed): ([(hash: String, offset: Int, size: Int)], Int) = try await BlockingIO.run {
+            var moved: [(hash: String, offset: Int, size: Int)] = []
+            var changed = 0
             let fd = open(oldPath, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw StorageError(.storageFailure, "cannot open pack \(pack): \(String(cString: strerror(errno)))") }
             defer { close(fd) }
@@ -89,11 +92,17 @@ extension FolderChunkStore {
                     throw StorageError(.storageFailure, "pack \(pack) is shorter than its index says")
                 }
                 let start = fresh.count
-                _ = bytes.withUnsafeBytes { fresh.append($0) }
-                moved.append((r.hash, start))
+                if let transform, let hash = try? ContentHash(validating: r.hash), let new = try bytes.withUnsafeBytes({ try transform(hash, $0) }) {
+                    guard new.withUnsafeBytes({ fresh.append($0) }) else { throw StorageError(.storageFailure, "a rewritten record does not fit its pack") }
+                    changed += 1
+                } else {
+                    _ = bytes.withUnsafeBytes { fresh.append($0) }
+                }
+                moved.append((r.hash, start, fresh.count - start))
             }
-            return moved
+            return (moved, changed)
         }
+        if transform != nil && changed == 0 { return nil }
         let name = UUID().uuidString.lowercased()
         let newPath = packURL(name).path
         do {
@@ -107,6 +116,30 @@ extension FolderChunkStore {
         try await index.move(moved, from: pack, to: name, size: fresh.count)
         unlink(oldPath)
         return Int64(fresh.count)
+    }
+
+    public func rewriteRecords(_ transform: @escaping RecordTransform) async throws -> Int {
+        var changed = 0
+        for pack in try await index.packNames().sorted() {
+            let before = try await index.rows(of: pack).count
+            if try await rewrite(pack, transform: transform) != nil { changed += before }
+        }
+        // Loose chunks (single uploads): each written anew beside itself and renamed over it.
+        for chunk in try await BlockingIO.run({ try self.looseChunks() }) {
+            let path = url(chunk.hash).path
+            guard let bytes = try FileIO.readAll(path), let new = try bytes.withUnsafeBytes({ try transform(chunk.hash, $0) }) else { continue }
+            let tmp = root.appendingPathComponent("tmp").appendingPathComponent("\(chunk.hash.hex).\(UInt64.random(in: 0...UInt64.max))").path
+            do {
+                try FileIO.writeDurably(new, to: tmp)
+                guard rename(tmp, path) == 0 else { throw FileIO.errnoError("rename") }
+                FileIO.syncDirectory((path as NSString).deletingLastPathComponent)
+            } catch {
+                unlink(tmp)
+                throw StorageError(.storageFailure, "cannot rewrite chunk \(chunk.hash): \(error)")
+            }
+            changed += 1
+        }
+        return changed
     }
 
     public func footprint() async throws -> Int64 {

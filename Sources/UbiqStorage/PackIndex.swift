@@ -166,13 +166,15 @@ struct PackIndex: Sendable {
         }
     }
 
-    /// Moves `moved` chunks from `old` to their offsets in `new` and drops `old`'s garbage note,
-    /// in one transaction.
-    func move(_ moved: [(hash: String, offset: Int)], from old: String, to new: String, size: Int) async throws {
+    /// Moves `moved` chunks from `old` to their offsets (and sizes: a record may have been
+    /// rewritten) in `new` and drops `old`'s garbage note, in one transaction.
+    func move(_ moved: [(hash: String, offset: Int, size: Int)], from old: String, to new: String, size: Int) async throws {
         try await write { db in
             try db.execute("INSERT INTO pack_sizes (pack, size) VALUES (?, ?) ON CONFLICT (pack) DO UPDATE SET size = excluded.size", [new, size])
             try db.execute("DELETE FROM pack_sizes WHERE pack = ?", [old])
-            for m in moved { try db.execute("UPDATE chunk_packs SET pack = ?, \"offset\" = ? WHERE hash = ? AND pack = ?", [new, m.offset, m.hash, old]) }
+            for m in moved {
+                try db.execute("UPDATE chunk_packs SET pack = ?, \"offset\" = ?, size = ? WHERE hash = ? AND pack = ?", [new, m.offset, m.size, m.hash, old])
+            }
             try db.execute("DELETE FROM pack_garbage WHERE pack = ?", [old])
         }
     }

@@ -52,7 +52,7 @@ struct AuthTests {
     @Test(arguments: DatabaseKind.available) func passwordsAreStoredOnlyAsSlowSaltedHashes(_ db: DatabaseKind) async throws {
         try await withServer(db) { server in
             // Test servers hash with fewer rounds (see `TestServer.start`); a server's own setting:
-            #expect(try ServerServices.embedded(at: server.directory.url.appendingPathComponent("fresh")).passwordRounds == PasswordHasher.rounds)
+            #expect(try await ServerServices.embedded(at: server.directory.url.appendingPathComponent("fresh")).passwordRounds == PasswordHasher.rounds)
             var services = server.services
             services.passwordRounds = PasswordHasher.rounds
             try await services.addUser(name: "carol", password: "secret-pw", quota: 1 << 20)

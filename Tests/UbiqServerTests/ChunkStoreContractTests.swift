@@ -102,7 +102,8 @@ struct ChunkStoreContractTests {
         _ = await eventually(timeout: .seconds(60)) { reads.value >= readsAfter }
         reader.cancel()
         #expect(try await reader.value > 0)
-        #expect(forgotten == all.filter { doomed.contains($0.0) }.reduce(0) { $0 + Int64($1.1.count) })
+        // The bytes kept: a sealed record is its chunk and the seal (`ChunkSeal.overhead`).
+        #expect(forgotten == all.filter { doomed.contains($0.0) }.reduce(0) { $0 + Int64($1.1.count + (kind.sealed ? ChunkSeal.overhead : 0)) })
         #expect(c.deleted == 1 && c.rewritten == 1, "\(c)")
         let after = try await store.footprint()
         #expect(before - after == c.bytesFreed && c.bytesFreed > 0, "\(before) → \(after), \(c)")

@@ -22,7 +22,7 @@ extension FleetFailureTests {
         defer { Task { await PostgresTestDatabase.drop(pg) } }
         let database = "postgres://\(pg.user):\(pg.password ?? "")@\(pg.host):\(pg.port)/\(pg.database)"
         let blobs = "s3://ubiq-test-\(UUID().uuidString.prefix(13).lowercased())?endpoint=\(s3.endpoint)&region=\(S3TestStore.env["AWS_DEFAULT_REGION"] ?? "us-east-1")"
-        let shared = ["--database", database, "--blobs", blobs]
+        let shared = ["--database", database, "--blobs", blobs, "--key-file", dir.url.appendingPathComponent("server.key").path]
         let (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "alice", "--password-stdin", "--data", dir.url.appendingPathComponent("one").path] + shared,
                                                         stdin: "pw-alice\n")
         #expect(status == 0, "\(err)")

@@ -55,7 +55,8 @@ struct MigrationTests {
         await #expect(throws: APIFailure.self) { _ = try await Migration.run(data: dir.url, database: pg, blobs: blobs) }
 
         // The new server where the old one listened: the devices' tokens still work.
-        let new = try await TestServer.start(port: port, database: .postgres(pg), blobs: blobs)
+        // It seals with the embedded server's key, which the migration bound the database to.
+        let new = try await TestServer.start(port: port, database: .postgres(pg), blobs: blobs, keyFile: dir.url.appendingPathComponent("server.key").path)
         let laptop2 = UbiqAPIClient(baseURL: new.baseURL, token: laptop.token)
         let feedAfter = try await laptop2.changes(notes, after: 0)
         #expect(feedAfter.items == feedBefore.items && feedAfter.cursor == feedBefore.cursor)

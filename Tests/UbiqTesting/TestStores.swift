@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 import UbiqCore
@@ -22,20 +23,25 @@ public enum S3TestStore {
 /// named, see `S3TestStore`).
 public enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// `s3Shared`: a bucket whose pack index is in a PostgreSQL database (as several servers share it).
-    case folder, s3, s3Shared
+    /// `sealedFolder`, `sealedS3`: the same stores sealed at rest (`SealedChunkStore`), as servers open them.
+    case folder, s3, s3Shared, sealedFolder, sealedS3
     public var testDescription: String { rawValue }
+    /// Sealed at rest (`SealedChunkStore`).
+    public var sealed: Bool { self == .sealedFolder || self == .sealedS3 }
 
     /// The kinds a server's `--blobs` names (the index's place follows from `--database`).
     public static var available: [StoreKind] { S3TestStore.runs ? [.folder, .s3] : [.folder] }
 
     /// Every kind of store, for the store's own contract.
-    public static var contract: [StoreKind] { available + (S3TestStore.runs && PostgresTestDatabase.runs ? [.s3Shared] : []) }
+    public static var contract: [StoreKind] {
+        available + [.sealedFolder] + (S3TestStore.runs ? [.sealedS3] : []) + (S3TestStore.runs && PostgresTestDatabase.runs ? [.s3Shared] : [])
+    }
 
     /// Where a test server of this kind keeps its chunks (a fresh bucket for S3).
     public var blobs: BlobStoreLocation {
         switch self {
-        case .folder: return .folder
-        case .s3, .s3Shared:
+        case .folder, .sealedFolder: return .folder
+        case .s3, .s3Shared, .sealedS3:
             return .s3(endpoint: S3TestStore.store?.endpoint ?? "http://127.0.0.1:1", bucket: "ubiq-test-\(UUID().uuidString.prefix(13).lowercased())",
                        region: S3TestStore.env["AWS_DEFAULT_REGION"] ?? "us-east-1")
         }
@@ -45,6 +51,9 @@ public enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     /// recorded, when S3 is required but not named).
     public func make(in dir: TempDirectory, recentBytes: Int = 0) async throws -> (any ChunkStore)? {
         switch self {
+        case .sealedFolder, .sealedS3:
+            guard let inner = try await (self == .sealedFolder ? StoreKind.folder : .s3).make(in: dir, recentBytes: recentBytes) else { return nil }
+            return SealedChunkStore(inner, ring: ServerKeyRing(keys: [SymmetricKey(size: .bits256)]))
         case .folder:
             return try FolderChunkStore(root: dir.url.appendingPathComponent("chunks"), recentBytes: recentBytes)
         case .s3, .s3Shared:

@@ -254,6 +254,10 @@ enum PostgreSQLSchema {
             "ALTER TABLE containers ADD COLUMN horizon BIGINT NOT NULL DEFAULT 0",
             "CREATE INDEX items_purged ON items(container_id, seq) WHERE deleted_at IS NOT NULL AND trash_group IS NULL",
         ]),
+        // The server keys chunks at rest were sealed with (SQLite's v13-server-keys).
+        Migration(name: "v7-server-keys", statements: [
+            "CREATE TABLE server_keys (id TEXT PRIMARY KEY, added DOUBLE PRECISION NOT NULL)",
+        ]),
     ]
 }
 

@@ -110,7 +110,7 @@ public struct S3ChunkStore: ChunkStore {
         var lookedAgain = 0
         var i = 0
         func check(_ k: Int, _ bytes: UnsafeRawBufferPointer) throws {
-            if verify && ContentHash.of(buffer: bytes) != hashes[k] { throw StorageError(.storageFailure, "stored chunk \(hashes[k]) is corrupt") }
+            if verify && ContentHash.of(buffer: bytes) != hashes[k] { throw StorageError(.chunkDamaged, "stored chunk \(hashes[k]) is damaged on the server") }
         }
         while i < hashes.count {
             if let bytes = remembered[i] {
@@ -178,7 +178,7 @@ public struct S3ChunkStore: ChunkStore {
                 result.deleted += 1
                 result.bytesFreed += size
             } else if live * 2 < size {
-                let newSize = try await rewrite(pack)
+                let newSize = try await rewrite(pack) ?? Int(size)
                 result.rewritten += 1
                 result.bytesFreed += max(0, size - Int64(newSize))
             }
@@ -195,23 +195,44 @@ public struct S3ChunkStore: ChunkStore {
         return result
     }
 
-    func rewrite(_ pack: String) async throws -> Int {
+    /// Copies the chunks still in `pack` into a new object, moves their rows to it, removes the
+    /// old one; returns the new size. With `transform`, each record is handed to it and what it
+    /// returns takes the record's place; nil (nothing written) when it changed none.
+    func rewrite(_ pack: String, transform: RecordTransform? = nil) async throws -> Int? {
         let rows = try await index.rows(of: pack)
         guard let whole = try await s3.get(Self.key(pack), limit: FolderChunkStore.spanLimit * 2) else {
             throw StorageError(.storageFailure, "pack \(pack) is missing from the object store")
         }
         var fresh: [UInt8] = []
-        var moved: [(hash: String, offset: Int)] = []
+        var moved: [(hash: String, offset: Int, size: Int)] = []
+        var changed = 0
         for r in rows {
             guard r.offset + r.size <= whole.count else { throw StorageError(.storageFailure, "pack \(pack) is shorter than its index says") }
-            moved.append((r.hash, fresh.count))
-            fresh += whole[r.offset..<r.offset + r.size]  // as they are: a corrupt chunk stays one
+            let start = fresh.count
+            let record = whole[r.offset..<r.offset + r.size]
+            if let transform, let hash = try? ContentHash(validating: r.hash), let new = try record.withUnsafeBytes({ try transform(hash, $0) }) {
+                fresh += new
+                changed += 1
+            } else {
+                fresh += record  // as they are: a corrupt chunk stays one
+            }
+            moved.append((r.hash, start, fresh.count - start))
         }
+        if transform != nil && changed == 0 { return nil }
         let name = UUID().uuidString.lowercased()
         try await s3.put(Self.key(name), fresh)
         try await index.move(moved, from: pack, to: name, size: fresh.count)
         try await s3.delete(Self.key(pack))
         return fresh.count
+    }
+
+    public func rewriteRecords(_ transform: @escaping RecordTransform) async throws -> Int {
+        var changed = 0
+        for pack in try await index.packNames().sorted() {
+            let before = try await index.rows(of: pack).count
+            if try await rewrite(pack, transform: transform) != nil { changed += before }
+        }
+        return changed
     }
 
     public func footprint() async throws -> Int64 {

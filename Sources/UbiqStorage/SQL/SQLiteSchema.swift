@@ -233,6 +233,12 @@ enum SQLiteSchema {
                 CREATE INDEX items_purged ON items(container_id, seq) WHERE deleted_at IS NOT NULL AND trash_group IS NULL;
                 """)
         }
+        // The server keys chunks at rest were sealed with (their IDs, never the keys): a server
+        // whose key file lacks one of them refuses to start rather than write what the others
+        // cannot read, or make a new key over a lost one.
+        m.registerMigration("v13-server-keys") { db in
+            try db.execute(sql: "CREATE TABLE server_keys (id TEXT PRIMARY KEY, added REAL NOT NULL)")
+        }
         return m
     }
 }
