@@ -57,4 +57,15 @@ extension ServerServices {
             return ServerKeyRing.text(rotated.currentID)
         } catch let e as StorageError { throw APIFailure(e.code, e.message) }
     }
+
+    /// These services over another chunk store (the benchmark's unsealed side-by-side figure).
+    public func replacingChunks(_ store: any ChunkStore) -> ServerServices {
+        var copy = ServerServices(metadata: metadata, keyValues: keyValues, admin: admin, liveness: liveness, chunks: store, push: push, clock: clock)
+        copy.database = database
+        copy.sharedGuard = sharedGuard
+        copy.relay = relay
+        copy.failureLog = failureLog
+        copy.passwordRounds = passwordRounds
+        return copy
+    }
 }

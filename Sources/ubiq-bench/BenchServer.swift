@@ -20,7 +20,9 @@ struct BenchServer {
     /// server (`postgres://…` whose role may create databases) on which the bench makes a
     /// database of its own, dropped by `stop()` (nil: SQLite in the data folder). `shared`: run
     /// on this database (a second server beside another bench server; it drops nothing).
-    static func start(label: String, blobs: String? = nil, database: String? = nil, shared: PostgreSQLLocation? = nil) async throws -> BenchServer {
+    /// `unsealed`: for a side-by-side figure only — the server keeps chunks unsealed (a product
+    /// server always seals them; see `SealedChunkStore`).
+    static func start(label: String, blobs: String? = nil, database: String? = nil, shared: PostgreSQLLocation? = nil, unsealed: Bool = false) async throws -> BenchServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-\(label)-\(UUID().uuidString.prefix(8))")
         let env = ProcessInfo.processInfo.environment
         var made: PostgreSQLLocation?, base: PostgreSQLLocation?
@@ -33,8 +35,11 @@ struct BenchServer {
             made = pg
         }
         let location: MetadataLocation = (shared ?? made).map { .postgres($0) } ?? .sqlite
-        let services = try await ServerServices.open(at: dir.appendingPathComponent("server"), database: location,
+        var services = try await ServerServices.open(at: dir.appendingPathComponent("server"), database: location,
                                                      blobs: try BlobStoreLocation.parse(blobs, environment: env), environment: env)
+        if unsealed, let sealed = services.chunks as? SealedChunkStore {
+            services = services.replacingChunks(sealed.inner)
+        }
         if shared == nil { try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40) }
         var logger = Logger(label: "bench")
         logger.logLevel = .error

@@ -16,9 +16,10 @@ struct BulkBench: AsyncParsableCommand {
     @Option(help: "Runs of the start-up scan.") var scanRuns = 5
     @Flag(help: "Flush the big file in A to disk before the clock starts (the figure is then the sync's own, without the kernel writing back A's file meanwhile on the same disk).")
     var flushSource = false
+    @Flag(help: "Keep chunks unsealed on the server (a side-by-side figure of sealing's cost; the product always seals).") var unsealed = false
 
     func run() async throws {
-        let server = try await BenchServer.start(label: "bulkbench", blobs: blobs, database: database)
+        let server = try await BenchServer.start(label: "bulkbench", blobs: blobs, database: database, unsealed: unsealed)
         if twoServers && (server.made == nil || blobs == nil) { throw CleanExit.message("--two-servers needs --database and --blobs (what servers share)") }
         let second = twoServers ? try await BenchServer.start(label: "bulkbench-2", blobs: blobs, shared: server.made) : nil
         let a = try await server.device("A", container: "bench.bulk")

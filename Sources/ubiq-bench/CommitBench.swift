@@ -16,9 +16,10 @@ struct CommitBench: AsyncParsableCommand {
     @Option(help: "Commit batches of 500 new files (their chunks sent first, not timed).") var batches = 40
     @Flag(help: "Leave the batches' folders out (files in folders never committed).") var withoutFolders = false
     @Option(help: "Metadata in PostgreSQL: a postgres:// URL whose role may create databases (the bench makes one and drops it); default: SQLite.") var database: String?
+    @Flag(help: "Keep chunks unsealed on the server (a side-by-side figure of sealing's cost; the product always seals).") var unsealed = false
 
     func run() async throws {
-        let server = try await BenchServer.start(label: "commitbench", database: database)
+        let server = try await BenchServer.start(label: "commitbench", database: database, unsealed: unsealed)
         let port = server.port
         let (client, _) = try await UbiqAPIClient(baseURL: "http://127.0.0.1:\(port)").login(user: "bench", password: "bench-pw", deviceName: "bench")
         let container = try ContainerID(validating: "bench.container")
