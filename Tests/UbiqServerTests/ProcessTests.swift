@@ -107,6 +107,47 @@ struct ProcessTests {
         #expect(again.stderr.contains("removed 2 files, 8.0 KiB"), "\(again.stderr)")
     }
 
+    /// #39 §1 as an operator runs it: the first command makes the key file (0600) and says
+    /// nothing is waiting; `key rotate` puts a new key in front and a pass is due; the server's
+    /// next start seals what the old key sealed again (said in its log), and then none is due.
+    @Test func theServerKeyIsMadeShownAndRotated() async throws {
+        let dir = try TempDirectory("ubiq-key")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        var (status, _, err) = try ChildProcess.runUbiq(["server", "user", "add", "bob", "--password-stdin", "--data", data], stdin: "pw-bob\n")
+        #expect(status == 0, "\(err)")
+        func show() throws -> [String: Any] {
+            let (st, out, e) = try ChildProcess.runUbiq(["server", "key", "show", "--json", "--data", data])
+            #expect(st == 0, "\(e)")
+            return (try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]) ?? [:]
+        }
+        let first = try show()
+        #expect(first["file"] as? String == data + "/server.key" && (first["older"] as? [String])?.isEmpty == true, "\(first)")
+        // A chunk sealed with the first key.
+        let (server, url) = try startServer(data)
+        var bob = UbiqAPIClient(baseURL: url)
+        bob.token = try await bob.login(user: "bob", password: "pw-bob", deviceName: "laptop").0.token
+        _ = try await upload(bob, Array("CANARY-rotate ".utf8) + Array(repeating: 9, count: 5_000))
+        // The first start's pass (a store from before sealing may hold plaintext) has run.
+        let converted = server.waitForOutput(timeout: 60) { _ in server.stderr.contains("again with the current server key") }
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+        #expect(converted != nil, "\(server.stderr)")
+        #expect(try show()["resealDue"] as? Bool == false)
+        var out: String
+        (status, out, err) = try ChildProcess.runUbiq(["server", "key", "rotate", "--data", data])
+        #expect(status == 0 && out.contains("now seals with key"), "\(out)\(err)")
+        let rotated = try show()
+        #expect(rotated["current"] as? String != first["current"] as? String && (rotated["older"] as? [String]) == [first["current"] as? String ?? "-"], "\(rotated)")
+        #expect(rotated["resealDue"] as? Bool == true)
+        let (again, _) = try startServer(data)
+        let said = again.waitForOutput(timeout: 60) { _ in again.stderr.contains("sealed 1 chunk again") }
+        again.signal(SIGTERM)
+        #expect(again.wait(timeout: 30) == 0)
+        #expect(said != nil, "\(again.stderr)")
+        #expect(try show()["resealDue"] as? Bool == false)
+    }
+
     /// #45 §3: with `--database` and `--blobs` both remote, a second `ubiq server` on the same
     /// machine stopped with "another ubiq server is already using …" although nothing in the
     /// data folder is shared. Two now run on one folder, and each serves the same accounts.
