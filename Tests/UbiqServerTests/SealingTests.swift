@@ -180,19 +180,31 @@ struct SealingTests {
         #expect(try await next.chunks.get(ContentHash.of(c)) == c)
     }
 
-    /// Through a real server: content with markers uploaded one chunk at a time and in
-    /// batches, read back whole; no marker anywhere under the server's chunk folder.
-    @Test func whatAServerStoresRevealsNoContent() async throws {
-        try await withServer { server in
-            let (client, _) = try await server.device("alice")
-            var texts: [String] = []
-            for i in 0..<12 {
-                let text = "CANARY-upload-\(i) " + String(repeating: "secret words \(i) ", count: 200 * (i + 1))
-                texts.append(text)
-                let r = try await commitFile(client, "Notes/\(i).txt", text)
-                #expect(try await download(client, version: try #require(r.version?.id)) == text)
+    /// Through a real server, on the folder and in a bucket: content with markers uploaded and
+    /// read back whole; no marker in any file under the chunk folder, in any object of the
+    /// bucket, or in the server's log.
+    @Test(arguments: StoreKind.available)
+    func whatAServerStoresRevealsNoContent(_ kind: StoreKind) async throws {
+        let blobs = kind.blobs
+        let server = try await TestServer.start(blobs: blobs)
+        defer { Task { await server.stop() } }
+        try await server.user("alice")
+        let (client, _) = try await server.device("alice")
+        for i in 0..<12 {
+            let text = "CANARY-upload-\(i) " + String(repeating: "secret words \(i) ", count: 200 * (i + 1))
+            let r = try await commitFile(client, "Notes/\(i).txt", text)
+            #expect(try await download(client, version: try #require(r.version?.id)) == text)
+        }
+        #expect(try Self.markers(under: server.directory.url, "CANARY-").isEmpty)
+        #expect(!server.log.recent.joined(separator: "\n").contains("CANARY-"))
+        if case .s3(let endpoint, let bucket, let region) = blobs, let s = S3TestStore.store {
+            let s3 = try S3Client(endpoint: endpoint, bucket: bucket, region: region, credentials: s.credentials)
+            let objects = try await s3.list(prefix: "")
+            #expect(!objects.isEmpty)
+            for o in objects {
+                let bytes = try await s3.get(o.key) ?? []
+                #expect(!String(decoding: bytes, as: UTF8.self).contains("CANARY-"), "\(o.key)")
             }
-            #expect(try Self.markers(under: server.directory.url.appendingPathComponent("chunks"), "CANARY-").isEmpty)
         }
     }
 
