@@ -11,7 +11,7 @@ extension SyncEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         func depth(_ id: ItemID) -> Int { (local[id]?.path ?? remote[id]?.node.path ?? synced[id]?.node.path)?.components.count ?? 0 }
         let order = ExecutionOrder(ops, depth: depth)
-        let transfers = order.transfers
+        let moving = order.transfers  // uploads and downloads
         var progressed = false
         for folders in order.folderBatches {
             if await remoteSteps.createRemoteFolders(folders) { progressed = true }
@@ -21,10 +21,10 @@ extension SyncEngine {
             if await run(op) { progressed = true }
             if !online { return progressed }
         }
-        let (upBatches, downBatches, singles) = self.transfers.splitBatches(transfers)
-        if await self.transfers.runBatches(uploads: upBatches, downloads: downBatches, inFlight: Set(transfers.map(\.item))) { progressed = true }
+        let (upBatches, downBatches, singles) = transfers.splitBatches(moving)
+        if await transfers.runBatches(uploads: upBatches, downloads: downBatches, inFlight: Set(moving.map(\.item))) { progressed = true }
         if !online { return progressed }
-        if await self.transfers.runSingles(singles) { progressed = true }
+        if await transfers.runSingles(singles) { progressed = true }
         if !online { return progressed }
         for op in ExecutionOrder.childrenFirst(order.deletes, depth: depth) {
             if await run(op) { progressed = true }

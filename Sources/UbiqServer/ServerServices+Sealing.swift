@@ -29,7 +29,7 @@ extension ServerServices {
         Task {
             do {
                 let started = ContinuousClock.now
-                if let n = try await resealIfDue() {
+                if let n = try await resealIfDue(), n > 0 {
                     logger.notice("sealed \(Counted.of(n, "chunk")) again with the current server key in \(ContinuousClock.now - started)")
                 }
             } catch {

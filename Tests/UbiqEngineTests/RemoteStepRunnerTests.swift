@@ -46,13 +46,19 @@ struct RemoteStepRunnerTests {
     func path(_ s: String) -> RelativePath { try! RelativePath(validating: s) }
     let stamp = FileStamp(inode: 7, size: 0, mtimeNanos: 1_000, ctimeNanos: 1_000)
 
-    @Test func newFoldersAreClaimedBeforeTheirCommitAndTheOutcomeGoesToTheHost() async throws {
-        let dir = try TempDirectory("ubiq-runner")
-        defer { dir.remove() }
+    /// Trees in `dir` with two folders of this device's the server has not seen (`A`, `B`).
+    func twoNewFolders(in dir: TempDirectory) throws -> (ItemTrees, ItemID, ItemID) {
         let trees = try ItemTrees(store: try EngineStore(path: dir.path + "/state.sqlite"))
         let a = ItemID(uuid: UUID()), b = ItemID(uuid: UUID())
         trees.local[a] = (path("A"), LocalEntry(kind: .folder, stamp: stamp))
         trees.local[b] = (path("B"), LocalEntry(kind: .folder, stamp: stamp))
+        return (trees, a, b)
+    }
+
+    @Test func newFoldersAreClaimedBeforeTheirCommitAndTheOutcomeGoesToTheHost() async throws {
+        let dir = try TempDirectory("ubiq-runner")
+        defer { dir.remove() }
+        let (trees, a, b) = try twoNewFolders(in: dir)
         let server = ScriptedServer(), host = RecordingHost()
         server.onCommitMany = { requests in
             host.note("commit \(requests.count)")
@@ -70,10 +76,7 @@ struct RemoteStepRunnerTests {
     @Test func aBatchTheServerRefusesWhollyGoesOneFolderAtATimeThroughTheHost() async throws {
         let dir = try TempDirectory("ubiq-runner")
         defer { dir.remove() }
-        let trees = try ItemTrees(store: try EngineStore(path: dir.path + "/state.sqlite"))
-        let a = ItemID(uuid: UUID()), b = ItemID(uuid: UUID())
-        trees.local[a] = (path("A"), LocalEntry(kind: .folder, stamp: stamp))
-        trees.local[b] = (path("B"), LocalEntry(kind: .folder, stamp: stamp))
+        let (trees, a, b) = try twoNewFolders(in: dir)
         let server = ScriptedServer(), host = RecordingHost()
         server.onCommitMany = { _ in throw ClientError(.invalidRequest, "refused") }
         let runner = RemoteStepRunner(host: host, trees: trees, steps: RemoteSteps(server: server, container: container), logger: .init(label: "test"))
