@@ -65,7 +65,13 @@ struct DataOption: ParsableArguments {
             metadata = try MetadataLocation.parse(database, environment: env)
         } catch let e as CoreError { throw CLIError(e.code, e.message) }
         Self.warnOfPassword(in: database)
-        return try await ServerServices.open(at: directory(), database: metadata, blobs: location, environment: env, keyFile: keyFile)
+        let services = try await ServerServices.open(at: directory(), database: metadata, blobs: location, environment: env, keyFile: keyFile)
+        if let made = services.keyFileMade {
+            // Said once, by whichever server command made it (often `user add`, before the first start).
+            FileHandle.standardError.write(Data(("ubiq: made the server key \(made): chunks are sealed with it at rest. "
+                                                 + "Keep a copy apart from the chunks — without it they cannot be read\n").utf8))
+        }
+        return services
     }
 }
 
@@ -126,9 +132,6 @@ struct ServerRun: AsyncParsableCommand {
         var logger = Logger(label: "ubiq.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         removeLeftovers(services, logger)
-        if let made = services.keyFileMade {
-            logger.notice("made the server key \(made): chunks are sealed with it at rest. Keep a copy apart from the chunks — without it they cannot be read")
-        }
         let resealing = services.resealInBackground(logger)
         defer { resealing.cancel() }
         let announced = logger

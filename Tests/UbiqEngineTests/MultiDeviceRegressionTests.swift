@@ -197,6 +197,43 @@ struct MultiDeviceRegressionTests {
         }
     }
 
+    /// The fleet's "came back empty" (session 35's trace): while A is stopped with an edit in
+    /// folder `m`, B moves folder `d` into `m`, moves `d`'s subfolder out again, and deletes `m`.
+    /// A's edit brings `m` back with what was edited; `d`, which nobody but B touched, stays
+    /// deleted — it must not come back empty. `seenMove`: A saw `d` move into `m` before it stopped.
+    @Test(arguments: [false, true]) func aFolderMovedIntoADeletedFolderAndEmptiedStaysDeleted(seenMove: Bool) async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/m/a.txt", "v1")
+            try a.write("Documents/d/sub/s.txt", "kept")
+            #expect(await eventually { b.read("Documents/m/a.txt") == "v1" && b.read("Documents/d/sub/s.txt") == "kept" })
+            #expect(await eventually { await a.engine.status().idle })
+            if seenMove {
+                // A sees `d` move into `m` before it stops.
+                try FileManager.default.moveItem(at: b.url("Documents/d"), to: b.url("Documents/m/d"))
+                #expect(await eventually { a.read("Documents/m/d/sub/s.txt") == "kept" })
+                #expect(await eventually { await a.engine.status().idle })
+                await a.stop()
+            } else {
+                await a.stop()
+                try FileManager.default.moveItem(at: b.url("Documents/d"), to: b.url("Documents/m/d"))
+            }
+            try a.write("Documents/m/a.txt", "v2, edited while stopped")
+            await b.engine.syncNow()
+            try FileManager.default.moveItem(at: b.url("Documents/m/d/sub"), to: b.url("Documents/sub"))
+            await b.engine.syncNow()
+            try FileManager.default.removeItem(at: b.url("Documents/m"))
+            #expect(await eventually { (try? await b.engine.trash())?.contains { $0.path.string == "Documents/m" } == true })
+            try await a.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            #expect(await eventually { await a.engine.status().idle && b.read("Documents/m/a.txt") == "v2, edited while stopped" })
+            for dev in [a, b] {
+                #expect(dev.read("Documents/sub/s.txt") == "kept")
+                #expect(!dev.exists("Documents/d") && !dev.exists("Documents/m/d"), "d stays deleted: \(dev.snapshot().keys.sorted())")
+            }
+        }
+    }
+
     /// A device deletes a file another device edited meanwhile: the edit wins, on every device.
     @Test func deleteAgainstAnUnseenEditKeepsTheEdit() async throws {
         try await withFleet { fleet in
