@@ -93,6 +93,7 @@ extension ServerServices {
             let (ring, made) = try await openKeys(path, database: meta.database)
             var services = build(meta, SealedChunkStore(try await blobs.open(data: directory, environment: environment, shared: shared), ring: ring), clock)
             (services.keyFileMade, services.keyFile) = (made, path)
+            try await services.forgetPlaintextIfEmpty()
             if let shared, case .s3 = blobs { services.sharedGuard = PostgreSQLChunkGuard(database: shared) }
             if let shared {
                 services.relay = PostgreSQLPushRelay(database: shared)

@@ -24,6 +24,16 @@ extension ServerServices {
         return done
     }
 
+    /// A store that holds no chunk has none from before sealing: no pass is due for them (a new
+    /// server's first start would otherwise say one is).
+    func forgetPlaintextIfEmpty() async throws {
+        guard let sealed = chunks as? SealedChunkStore, let database else { return }
+        guard try await ServerKeyCheck.recorded(in: database).contains(ServerKeyCheck.plaintext) else { return }
+        struct Found: Error {}
+        do { try await sealed.inner.storedChunks(pageSize: 1) { page in if !page.isEmpty { throw Found() } } } catch is Found { return }
+        try await ServerKeyCheck.forget([ServerKeyCheck.plaintext], in: database)
+    }
+
     /// ``resealIfDue()`` in the background, said in the log.
     public func resealInBackground(_ logger: Logger) -> Task<Void, Never> {
         Task {

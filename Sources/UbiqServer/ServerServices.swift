@@ -90,6 +90,7 @@ public struct ServerServices: Sendable {
         let (ring, made) = try await openKeys(path, database: meta.database)
         var services = build(meta, SealedChunkStore(try FolderChunkStore(root: directory.appendingPathComponent("chunks")), ring: ring), clock)
         (services.keyFileMade, services.keyFile) = (made, path)
+        try await services.forgetPlaintextIfEmpty()
         return services
     }
 

@@ -31,7 +31,7 @@ public enum ServerKeyCheck {
     }
 
     /// Stands in the table for chunks stored before sealing (until a pass has sealed them all).
-    static let plaintext = "plaintext"
+    public static let plaintext = "plaintext"
 
     static func bind(_ ring: ServerKeyRing, to database: any SQLDatabase, known: Set<String>, path: String, now: Date) async throws {
         let held = Set(ring.ids.map(ServerKeyRing.text))
@@ -55,6 +55,11 @@ public enum ServerKeyCheck {
     /// before sealing: a pass (`SealedChunkStore.reseal`) is due.
     public static func resealDue(_ ring: ServerKeyRing, in database: any SQLDatabase) async throws -> Bool {
         try await recorded(in: database) != [ServerKeyRing.text(ring.currentID)]
+    }
+
+    /// Forgets `ids` (the `plaintext` row of a store found empty).
+    public static func forget(_ ids: [String], in database: any SQLDatabase) async throws {
+        try await database.write { c in for id in ids { _ = try c.execute("DELETE FROM server_keys WHERE id = ?", [id]) } }
     }
 
     /// Forgets every key but the ring's current one (after a pass sealed every chunk with it).

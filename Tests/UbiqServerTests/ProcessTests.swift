@@ -123,6 +123,7 @@ struct ProcessTests {
         }
         let first = try show()
         #expect(first["file"] as? String == data + "/server.key" && (first["older"] as? [String])?.isEmpty == true, "\(first)")
+        #expect(first["resealDue"] as? Bool == false, "a new store has nothing from before sealing")
         // A chunk sealed with the first key.
         let (server, url) = try startServer(data)
         var bob = UbiqAPIClient(baseURL: url)
