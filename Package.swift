@@ -32,7 +32,7 @@ let package = Package(
         // Pure: IDs, paths, versions, conflict rule, chunker, hashes, HLC, key-value values and limits.
         .target(
             name: "UbiqCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // Wire types and stable error codes shared by server and clients.
         .target(name: "UbiqProtocol", dependencies: ["UbiqCore"]),

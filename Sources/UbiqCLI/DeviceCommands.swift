@@ -21,9 +21,14 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .long, help: "all (keep every file's content) or on-demand (default: config.toml's, else all).") var download: String?
     @Option(name: .long, help: "For an https:// server with a certificate of its own: trust the certificates in this PEM file (its authority's, or its self-signed one) instead of the system's authorities.")
     var caCert: String?
+    @Flag(name: .long, help: "Encrypt this account end to end (its first device, before it holds documents): makes the account key and prints its recovery key once.")
+    var encrypted = false
+    @Option(name: .long, help: "Sign in to an end-to-end encrypted account with its recovery key (the one printed when it was encrypted).")
+    var recoveryKey: String?
     @OptionGroup var home: HomeOption
 
     func validate() throws {
+        if encrypted && recoveryKey != nil { throw ValidationError("--encrypted makes a new key; --recovery-key signs in with an existing one: give one of them") }
         guard url.hasPrefix("http://") || url.hasPrefix("https://"), URL(string: url)?.host != nil else {
             throw ValidationError("the server URL must look like http://HOST:PORT")
         }
@@ -76,12 +81,22 @@ struct LoginCommand: AsyncParsableCommand {
         var config = DeviceConfig(server: base, user: r.user, deviceID: r.deviceID, deviceName: r.deviceName, container: containerID,
                                   download: DeviceConfig.DownloadPolicy(rawValue: try EffectiveSettings.load().download(flag: download).0) ?? .all, token: r.token)
         config.serverCertificates = trusted
+        let client = UbiqAPIClient(baseURL: base, token: r.token, trusting: trusted)
+        let shownRecovery: RecoveryKey?
+        do {
+            (config.accountKey, shownRecovery) = try await AccountKeying(client: client, user: r.user, container: containerID)
+                .keys(encrypt: encrypted, recoveryKey: recoveryKey, kept: switching ? nil : previous?.accountKey)
+        } catch {
+            try? await client.revoke()  // no device stays signed in without the key it needs
+            throw error
+        }
         if let p = previous, !switching {
             for id in p.containers { _ = try? config.adding(id) }  // the same account: every container stays
         }
         try config.save(h)
         try FileManager.default.createDirectory(at: h.containerFolder(containerID).appendingPathComponent("Documents"), withIntermediateDirectories: true)
         print("signed in to \(base) as \(r.user) (device \(r.deviceName)); folder \(h.containerFolder(containerID).path)")
+        if let shownRecovery { print(AccountKeying.recoveryNotice(shownRecovery, server: base, user: r.user)) } else if config.accountKey != nil { print("this account is encrypted end to end; this device holds its key") }
     }
 }
 

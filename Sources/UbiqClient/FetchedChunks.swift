@@ -8,6 +8,24 @@ public struct FetchedChunks: Sendable {
     /// Where each chunk lies among the buffer's readable bytes, in the order asked.
     let ranges: [Range<Int>]
 
+    /// Chunks gathered in one new buffer (a layer that transforms what arrived, e.g. opens
+    /// sealed chunks).
+    public init(chunks: [[UInt8]]) {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
+        var ranges: [Range<Int>] = []
+        for c in chunks {
+            ranges.append(buffer.writerIndex..<buffer.writerIndex + c.count)
+            buffer.writeBytes(c)
+        }
+        self.init(buffer: buffer, ranges: ranges)
+    }
+
+    init(buffer: ByteBuffer, ranges: [Range<Int>]) {
+        self.buffer = buffer
+        self.ranges = ranges
+    }
+
     /// How many chunks.
     public var count: Int { ranges.count }
 

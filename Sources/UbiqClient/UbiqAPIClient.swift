@@ -145,6 +145,14 @@ public struct UbiqAPIClient: Sendable {
 
     public func account() async throws -> AccountInfo { try await get("/v1/account", as: AccountInfo.self) }
 
+    /// The account's sealed keys by name (empty for a plain account).
+    public func accountKeys() async throws -> [String: String] { try await get("/v1/account/keys", as: AccountKeysResponse.self).keys }
+
+    /// Keeps a sealed key; `path_exists` when one of that name is kept and `replace` is false.
+    public func putAccountKey(name: String, value: String, replace: Bool) async throws {
+        _ = try await send(.PUT, "/v1/account/keys/\(name)", body: try [UInt8](WireCoding.encode(AccountKeyRequest(value: value, replace: replace))))
+    }
+
     /// The account's devices (revoked ones too, signed out).
     public func devices() async throws -> [DeviceInfo] { try await get("/v1/devices", as: DevicesResponse.self).devices }
 

@@ -52,7 +52,7 @@ extension Chunker {
             segmentBytes.withUnsafeBytes { raw in
                 while cut < end && (eof || end - cut >= maxSize) {
                     let len = nextCut(in: UnsafeRawBufferPointer(rebasing: raw[cut..<end]))
-                    out.append((position + cut, ChunkRef(hash: .of(buffer: UnsafeRawBufferPointer(rebasing: raw[cut..<cut + len])), size: len)))
+                    out.append((position + cut, ChunkRef(hash: naming.name(UnsafeRawBufferPointer(rebasing: raw[cut..<cut + len])), size: len)))
                     cut += len
                     if stop(position + cut) { stopped = true; return }
                 }

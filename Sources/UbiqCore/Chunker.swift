@@ -10,6 +10,15 @@ public struct Chunker: Sendable {
     public let maxSize: Int
     let maskSmall: UInt64
     let maskLarge: UInt64
+    /// How the chunks it cuts are named (`ChunkNaming.plain` unless the account is encrypted).
+    public var naming: ChunkNaming = .plain
+
+    /// This chunker naming its chunks with `naming`.
+    public func named(_ naming: ChunkNaming) -> Chunker {
+        var c = self
+        c.naming = naming
+        return c
+    }
 
     /// Default sizes: min 8 KiB, average 32 KiB, max 128 KiB. Measured against 16/64/256 KiB (the
     /// starting point) with `ubiq-bench sync`: a 1-byte edit in a 64 MiB file cost 196 KiB on the
@@ -125,7 +134,7 @@ public struct Manifest: Hashable, Sendable, Codable {  // wire form: Manifest+Co
     public static func of(_ bytes: [UInt8], chunker: Chunker = .standard) -> Manifest {
         bytes.withUnsafeBytes { raw in
             let ranges = chunker.chunkRanges(of: raw)
-            return Manifest(chunks: ranges.map { ChunkRef(hash: .of(buffer: UnsafeRawBufferPointer(rebasing: raw[$0])), size: $0.count) })
+            return Manifest(chunks: ranges.map { ChunkRef(hash: chunker.naming.name(UnsafeRawBufferPointer(rebasing: raw[$0])), size: $0.count) })
         }
     }
 }

@@ -45,6 +45,13 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// A chunk the server keeps does not open with its key or does not hash to its name: it is
     /// never served (a device reports it, and writes nothing).
     case chunkDamaged = "chunk_damaged"
+    /// End-to-end encryption: something the server sent does not open with the account's key,
+    /// or is not what it claims to be (a swapped or cut chunk, a name that is not a sealed
+    /// name). Reported on the device; nothing of it is written into the folder.
+    case tampered = "tampered"
+    /// End-to-end encryption: the account's content is encrypted and this device has no key
+    /// (sign in with `--recovery-key`, or have a trusted device approve this one).
+    case keyMissing = "key_missing"
     // Everything else
     case storageFailure = "storage_failure"
     case internalError = "internal_error"

@@ -68,6 +68,9 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// Certificates (PEM) an `https://` server may present instead of the system's
     /// authorities' (`ubiq login --ca-cert FILE`); nil trusts the system's.
     public var serverCertificates: String?
+    /// An end-to-end encrypted account's key (`AccountKey.text`); nil for a plain account. It
+    /// is kept here, readable by the owner only, and nowhere on the server.
+    public var accountKey: String?
 
     public init(server: String, user: String, deviceID: DeviceID, deviceName: String, container: ContainerID, download: DownloadPolicy, token: String) {
         self.server = server; self.user = user; self.deviceID = deviceID; self.deviceName = deviceName
@@ -75,7 +78,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.containers = [container]
     }
 
-    enum CodingKeys: String, CodingKey { case server, user, deviceID, deviceName, container, containers, download, token, serverCertificates }
+    enum CodingKeys: String, CodingKey { case server, user, deviceID, deviceName, container, containers, download, token, serverCertificates, accountKey }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -87,6 +90,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         download = try c.decode(DownloadPolicy.self, forKey: .download)
         token = try c.decode(String.self, forKey: .token)
         serverCertificates = try c.decodeIfPresent(String.self, forKey: .serverCertificates)
+        accountKey = try c.decodeIfPresent(String.self, forKey: .accountKey)
         let listed = try c.decodeIfPresent([ContainerID].self, forKey: .containers) ?? []
         var all = [container]
         for id in listed where !all.contains(id) { all.append(id) }
@@ -95,6 +99,14 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
 
     /// The most containers one device syncs (each has an engine, a folder watch and a database).
     public static let containerLimit = 32
+
+    /// The keys of the container this config acts on, for an encrypted account; nil for a plain one.
+    public func containerKeys() throws -> ContainerKeys? {
+        guard let accountKey else { return nil }
+        do { return try AccountKey(text: accountKey).keys(for: container) } catch {
+            throw CoreError(.invalidValue, "the account key in this device's config is damaged; sign in again with --recovery-key")
+        }
+    }
 
     /// This config acting on `id` (the engine of that container uses it).
     public func acting(on id: ContainerID) -> DeviceConfig {

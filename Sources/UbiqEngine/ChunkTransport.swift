@@ -110,7 +110,7 @@ struct ChunkTransport: Sendable {
         var have = checked.mapValues { ChunkBytes.local($0) }
         var missing = missing
         for (c, bytes) in copied {
-            if ContentHash.of(bytes) == c.hash { have[c.hash] = .local(bytes) } else { missing.append(c) }
+            if client.naming.name(bytes) == c.hash { have[c.hash] = .local(bytes) } else { missing.append(c) }
         }
         let requests = Self.framed(missing, size: \.size).map { $0.map(\.hash) }
         let fetched = try await fetch(requests, waitSeconds: waitSeconds)

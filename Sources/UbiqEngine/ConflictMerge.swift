@@ -72,7 +72,7 @@ enum ConflictMerge {
         out.reserveCapacity(m.size)
         for c in m.chunks {
             let bytes = try await client.downloadChunk(c.hash)
-            guard ContentHash.of(bytes) == c.hash else { throw EngineError(.hashMismatch, "a chunk of \(path) did not match its hash") }
+            guard client.naming.name(bytes) == c.hash else { throw EngineError(.hashMismatch, "a chunk of \(path) did not match its hash") }
             out += bytes
         }
         return out
@@ -82,7 +82,7 @@ enum ConflictMerge {
     /// keeps it; the conflict version (and the version it replaced) stay in history.
     static func keep(_ client: any SyncServer, container: ContainerID, draft: MergeDraft, text: String, modified: Date) async throws -> ItemRecord {
         let bytes = Array(text.utf8)
-        let chunks = Chunker.standard.chunkRanges(of: bytes).map { (ContentHash.of(bytes[$0]), Array(bytes[$0])) }
+        let chunks = Chunker.standard.chunkRanges(of: bytes).map { (client.naming.name(Array(bytes[$0])), Array(bytes[$0])) }
         let manifest = Manifest(chunks: chunks.map { ChunkRef(hash: $0.0, size: $0.1.count) })
         let missing = Set(try await client.missingChunks(chunks.map(\.0)))
         if !missing.isEmpty { try await client.uploadChunks(named: chunks.filter { missing.contains($0.0) }) }

@@ -5,10 +5,10 @@ import UbiqCore
 extension LocalFiles {
     /// Chunks and hashes files on every core when there are many (a big file already uses two
     /// queues of its own, so a few files stay on this thread).
-    static func hashAll(_ jobs: [(ItemID, String, FileStamp)]) -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] {
+    static func hashAll(_ jobs: [(ItemID, String, FileStamp)], chunker: Chunker) -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] {
         typealias Hashed = (ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)
         @Sendable func one(_ job: (ItemID, String, FileStamp)) -> Hashed {
-            (job.0, job.2, Result { try LocalFiles.manifest(path: job.1, keepingUpTo: Int(TransferBatches.fileLimit)) })
+            (job.0, job.2, Result { try LocalFiles.manifest(path: job.1, chunker: chunker, keepingUpTo: Int(TransferBatches.fileLimit)) })
         }
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, jobs.count / 64)
         guard workers > 1 else { return jobs.map(one) }

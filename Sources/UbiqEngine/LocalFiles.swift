@@ -17,9 +17,12 @@ struct LocalFiles: Sendable {
     let root: URL
     /// `root`'s path without a trailing slash.
     let rootPath: String
+    /// Cuts and names the folder's files (its naming is the account's: see `ChunkNaming`).
+    let chunker: Chunker
 
-    init(root: URL) {
+    init(root: URL, chunker: Chunker = .standard) {
         self.root = root
+        self.chunker = chunker
         var path = root.path
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         rootPath = path
@@ -215,7 +218,7 @@ struct LocalFiles: Sendable {
         guard filled == Int(before.size) else { return nil }
         bytes.removeLast()
         let chunks = bytes.withUnsafeBytes { raw in
-            chunker.chunkRanges(of: bytes).map { ChunkRef(hash: ContentHash.of(buffer: UnsafeRawBufferPointer(rebasing: raw[$0])), size: $0.count) }
+            chunker.chunkRanges(of: bytes).map { ChunkRef(hash: chunker.naming.name(UnsafeRawBufferPointer(rebasing: raw[$0])), size: $0.count) }
         }
         guard let (_, after) = stamp(path), after == before else { return nil }
         return (Manifest(chunks: chunks), after, bytes)

@@ -59,7 +59,7 @@ struct PartialDownload {
         var offset = 0
         var index = 0
         while index < m.chunks.count, let have = LocalFiles.read(path: partial, offset: offset, size: m.chunks[index].size),
-              ContentHash.of(have) == m.chunks[index].hash {
+              transport.client.naming.name(have) == m.chunks[index].hash {
             offset += m.chunks[index].size
             index += 1
         }

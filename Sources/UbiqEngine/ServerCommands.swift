@@ -35,7 +35,7 @@ struct ServerCommands: Sendable {
             defer { at += c.size }
             guard at + c.size > offset else { continue }
             let bytes = try await server.downloadChunk(c.hash)
-            guard ContentHash.of(bytes) == c.hash else { throw EngineError(.hashMismatch, "a chunk of \(path) did not match its hash") }
+            guard server.naming.name(bytes) == c.hash else { throw EngineError(.hashMismatch, "a chunk of \(path) did not match its hash") }
             out += bytes.dropFirst(max(0, offset - at)).prefix(limit - out.count)
         }
         return out

@@ -75,9 +75,10 @@ extension SyncEngine {
             toHash.append((id, files.path(l.path), l.entry.stamp))
         }
         let jobs = toHash
+        let chunker = files.chunker
         let hashStart = ContinuousClock.now
         let hashed = jobs.isEmpty ? [] : await Task.detached(priority: .utility) { () -> [(ItemID, FileStamp, Result<(Manifest, FileStamp, [UInt8]?)?, Error>)] in
-            LocalFiles.hashAll(jobs)
+            LocalFiles.hashAll(jobs, chunker: chunker)
         }.value
         if !jobs.isEmpty { contents.dropKept() }
         dispatchPrecondition(condition: .onQueue(queue))

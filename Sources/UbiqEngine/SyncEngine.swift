@@ -107,8 +107,9 @@ public actor SyncEngine {
         self.now = now
         self.random = random
         self.scheduler = PassScheduler(settleTime: settleTime)
-        let client = server ?? config.apiClient
-        self.client = client
+        let plain = server ?? config.apiClient
+        let keys = try config.containerKeys()
+        self.client = keys.map { SealedSyncServer(inner: plain, keys: $0) } ?? plain
         let folder = home.containerFolder(config.container)
         do {
             try PrivateDirectory.make(home.stateDirectory)
@@ -118,7 +119,7 @@ public actor SyncEngine {
         } catch {
             throw EngineError(.storageFailure, "cannot create \(folder.path): \(error.localizedDescription)")
         }
-        self.files = LocalFiles(root: folder)
+        self.files = LocalFiles(root: folder, chunker: Chunker.standard.named(keys.map { ChunkNaming(cipher: $0.chunks) } ?? .plain))
         self.disk = disk.anchored(at: files.rootPath)
         let loadStart = ContinuousClock.now
         let store = try EngineStore(path: home.stateDatabase(config.container).path)

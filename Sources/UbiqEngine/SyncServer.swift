@@ -8,6 +8,9 @@ import UbiqProtocol
 /// `UbiqAPIClient` is the one that ships; tests put a wrapper in its place to lose requests or
 /// their answers (see `SyncEngine.init(home:config:server:logger:settleTime:)`).
 public protocol SyncServer: Sendable {
+    /// How this server's chunks are named: `.plain` unless it seals an encrypted account's
+    /// (``SealedSyncServer``). Everything that names or checks a chunk asks it.
+    var naming: ChunkNaming { get }
     // The change feed and the push channel.
     func changes(_ container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangesResponse
     func listen(logger: Logger, onMessage: @escaping @Sendable (PushMessage) async -> Void) async throws
@@ -35,6 +38,10 @@ public protocol SyncServer: Sendable {
     func downloadChunk(_ hash: ContentHash) async throws -> [UInt8]
     func downloadChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> [[UInt8]]
     func fetchChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> FetchedChunks
+}
+
+extension SyncServer {
+    public var naming: ChunkNaming { .plain }
 }
 
 extension UbiqAPIClient: SyncServer {}

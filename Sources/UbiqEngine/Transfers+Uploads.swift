@@ -139,7 +139,7 @@ extension Transfers {
     /// The manifest of the file at `path` if it still has `stamp` (the scan's, else made now); nil if it changed.
     func manifest(of path: RelativePath, stamp: FileStamp) throws -> Manifest? {
         if let m = contents.manifest(for: stamp) { return m }
-        guard let (m, st) = try LocalFiles.manifest(path: files.path(path)), st == stamp else { return nil }
+        guard let (m, st) = try LocalFiles.manifest(path: files.path(path), chunker: files.chunker), st == stamp else { return nil }
         contents.note(m, for: st)
         return m
     }

@@ -110,7 +110,7 @@ final class Transfers {
     func readChunk(_ hash: ContentHash, at places: [(item: ItemID, offset: Int, size: Int)]) -> [UInt8]? {
         for loc in places {
             guard let s = synced[loc.item], s.node.kind == .file,
-                  let bytes = LocalFiles.read(path: files.path(s.node.path), offset: loc.offset, size: loc.size), ContentHash.of(bytes) == hash else { continue }
+                  let bytes = LocalFiles.read(path: files.path(s.node.path), offset: loc.offset, size: loc.size), files.chunker.naming.name(bytes) == hash else { continue }
             return bytes
         }
         return nil

@@ -33,7 +33,8 @@ extension ErrorCode {
         case .kvCursorExpired, .cursorExpired: 410
         case .storageFull: 507
         case .storageFailure, .internalError, .chunkDamaged: 500
-        case .badResponse: 502
+        case .badResponse, .tampered: 502
+        case .keyMissing: 403
         case .serverUnreachable: 503
         }
     }

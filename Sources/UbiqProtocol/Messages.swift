@@ -247,6 +247,21 @@ public enum NamedChunkFrames {
     }
 }
 
+/// `GET /v1/account/keys`: an end-to-end encrypted account's sealed keys, by name (`recovery`:
+/// the account key sealed under the recovery key). Empty for a plain account.
+public struct AccountKeysResponse: Codable, Sendable {
+    public var keys: [String: String]
+    public init(keys: [String: String]) { self.keys = keys }
+}
+
+/// `PUT /v1/account/keys/{name}`: keeps a sealed key; without `replace`, an existing one is
+/// left and the answer is `path_exists`.
+public struct AccountKeyRequest: Codable, Sendable {
+    public var value: String
+    public var replace: Bool
+    public init(value: String, replace: Bool) { self.value = value; self.replace = replace }
+}
+
 /// `POST /v1/containers/{c}/items/{id}/move`
 public struct MoveRequest: Codable, Sendable {
     public var path: RelativePath

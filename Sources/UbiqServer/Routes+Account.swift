@@ -79,6 +79,21 @@ struct AccountRoutes: Sendable {
             return try json(DevicesResponse(devices: devices))
         }
 
+        router.get("/v1/account/keys") { request, _ -> Response in
+            let ctx = try await self.auth.authenticate(request)
+            return try json(AccountKeysResponse(keys: try await self.metadata.accountKeys(accountID: ctx.accountID)))
+        }
+
+        router.put("/v1/account/keys/:name") { request, context -> Response in
+            let ctx = try await self.auth.authenticate(request)
+            let name = try context.parameters.require("name")
+            let body = try await request.decodeJSON(AccountKeyRequest.self, limit: AccountKeyLimits.maxValueBytes + 1024)
+            guard try await self.metadata.putAccountKey(accountID: ctx.accountID, name: name, value: body.value, replace: body.replace, now: self.clock()) else {
+                throw APIFailure(.pathExists, "this account already keeps a sealed key named '\(name)'")
+            }
+            return Response(status: .created)
+        }
+
         router.get("/v1/account") { request, _ -> Response in
             let ctx = try await self.auth.authenticate(request)
             let u = try await self.metadata.usage(accountID: ctx.accountID)

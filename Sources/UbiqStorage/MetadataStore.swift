@@ -217,4 +217,27 @@ public protocol KeyValueStore: Sendable {
 
 /// Everything the server needs from its metadata database (`SQLMetadataStore`, on SQLite or
 /// PostgreSQL: routes do not know which).
-public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore
+public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore & AccountKeyStore
+
+/// An end-to-end encrypted account's sealed keys (the account key under the recovery key, and
+/// later under each device's key): opaque text the server keeps and hands back to the account's
+/// devices, never able to open it.
+public protocol AccountKeyStore: Sendable {
+    /// Every sealed key of the account, by name.
+    func accountKeys(accountID: Int64) async throws -> [String: String]
+    /// Stores `value` as `name`; with `replace` false, leaves an existing one and returns false.
+    /// `invalid_value` past `AccountKeyLimits`.
+    func putAccountKey(accountID: Int64, name: String, value: String, replace: Bool, now: Date) async throws -> Bool
+}
+
+/// How many sealed keys an account keeps, and how big.
+public enum AccountKeyLimits {
+    public static let maxKeys = 64
+    public static let maxNameBytes = 64
+    public static let maxValueBytes = 16 << 10
+
+    /// True for a name of 1 to 64 lower-case letters, digits, `.` and `-`.
+    public static func validName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= maxNameBytes && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D }
+    }
+}

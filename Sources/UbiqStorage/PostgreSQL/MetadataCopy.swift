@@ -12,7 +12,7 @@ public enum MetadataCopy {
         ("account_chunks", ["account_id", "hash"]), ("containers", ["id"]), ("items", ["id"]),
         ("versions", ["id"]), ("version_chunks", ["version_id", "idx"]), ("changes", ["seq"]),
         ("kv_batches", ["seq"]), ("kv_entries", ["account_id", "store", "key"]), ("kv_horizon", ["account_id", "store"]),
-        ("kv_history", ["account_id", "store", "key", "seq"]),
+        ("kv_history", ["account_id", "store", "key", "seq"]), ("account_keys", ["account_id", "name"]),
     ]
     /// Each table's numbering sequence (PostgreSQL's `BIGSERIAL`s).
     static let sequences: [(table: String, column: String)] = [

@@ -258,6 +258,18 @@ enum PostgreSQLSchema {
         Migration(name: "v7-server-keys", statements: [
             "CREATE TABLE server_keys (id TEXT PRIMARY KEY, added DOUBLE PRECISION NOT NULL)",
         ]),
+        // An end-to-end encrypted account's sealed keys (SQLite's v14-account-keys).
+        Migration(name: "v8-account-keys", statements: [
+            """
+            CREATE TABLE account_keys (
+                account_id BIGINT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                name TEXT COLLATE "C" NOT NULL,
+                value TEXT NOT NULL,
+                updated DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (account_id, name)
+            )
+            """,
+        ]),
     ]
 }
 

@@ -239,6 +239,19 @@ enum SQLiteSchema {
         m.registerMigration("v13-server-keys") { db in
             try db.execute(sql: "CREATE TABLE server_keys (id TEXT PRIMARY KEY, added REAL NOT NULL)")
         }
+        // An end-to-end encrypted account's sealed keys, which the server keeps and relays but
+        // cannot open (`AccountKeyStore`).
+        m.registerMigration("v14-account-keys") { db in
+            try db.execute(sql: """
+                CREATE TABLE account_keys (
+                    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    updated REAL NOT NULL,
+                    PRIMARY KEY (account_id, name)
+                ) WITHOUT ROWID
+                """)
+        }
         return m
     }
 }

@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+
+/// The server as an end-to-end encrypted account's engine sees it: every name in a path sealed
+/// on the way out and opened on the way back (`NameCipher`), every chunk sealed before it is
+/// uploaded and opened after it is downloaded (`ChunkCipher`), chunks named by the hash of
+/// their sealed bytes (`naming`). The engine above works on real names and bytes as it does
+/// for a plain account; the server below holds only sealed ones.
+///
+/// What does not open — a name that is not a sealed name of this account, a chunk that does
+/// not open with its key — is `tampered`: reported, and never written into the folder.
+public struct SealedSyncServer: SyncServer {
+    let inner: any SyncServer
+    let keys: ContainerKeys
+
+    /// `inner` sealed with `keys`.
+    public init(inner: any SyncServer, keys: ContainerKeys) {
+        self.inner = inner
+        self.keys = keys
+    }
+
+    public var naming: ChunkNaming { ChunkNaming(cipher: keys.chunks) }
+
+    // MARK: names
+
+    func sealed(_ p: RelativePath) throws -> RelativePath { try keys.names.seal(path: p) }
+
+    func opened(_ r: ItemRecord) throws -> ItemRecord {
+        var r = r
+        r.path = try keys.names.open(path: r.path)
+        return r
+    }
+
+    func opened(_ r: CommitResponse) throws -> CommitResponse {
+        var r = r
+        r.item = try opened(r.item)
+        return r
+    }
+
+    func sealed(_ c: CommitRequest) throws -> CommitRequest {
+        var c = c
+        c.path = try sealed(c.path)
+        return c
+    }
+
+    // MARK: the change feed and the push channel
+
+    public func changes(_ container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangesResponse {
+        var r = try await inner.changes(container, after: cursor, limit: limit)
+        r.items = try r.items.map(opened)
+        return r
+    }
+
+    public func listen(logger: Logger, onMessage: @escaping @Sendable (PushMessage) async -> Void) async throws {
+        try await inner.listen(logger: logger, onMessage: onMessage)
+    }
+
+    // MARK: versions and items
+
+    public func commit(_ container: ContainerID, _ request: CommitRequest) async throws -> CommitResponse {
+        try opened(try await inner.commit(container, try sealed(request)))
+    }
+
+    public func commitMany(_ container: ContainerID, _ requests: [CommitRequest]) async throws -> [CommitBatchResult] {
+        try await inner.commitMany(container, try requests.map(sealed)).map { result in
+            var result = result
+            result.response = try result.response.map(opened)
+            return result
+        }
+    }
+
+    public func complete(_ container: ContainerID, version: VersionID) async throws -> ItemRecord {
+        try opened(try await inner.complete(container, version: version))
+    }
+
+    public func move(_ container: ContainerID, item: ItemID, to path: RelativePath) async throws -> ItemRecord {
+        try opened(try await inner.move(container, item: item, to: try sealed(path)))
+    }
+
+    public func move(_ container: ContainerID, item: ItemID, to path: RelativePath, into parent: ItemID) async throws -> ItemRecord {
+        try opened(try await inner.move(container, item: item, to: try sealed(path), into: parent))
+    }
+
+    public func delete(_ container: ContainerID, item: ItemID) async throws -> ItemRecord {
+        try opened(try await inner.delete(container, item: item))
+    }
+
+    public func delete(_ container: ContainerID, item: ItemID, unchangedSince since: Int64) async throws -> ItemRecord {
+        try opened(try await inner.delete(container, item: item, unchangedSince: since))
+    }
+
+    public func restore(_ container: ContainerID, item: ItemID) async throws -> ItemRecord {
+        try opened(try await inner.restore(container, item: item))
+    }
+
+    public func versions(_ container: ContainerID, item: ItemID) async throws -> VersionsResponse {
+        var r = try await inner.versions(container, item: item)
+        r.item = try opened(r.item)
+        return r
+    }
+
+    public func resolve(_ container: ContainerID, item: ItemID, keep: VersionID) async throws -> ItemRecord {
+        try opened(try await inner.resolve(container, item: item, keep: keep))
+    }
+
+    public func trash(_ container: ContainerID) async throws -> TrashResponse {
+        var r = try await inner.trash(container)
+        r.items = try r.items.map(opened)
+        return r
+    }
+
+    public func emptyTrash(_ container: ContainerID) async throws -> TrashEmptied { try await inner.emptyTrash(container) }
+
+    // MARK: manifests (chunk names are already the sealed chunks' names)
+
+    public func manifest(_ container: ContainerID, version: VersionID) async throws -> Manifest {
+        try await inner.manifest(container, version: version)
+    }
+
+    public func manifests(_ container: ContainerID, versions: [VersionID]) async throws -> [Manifest] {
+        try await inner.manifests(container, versions: versions)
+    }
+
+    public func manifestDelta(_ container: ContainerID, version: VersionID, base: VersionID) async throws -> ManifestDelta {
+        try await inner.manifestDelta(container, version: version, base: base)
+    }
+
+    // MARK: chunks
+
+    public func missingChunks(_ hashes: [ContentHash]) async throws -> [ContentHash] { try await inner.missingChunks(hashes) }
+
+    public func uploadChunks(named chunks: [(ContentHash, [UInt8])]) async throws {
+        try await inner.uploadChunks(named: chunks.map { ($0.0, keys.chunks.seal($0.1)) })
+    }
+
+    public func uploadChunks(named chunks: [(hash: ContentHash, size: Int)], fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
+        let cipher = keys.chunks
+        var plain = [UInt8]()
+        try await inner.uploadChunks(named: chunks.map { ($0.hash, $0.size + ChunkCipher.overhead) }) { i, out in
+            plain.removeAll(keepingCapacity: true)
+            plain.append(contentsOf: repeatElement(0, count: chunks[i].size))
+            try plain.withUnsafeMutableBytes { try fill(i, $0) }
+            let sealed = cipher.seal(plain)
+            sealed.withUnsafeBytes { out.copyMemory(from: $0) }
+        }
+    }
+
+    public func downloadChunk(_ hash: ContentHash) async throws -> [UInt8] {
+        let sealed = try await inner.downloadChunk(hash)
+        return try sealed.withUnsafeBytes { try keys.chunks.open($0) }
+    }
+
+    public func downloadChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> [[UInt8]] {
+        try await inner.downloadChunks(hashes, waitSeconds: waitSeconds).map { c in try c.withUnsafeBytes { try keys.chunks.open($0) } }
+    }
+
+    public func fetchChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> FetchedChunks {
+        let got = try await inner.fetchChunks(hashes, waitSeconds: waitSeconds)
+        return FetchedChunks(chunks: try (0..<got.count).map { i in try got.withBytes(i) { try keys.chunks.open($0) } })
+    }
+}
