@@ -25,13 +25,15 @@ public final class TestDevice: @unchecked Sendable {
     public static func make(_ server: TestServer, user: String, name: String, password: String = "secret-pw",
                             container: ContainerID = try! ContainerID(validating: "TEAM.com.example.notes"),
                             download: DeviceConfig.DownloadPolicy = .all, via: String? = nil, start: Bool = true,
-                            wrap: ((UbiqAPIClient) -> any SyncServer)? = nil, disk: (any FolderAccess)? = nil) async throws -> TestDevice {
+                            wrap: ((UbiqAPIClient) -> any SyncServer)? = nil, disk: (any FolderAccess)? = nil,
+                            accountKey: AccountKey? = nil) async throws -> TestDevice {
         let dir = try TempDirectory("ubiq-device-\(name)")
         let home = DeviceHome.rooted(at: dir.url)
         let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL, trusting: server.trusted).login(user: user, password: password, deviceName: name)
         var config = DeviceConfig(server: via ?? server.baseURL, user: user, deviceID: r.deviceID, deviceName: name, container: container,
                                   download: download, token: r.token)
         config.serverCertificates = server.trusted
+        config.accountKey = accountKey?.text
         try config.save(home)
         let log = RingLog(name: "device \(name)").registerWithCurrentTest()
         let stand = wrap.map { $0(config.apiClient) }

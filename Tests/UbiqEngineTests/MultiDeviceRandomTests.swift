@@ -20,6 +20,15 @@ struct MultiDeviceRandomTests {
         try await Self.run(seed: seed, .init(devices: 3, operations: Self.operations, faults: true))
     }
 
+    /// The same on an end-to-end encrypted account: the server holds only sealed names and
+    /// chunks, and the checks read it through the account's key.
+    @Test(arguments: Array(seeds().prefix(1)))
+    func threeDevicesOnAnEncryptedAccountConverge(seed: UInt64) async throws {
+        var options = FleetRun.Options(devices: 3, operations: Self.operations, faults: true)
+        options.encrypted = true
+        try await Self.run(seed: seed, options)
+    }
+
     /// The same on the scale-out stores: PostgreSQL and an S3 bucket shared by two servers,
     /// devices on both (every change crosses servers; restarts take one server down at a time).
     @Test(.enabled(if: S3TestStore.runs && PostgresTestDatabase.runs), arguments: Array(seeds().prefix(1)))

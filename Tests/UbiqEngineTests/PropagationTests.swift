@@ -8,7 +8,7 @@ import UbiqTesting
 
 @Suite("Sync between devices", .serialized)
 struct PropagationTests {
-    @Test(arguments: Backend.available)
+    @Test(arguments: Backend.withEncrypted)
     func createModifyRenameMoveDeleteBothWays(_ backend: Backend) async throws {
         try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
@@ -17,11 +17,11 @@ struct PropagationTests {
             try b.write("Documents/notes.txt", "edited on B")
             #expect(await eventually { a.read("Documents/notes.txt") == "edited on B" })
             // A rename keeps the item: the server sees one item whose path changed, no new content.
-            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
-            let before = try await client.changes(a.config.container, after: 0).items.filter { $0.path.string == "Documents/notes.txt" }
+            let client = fleet.view(a)
+            let before = try await client.changes(a.config.container, after: 0, limit: 1000).items.filter { $0.path.string == "Documents/notes.txt" }
             try FileManager.default.moveItem(at: a.url("Documents/notes.txt"), to: a.url("Documents/renamed.txt"))
             #expect(await eventually { b.exists("Documents/renamed.txt") && !b.exists("Documents/notes.txt") })
-            let after = try await client.changes(a.config.container, after: 0).items.filter { $0.path.string == "Documents/renamed.txt" }
+            let after = try await client.changes(a.config.container, after: 0, limit: 1000).items.filter { $0.path.string == "Documents/renamed.txt" }
             #expect(after.first?.id == before.first?.id && after.first?.current?.id == before.first?.current?.id)
             #expect(b.read("Documents/renamed.txt") == "edited on B")
             // Move into a new folder on B.
@@ -128,13 +128,14 @@ struct PropagationTests {
         }
     }
 
-    @Test func folderRenamesAndMovesKeepEveryItem() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: Backend.withEncrypted)
+    func folderRenamesAndMovesKeepEveryItem(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             for i in 0..<5 { try a.write("Documents/Project/sub/f\(i).txt", "file \(i)") }
             #expect(await eventually { b.read("Documents/Project/sub/f4.txt") == "file 4" })
-            let client = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
-            let before = try await client.changes(a.config.container, after: 0).items
+            let client = fleet.view(a)
+            let before = try await client.changes(a.config.container, after: 0, limit: 1000).items
             try FileManager.default.moveItem(at: b.url("Documents/Project"), to: b.url("Documents/Renamed"))
             try FileManager.default.createDirectory(at: b.url("Archive"), withIntermediateDirectories: true)
             try FileManager.default.moveItem(at: b.url("Documents/Renamed/sub"), to: b.url("Archive/sub"))
@@ -142,7 +143,7 @@ struct PropagationTests {
                     "\(describeDiff(a, b))")
             #expect(await converge(a, b), "\(describeDiff(a, b))")
             // Same items, same versions: the folder moved, nothing was uploaded again.
-            let after = try await client.changes(a.config.container, after: 0).items
+            let after = try await client.changes(a.config.container, after: 0, limit: 1000).items
             for item in before where item.kind == .file {
                 let now = after.first { $0.id == item.id }
                 #expect(now?.current?.id == item.current?.id && now?.path.string.hasPrefix("Archive/sub/") == true)
@@ -150,7 +151,7 @@ struct PropagationTests {
         }
     }
 
-    @Test(arguments: Backend.available)
+    @Test(arguments: Backend.withEncrypted)
     func aThousandSmallFiles(_ backend: Backend) async throws {
         try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")

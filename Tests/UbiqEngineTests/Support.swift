@@ -11,8 +11,10 @@ import UbiqTesting
 final class Fleet: @unchecked Sendable {
     let server: TestServer
     var devices: [TestDevice] = []
+    /// Each user's account key when the accounts are encrypted end to end.
+    let keys: [String: AccountKey]
 
-    private init(server: TestServer) { self.server = server }
+    private init(server: TestServer, keys: [String: AccountKey]) { self.server = server; self.keys = keys }
 
     /// `tls`: the server speaks HTTPS only, and the devices trust its authority.
     /// - Parameter blobs: where chunks go, if not where `backend` says.
@@ -21,14 +23,22 @@ final class Fleet: @unchecked Sendable {
         let server = try await TestServer.start(tls: tls, database: database, blobs: blobs ?? backend.blobs)
         try await server.user("alice")
         try await server.user("bob")
-        return Fleet(server: server)
+        let encrypted = backend == .encrypted
+        return Fleet(server: server, keys: encrypted ? ["alice": .generate(), "bob": .generate()] : [:])
     }
 
     func device(_ name: String, user: String = "alice", download: DeviceConfig.DownloadPolicy = .all,
                 wrap: ((UbiqAPIClient) -> any SyncServer)? = nil, disk: (any FolderAccess)? = nil) async throws -> TestDevice {
-        let d = try await TestDevice.make(server, user: user, name: name, download: download, wrap: wrap, disk: disk)
+        let d = try await TestDevice.make(server, user: user, name: name, download: download, wrap: wrap, disk: disk, accountKey: keys[user])
         devices.append(d)
         return d
+    }
+
+    /// The server as `d`'s account sees it: through its key when the account is encrypted.
+    func view(_ d: TestDevice) -> any SyncServer {
+        let plain = UbiqAPIClient(baseURL: server.baseURL, token: d.config.token, trusting: server.trusted)
+        guard let key = keys[d.config.user] else { return plain }
+        return SealedSyncServer(inner: plain, keys: key.keys(for: d.config.container))
     }
 
     func stop() async {

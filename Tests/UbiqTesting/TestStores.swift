@@ -155,12 +155,17 @@ extension DatabaseKind {
 /// share).
 public enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case embedded, s3, postgresS3
+    /// The embedded stores, the accounts encrypted end to end (devices hold their keys).
+    case encrypted
     public var testDescription: String { rawValue }
+
+    /// `available`, and the embedded stores with encrypted accounts.
+    public static var withEncrypted: [Backend] { available + [.encrypted] }
 
     public static var available: [Backend] {
         [.embedded] + (S3TestStore.runs ? [.s3] : []) + (S3TestStore.runs && PostgresTestDatabase.runs ? [.postgresS3] : [])
     }
 
-    public var blobs: BlobStoreLocation { self == .embedded ? .folder : StoreKind.s3.blobs }
+    public var blobs: BlobStoreLocation { self == .embedded || self == .encrypted ? .folder : StoreKind.s3.blobs }
     public var database: DatabaseKind { self == .postgresS3 ? .postgres : .sqlite }
 }

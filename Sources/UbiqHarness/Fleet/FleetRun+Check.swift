@@ -20,7 +20,7 @@ extension FleetRun {
         var out: [String: ItemRecord] = [:]
         var cursor: Int64 = 0
         while true {
-            let page = try await client.changes(devices[0].config.container, after: cursor)
+            let page = try await client.changes(devices[0].config.container, after: cursor, limit: WireLimits.defaultPage)
             // Hidden names are left out as in the folders' snapshots (an atomic save whose rename
             // failed — its folder moved meanwhile — may leave its temporary file, and it syncs).
             for i in page.items where i.path.string.hasPrefix("Documents/") && !i.path.components.contains(where: { $0.hasPrefix(".") }) {
@@ -60,7 +60,7 @@ extension FleetRun {
         func show(_ c: [UInt8]??) -> String {
             guard let c else { return "absent" }
             guard let c else { return "folder" }
-            return "\(c.count) B t\(FleetFiles.token(of: c).map(String.init) ?? "?") \(Self.hash(c).hex.prefix(8))"
+            return "\(c.count) B t\(FleetFiles.token(of: c).map(String.init) ?? "?") \(hash(c).hex.prefix(8))"
         }
         var diagnosed: Set<String> = []
         for d in 1..<devices.count where snaps[d] != snaps[0] {
@@ -122,10 +122,10 @@ extension FleetRun {
             report.failures.append("the server could not be listed")
         }
         for (t, byDevice) in written.sorted(by: { $0.key < $1.key }) where !deleted.contains(t) {
-            if seen[t] == nil && !byDevice.values.contains(where: { versions.contains(Self.hash($0)) }) {
+            if seen[t] == nil && !byDevice.values.contains(where: { versions.contains(hash($0)) }) {
                 report.failures.append("t\(t) is lost: in no file and in no version (no user deleted it)")
                 // Where it went: the trash entries holding one of its contents.
-                let hashes = Set(byDevice.values.map(Self.hash))
+                let hashes = Set(byDevice.values.map(hash))
                 if let client = try? await checkerClient(), let trash = try? await client.trash(devices[0].config.container).items {
                     for i in trash where i.current.map({ hashes.contains($0.hash) }) == true {
                         report.log.append("t\(t) in the trash: \(i.path) (\(i.id)) deleted \(i.deletedAt.map { "\($0.timeIntervalSince1970)" } ?? "?")")
@@ -133,10 +133,10 @@ extension FleetRun {
                 }
                 continue
             }
-            for (d, bytes) in byDevice where !versions.contains(Self.hash(bytes)) {
+            for (d, bytes) in byDevice where !versions.contains(hash(bytes)) {
                 // Known open: an edit written through a descriptor opened just before a download
                 // replaced the file lands in the replaced file (see the engine's README).
-                let line = "t\(t): dev\(d)'s last content (\(bytes.count) B \(Self.hash(bytes).hex.prefix(8))) is in no version"
+                let line = "t\(t): dev\(d)'s last content (\(bytes.count) B \(hash(bytes).hex.prefix(8))) is in no version"
                 if options.strict { report.failures.append(line) } else { report.warnings.append(line) }
             }
         }
@@ -156,16 +156,19 @@ extension FleetRun {
     }
 
     /// One signed-in client for the checks (a login per look would meet the login throttle).
-    func checkerClient() async throws -> UbiqAPIClient {
+    func checkerClient() async throws -> any SyncServer {
         if let c = checker { return c }
-        let (c, _) = try await server.device(user, name: "checker")
+        let (plain, _) = try await server.device(user, name: "checker")
+        let c: any SyncServer = accountKey.map { SealedSyncServer(inner: plain, keys: $0.keys(for: devices[0].config.container)) } ?? plain
         checker = c
         return c
     }
 
-    /// A content's hash as the server names it (`Manifest.contentHash` of its chunks).
-    static func hash(_ bytes: [UInt8]) -> ContentHash {
-        let chunks = Chunker.standard.chunkRanges(of: bytes).map { ChunkRef(hash: ContentHash.of(bytes[$0]), size: $0.count) }
+    /// A content's hash as the server names it (`Manifest.contentHash` of its chunks, named as
+    /// the account names them).
+    func hash(_ bytes: [UInt8]) -> ContentHash {
+        let naming = accountKey.map { ChunkNaming(cipher: $0.keys(for: devices[0].config.container).chunks) } ?? .plain
+        let chunks = Chunker.standard.chunkRanges(of: bytes).map { ChunkRef(hash: naming.name(Array(bytes[$0])), size: $0.count) }
         return Manifest.contentHash(of: chunks)
     }
 }

@@ -25,6 +25,9 @@ public final class FleetRun: @unchecked Sendable {
         /// How many servers share them (device i talks to server i mod servers; with several,
         /// every change one device makes reaches the others across servers).
         public var servers = 1
+        /// The account is encrypted end to end (every device holds its key; the checks read the
+        /// server through `SealedSyncServer`).
+        public var encrypted = false
         public init(devices: Int = 3, operations: Int = 120, faults: Bool = true, strict: Bool = false,
                     database: MetadataLocation = .sqlite, blobs: BlobStoreLocation = .folder, servers: Int = 1) {
             self.devices = devices; self.operations = operations; self.faults = faults; self.strict = strict
@@ -77,7 +80,9 @@ public final class FleetRun: @unchecked Sendable {
     var deletedFolders: [String: Int] = [:]
     var touchedFolders: [String: Set<Int>] = [:]
     let user = "fleet"
-    var checker: UbiqAPIClient?
+    var checker: (any SyncServer)?
+    /// The account's key when `options.encrypted`.
+    lazy var accountKey: AccountKey? = options.encrypted ? AccountKey.generate() : nil
 
     public init(seed: UInt64, options: Options = Options()) {
         self.options = options
@@ -96,7 +101,7 @@ public final class FleetRun: @unchecked Sendable {
             // Each device talks to its server through a connection that loses things when told to.
             let lossSeed = rng.next(), diskSeed = rng.next()
             let d = try await TestDevice.make(servers[i % servers.count], user: user, name: "dev\(i)", wrap: { LossyServer($0, seed: lossSeed, rate: 0.25) },
-                                              disk: FailingDisk(seed: diskSeed, rate: 0.33))
+                                              disk: FailingDisk(seed: diskSeed, rate: 0.33), accountKey: accountKey)
             (d.server as? LossyServer)?.setLosing(false)
             devices.append(d)
         }
