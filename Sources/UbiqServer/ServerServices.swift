@@ -148,3 +148,11 @@ public struct ServerServices: Sendable {
         else { throw APIFailure(.invalidValue, "user name must be 1-\(WireLimits.maxUserNameBytes) characters of a-z 0-9 . _ -") }
     }
 }
+
+/// A server's services print as their stores' kinds only: the service lifecycle logs the
+/// services it starts (at debug level), and the default description of this type held the
+/// admin token.
+extension ServerServices: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "ServerServices(metadata: \(type(of: metadata)), chunks: \(type(of: chunks)))" }
+    public var debugDescription: String { description }
+}

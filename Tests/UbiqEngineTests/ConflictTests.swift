@@ -35,8 +35,9 @@ struct ConflictTests {
         return (a, b)
     }
 
-    @Test func conflictSeenOnBothDevicesResolvedFromEitherSideAndHistoryRestored() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func conflictSeenOnBothDevicesResolvedFromEitherSideAndHistoryRestored(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let (a, b) = try await diverged(fleet, a: "written on A", b: "written on B")
             // Both devices list the item as conflicted; the file holds the current (A's) version.
             #expect(await eventually { await conflicted([a, b], notes.string) == [true, true] })
@@ -63,8 +64,9 @@ struct ConflictTests {
 
     /// #24 §2 keep both: the current version stays the document and the conflict version
     /// becomes a document of its own beside it, on every device; the conflict is gone.
-    @Test func keepBothPutsTheConflictVersionBesideTheDocument() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func keepBothPutsTheConflictVersionBesideTheDocument(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let (a, b) = try await diverged(fleet, a: "written on A", b: "written on B")
             #expect(await eventually { await conflicted([a, b], notes.string) == [true, true] })
             // Metadata comes first: the conflict version is listed before B's upload finishes
@@ -88,8 +90,9 @@ struct ConflictTests {
         }
     }
 
-    @Test func samePathOnTwoDevicesIsOneItemWithAConflictUnlessIdentical() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func samePathOnTwoDevicesIsOneItemWithAConflictUnlessIdentical(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             await a.stop(); await b.stop()
             try a.write("Documents/plan.txt", "A's plan")
@@ -108,8 +111,9 @@ struct ConflictTests {
         }
     }
 
-    @Test func editAgainstDeleteRevivesAndRenameAgainstEditAppliesBoth() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func editAgainstDeleteRevivesAndRenameAgainstEditAppliesBoth(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             try a.write("Documents/keep.txt", "v1")
             try a.write("Documents/move.txt", "v1")
@@ -117,9 +121,9 @@ struct ConflictTests {
             await b.stop()
             try FileManager.default.removeItem(at: a.url("Documents/keep.txt"))
             try FileManager.default.moveItem(at: a.url("Documents/move.txt"), to: a.url("Documents/moved.txt"))
-            let obs = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token)
+            let obs = fleet.view(a)
             #expect(await eventually {
-                let items = (try? await obs.changes(a.config.container, after: 0).items) ?? []
+                let items = (try? await obs.changes(a.config.container, after: 0, limit: 1000).items) ?? []
                 return items.contains { $0.path.string == "Documents/keep.txt" && $0.isDeleted } && items.contains { $0.path.string == "Documents/moved.txt" }
             })
             try b.write("Documents/keep.txt", "v2 from B")

@@ -18,8 +18,9 @@ struct OnDemandAndTrashTests {
     /// `p` / `ubiq pin`: a pinned folder on an on-demand device fetches what it holds now and
     /// every file added to it later, listings flag everything in it as pinned, and unpinning
     /// keeps the content but fetches no more.
-    @Test func aPinnedFolderKeepsWhatItHoldsAndWhatComesLater() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func aPinnedFolderKeepsWhatItHoldsAndWhatComesLater(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A")
             try a.write("Documents/keep/one.txt", "one")
             try a.write("Documents/other.txt", "other")
@@ -79,8 +80,9 @@ struct OnDemandAndTrashTests {
         }
     }
 
-    @Test func onDemandDeviceListsEverythingAndDownloadsOnlyWhatItIsAskedFor() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func onDemandDeviceListsEverythingAndDownloadsOnlyWhatItIsAskedFor(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A")
             var rng = SeededRandom.forTest("ondemand")
             let big = rng.bytes(32 << 20)
@@ -150,8 +152,9 @@ struct OnDemandAndTrashTests {
         }
     }
 
-    @Test func evictionIsRefusedForUnsyncedChangesAndSurvivesOnAnAllDevice() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func evictionIsRefusedForUnsyncedChangesAndSurvivesOnAnAllDevice(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             try a.write("Documents/doc.txt", "synced")
             #expect(await eventually { b.read("Documents/doc.txt") == "synced" })
@@ -183,8 +186,9 @@ struct OnDemandAndTrashTests {
         }
     }
 
-    @Test func removeDeletesEverywhereAndRestoreBringsItBackWithHistory() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func removeDeletesEverywhereAndRestoreBringsItBackWithHistory(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             try a.write("Documents/Reports/q1.txt", "q1 v1")
             #expect(await eventually { b.read("Documents/Reports/q1.txt") == "q1 v1" })

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+/// #39 §2 as a person runs it: `ubiq login --encrypted` on the first device, the recovery key
+/// printed once, a second device refused without it, refused with a wrong one, let in with it;
+/// and afterwards nothing the server holds or logs, nor anything it can read with its own key,
+/// shows a name or a content.
+extension ProcessTests {
+    @Test func anEncryptedAccountSyncsAndTheServerSeesNoNameOrContent() async throws {
+        let dir = try TempDirectory("ubiq-e2e")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        var (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "carol", "--password-stdin", "--data", data], stdin: "pw-carol\n")
+        #expect(status == 0, "\(err)")
+        let (server, url) = try startServer(data, ["--log-level", "trace"])
+        defer { server.signal(SIGKILL); server.wait() }
+        let homeA = dir.url.appendingPathComponent("a").path, homeB = dir.url.appendingPathComponent("b").path
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "carol", "--password-stdin", "--home", homeA, "--encrypted"], stdin: "pw-carol\n")
+        #expect(status == 0 && out.contains("RECOVERY KEY"), "\(out)\(err)")
+        let grouped = out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.count == 35 && $0.split(separator: "-").count == 6 }
+        let recovery = try #require(grouped, "no recovery key in: \(out)")
+        // A second --encrypted is refused: the account has its key.
+        (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "carol", "--password-stdin", "--home", homeB, "--encrypted"], stdin: "pw-carol\n")
+        #expect(status != 0 && err.contains("already encrypted"), "\(err)")
+
+        // A corpus with markers in folder names, file names and contents.
+        var rng = SeededRandom.forTest("e2e.canary")
+        print("canary corpus seed label e2e.canary")
+        let docs = URL(fileURLWithPath: homeA).appendingPathComponent("Ubiquity/iCloud.default/Documents")
+        var written: [String: [UInt8]] = [:]
+        for i in 0..<12 {
+            let folder = "MarkerFolderQX\(i % 3)"
+            let name = "MarkerNameZQ-\(i).txt"
+            var bytes = Array("MarkerContentKV-\(i) ".utf8) + rng.bytes(Int(rng.next() % 200_000))
+            if i % 4 == 0 { bytes += Array(repeating: UInt8(ascii: "M"), count: 70_000) + Array("MarkerTailKV".utf8) }  // chunks shared within a file
+            try FileManager.default.createDirectory(at: docs.appendingPathComponent(folder), withIntermediateDirectories: true)
+            try Data(bytes).write(to: docs.appendingPathComponent("\(folder)/\(name)"))
+            written["\(folder)/\(name)"] = bytes
+        }
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", homeA])
+        #expect(status == 0, "\(out)\(err)")
+
+        // Without the key, or with a wrong one, a new device is not let in (and not left signed in).
+        (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "carol", "--password-stdin", "--home", homeB], stdin: "pw-carol\n")
+        #expect(status != 0 && err.contains("has no key") && err.contains("--recovery-key"), "\(err)")
+        var wrong = Array(recovery)
+        wrong[0] = wrong[0] == "A" ? "B" : "A"
+        (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "carol", "--password-stdin", "--home", homeB, "--recovery-key", String(wrong)], stdin: "pw-carol\n")
+        #expect(status != 0 && err.contains("not this account's recovery key"), "\(err)")
+        #expect(!FileManager.default.fileExists(atPath: homeB + "/config/config.json"))
+        // With it (typed in lower case, with spaces), the device is in and gets everything.
+        let typed = recovery.lowercased().replacingOccurrences(of: "-", with: " ")
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "carol", "--password-stdin", "--home", homeB, "--recovery-key", typed], stdin: "pw-carol\n")
+        #expect(status == 0 && out.contains("holds its key"), "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", homeB])
+        #expect(status == 0, "\(out)\(err)")
+        let docsB = URL(fileURLWithPath: homeB).appendingPathComponent("Ubiquity/iCloud.default/Documents")
+        for (p, bytes) in written { #expect((try? Data(contentsOf: docsB.appendingPathComponent(p))).map(Array.init) == bytes, "\(p)") }
+
+        // What the server can read with its own keys: the account's item records and chunks.
+        let config = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: homeA).appendingPathComponent("config/config.json"))) as? [String: Any]
+        let token = try #require(config?["token"] as? String)
+        let client = UbiqAPIClient(baseURL: url, token: token)
+        let container = try ContainerID(validating: "iCloud.default")
+        let items = try await client.changes(container, after: 0, limit: 1000).items
+        #expect(items.count == written.count + 3 + 1, "\(items.count) items")  // files, folders, Documents
+        let markers = ["MarkerFolderQX", "MarkerNameZQ", "MarkerContentKV", "MarkerTailKV"]
+        var seen: [String] = []
+        for i in items {
+            for m in markers where i.path.string.contains(m) { seen.append("a path holds \(m)") }
+            guard let v = i.current else { continue }
+            for c in try await client.manifest(container, version: v.id).chunks {
+                let bytes = try await client.downloadChunk(c.hash)  // verified against its name by the client
+                for m in markers where String(decoding: bytes, as: UTF8.self).contains(m) { seen.append("a chunk of \(i.path) holds \(m)") }
+            }
+        }
+        // Everything the server keeps and wrote: its folder (database, chunks) and its log.
+        var files: [String] = []
+        if let e = FileManager.default.enumerator(atPath: data) { while let f = e.nextObject() as? String { files.append(data + "/" + f) } }
+        for f in files {
+            guard let d = FileManager.default.contents(atPath: f) else { continue }
+            for m in markers where d.range(of: Data(m.utf8)) != nil { seen.append("\(f) holds \(m)") }
+        }
+        let logged = server.stdout + server.stderr
+        #expect(logged.contains("PUT") || logged.contains("POST"), "the server's log was not captured")
+        for m in markers where logged.contains(m) { seen.append("the server's log holds \(m)") }
+        // Found on the way: at debug level the service lifecycle logged the services it started,
+        // admin token included.
+        #expect(!logged.contains("adm_"), "the server's log holds its admin token")
+        #expect(seen.isEmpty, "\(seen.prefix(10))")
+    }
+}
