@@ -148,17 +148,27 @@ public struct SealedSyncServer: SyncServer {
         }
     }
 
+    /// The chunk `sealed` holds, once its bytes are the ones named `hash` (another chunk of the
+    /// account would open with its key too) and open with the key.
+    func opened(_ sealed: UnsafeRawBufferPointer, _ hash: ContentHash) throws -> [UInt8] {
+        guard ContentHash.of(buffer: sealed) == hash else { throw CoreError(.tampered, "the server sent other bytes for chunk \(hash.hex.prefix(12))") }
+        return try keys.chunks.open(sealed)
+    }
+
     public func downloadChunk(_ hash: ContentHash) async throws -> [UInt8] {
         let sealed = try await inner.downloadChunk(hash)
-        return try sealed.withUnsafeBytes { try keys.chunks.open($0) }
+        return try sealed.withUnsafeBytes { try opened($0, hash) }
     }
 
     public func downloadChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> [[UInt8]] {
-        try await inner.downloadChunks(hashes, waitSeconds: waitSeconds).map { c in try c.withUnsafeBytes { try keys.chunks.open($0) } }
+        let got = try await inner.downloadChunks(hashes, waitSeconds: waitSeconds)
+        guard got.count == hashes.count else { throw CoreError(.tampered, "the server sent \(got.count) chunks for \(hashes.count)") }
+        return try zip(got, hashes).map { c, h in try c.withUnsafeBytes { try opened($0, h) } }
     }
 
     public func fetchChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> FetchedChunks {
         let got = try await inner.fetchChunks(hashes, waitSeconds: waitSeconds)
-        return FetchedChunks(chunks: try (0..<got.count).map { i in try got.withBytes(i) { try keys.chunks.open($0) } })
+        guard got.count == hashes.count else { throw CoreError(.tampered, "the server sent \(got.count) chunks for \(hashes.count)") }
+        return FetchedChunks(chunks: try (0..<got.count).map { i in try got.withBytes(i) { try opened($0, hashes[i]) } })
     }
 }

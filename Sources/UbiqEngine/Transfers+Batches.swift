@@ -101,8 +101,9 @@ extension Transfers {
 
     /// An error's stable code and message, as items' failures record them.
     static func describe(_ error: any Error) -> (code: String, message: String) {
-        let code = (error as? ClientError)?.code.rawValue ?? (error as? EngineError)?.code.rawValue ?? ErrorCode.internalError.rawValue
-        let message = (error as? ClientError)?.message ?? (error as? EngineError)?.message ?? "\(error)"
+        let code = (error as? ClientError)?.code.rawValue ?? (error as? EngineError)?.code.rawValue ?? (error as? CoreError)?.code.rawValue
+            ?? ErrorCode.internalError.rawValue
+        let message = (error as? ClientError)?.message ?? (error as? EngineError)?.message ?? (error as? CoreError)?.message ?? "\(error)"
         return (code, message)
     }
 }
