@@ -49,7 +49,7 @@ extension SettingsReplica {
         guard !pending.isEmpty else { return nil }
         let batch = pending.sorted().compactMap { entries[$0] }
         do {
-            _ = try await client.kvSet(storeID, batch)
+            try await client.set(storeID, batch)
             pending.removeAll()
             try state.save([], pending: pending, meta: [:])
         } catch let e as ClientError where e.code == .kvClockAhead {
@@ -89,7 +89,7 @@ extension SettingsReplica {
 
     /// Replaces the local view with the server's whole store (after refused writes).
     func reloadAll() async throws {
-        let all = try await client.kvAll(storeID)
+        let all = try await client.all(storeID, known: entries.keys)
         var clock = hlc
         var next: [String: KVEntry] = [:]
         for e in all.entries {
@@ -110,7 +110,7 @@ extension SettingsReplica {
         var c = cursor
         do {
             while true {
-                let page = try await client.kvChanges(storeID, after: c)
+                let page = try await client.changes(storeID, after: c, known: entries.keys)
                 incoming += page.entries
                 c = page.cursor
                 if !page.hasMore { break }

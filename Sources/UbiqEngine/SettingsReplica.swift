@@ -18,7 +18,7 @@ public actor SettingsReplica {
 
     public let storeID: ContainerID
     public let device: DeviceID
-    let client: UbiqAPIClient
+    let client: SettingsServer
     let state: KeyValueState
     let physicalMillis: @Sendable () -> Int64
     let logger: Logger
@@ -51,7 +51,7 @@ public actor SettingsReplica {
         let store = storeID ?? config.container
         self.storeID = store
         self.device = config.deviceID
-        self.client = config.apiClient
+        self.client = SettingsServer(client: config.apiClient, cipher: try config.acting(on: store).containerKeys().map(SettingsCipher.init))
         self.physicalMillis = physicalMillis
         self.logger = logger
         try PrivateDirectory.make(home.stateDirectory)
@@ -87,7 +87,7 @@ public actor SettingsReplica {
     /// A key's last writes as the server keeps them, newest first (who, when, what; a delete
     /// has no value). Asks the server: an offline device has no history to show.
     public func history(forKey key: String) async throws -> [KVEntry] {
-        try await client.kvHistory(storeID, key: key)
+        try await client.history(storeID, key: key)
     }
 
     public func allEntries() -> [KVEntry] { entries.values.filter { $0.value != nil }.sorted { $0.key < $1.key } }

@@ -41,8 +41,9 @@ struct KeyValueStoreTests {
         return log
     }
 
-    @Test func everyTypeRoundTripsAndReasonsAreReported() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func everyTypeRoundTripsAndReasonsAreReported(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             let ka = try store(a), kb = try store(b)
             let logA = await listen(ka), logB = await listen(kb)
@@ -71,6 +72,23 @@ struct KeyValueStoreTests {
             // The cache survives a restart (a new store on the same home).
             let kb2 = try store(b)
             #expect(await kb2.value(forKey: "dict") == values["dict"])
+            // History comes back opened (newest first; the delete has no value).
+            let history = try await kb.history(forKey: "i")
+            #expect(history.map(\.key) == ["i", "i"] && history.first?.value == nil && history.last?.value == .int(-42), "\(history)")
+            guard backend == .encrypted else { return }
+            // Encrypted: the server's store holds tokens and sealed values, no key or value.
+            try await ka.set(.string("MarkerSettingValueQQ"), forKey: "MarkerSettingKeyQQ")
+            #expect(await ka.synchronize())
+            let raw = try await UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token).kvAll(a.config.container).entries
+            #expect(raw.count == values.count && raw.allSatisfy { $0.key.count == 22 && values[$0.key] == nil })
+            var found: [String] = []
+            if let e = FileManager.default.enumerator(atPath: fleet.server.directory.url.path) {
+                while let f = e.nextObject() as? String {
+                    guard let d = FileManager.default.contents(atPath: fleet.server.directory.url.path + "/" + f) else { continue }
+                    for m in ["MarkerSettingValueQQ", "MarkerSettingKeyQQ", "héllo 文", "changed"] where d.range(of: Data(m.utf8)) != nil { found.append("\(f): \(m)") }
+                }
+            }
+            #expect(found.isEmpty, "\(found)")
         }
     }
 
@@ -107,8 +125,9 @@ struct KeyValueStoreTests {
         }
     }
 
-    @Test func multiKeySetIsSeenAllOrNothing() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func multiKeySetIsSeenAllOrNothing(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             let ka = try store(a), kb = try store(b)
             #expect(await kb.synchronize())
@@ -138,8 +157,9 @@ struct KeyValueStoreTests {
         }
     }
 
-    @Test func causallyLaterWriteWinsDespiteClockSkewAndTiesGoByDevice() async throws {
-        try await withFleet { fleet in
+    @Test(arguments: [Backend.embedded, .encrypted])
+    func causallyLaterWriteWinsDespiteClockSkewAndTiesGoByDevice(_ backend: Backend) async throws {
+        try await withFleet(backend: backend) { fleet in
             let a = try await fleet.device("A"), b = try await fleet.device("B")
             // A's clock runs five hours ahead of B's.
             let ka = try store(a, clockOffset: 5 * Self.hours), kb = try store(b)

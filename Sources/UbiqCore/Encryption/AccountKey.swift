@@ -65,7 +65,7 @@ public struct ContainerKeys: Sendable {
     public let names: NameCipher
     /// Seals item records (times, permissions).
     public let records: SymmetricKey
-    /// Seals settings.
+    /// Seals settings (`SettingsCipher`).
     public let settings: SymmetricKey
     /// The root key's generation.
     public let epoch: Int
