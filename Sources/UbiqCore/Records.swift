@@ -21,10 +21,15 @@ public struct VersionRecord: Hashable, Sendable, Codable {
     /// item's first version, or not recorded). Version lists carry it; a three-way merge of a
     /// conflict takes the conflict version's base as the common ancestor.
     public var base: VersionID?
+    /// An end-to-end encrypted account's record of the version, sealed by the device that
+    /// committed it (`RecordCipher`: its times, permissions and content hash, bound to the item
+    /// and the version); the server keeps it and hands it back unread. Nil for a plain account.
+    public var sealed: String?
 
     public init(id: VersionID, state: VersionState, size: Int, hash: ContentHash, modified: Date, committed: Date,
-                device: DeviceID, deviceName: String, uploaded: Bool, permissions: Int? = nil, base: VersionID? = nil) {
+                device: DeviceID, deviceName: String, uploaded: Bool, permissions: Int? = nil, base: VersionID? = nil, sealed: String? = nil) {
         self.permissions = permissions
+        self.sealed = sealed
         self.base = base
         self.id = id
         self.state = state

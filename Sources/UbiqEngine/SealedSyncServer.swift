@@ -31,18 +31,41 @@ public struct SealedSyncServer: SyncServer {
     func opened(_ r: ItemRecord) throws -> ItemRecord {
         var r = r
         r.path = try keys.names.open(path: r.path)
+        r.current = try r.current.map { try opened($0) }
         return r
     }
 
     func opened(_ r: CommitResponse) throws -> CommitResponse {
         var r = r
         r.item = try opened(r.item)
+        r.version = try r.version.map { try opened($0) }
         return r
+    }
+
+    /// A version whose sealed record opens and agrees with it, with the time and permissions it
+    /// holds; `tampered` otherwise (a record without one included).
+    func opened(_ v: VersionRecord) throws -> VersionRecord {
+        guard let s = v.sealed else { throw CoreError(.tampered, "the server sent version \(v.id) without its sealed record") }
+        let f = try RecordCipher(keys: keys).open(s, version: v.id)
+        guard f.hash == v.hash, f.size == v.size else {
+            throw CoreError(.tampered, "the server sent version \(v.id) with another content than the one committed")
+        }
+        var v = v
+        v.modified = f.modified
+        v.permissions = f.permissions
+        return v
     }
 
     func sealed(_ c: CommitRequest) throws -> CommitRequest {
         var c = c
         c.path = try sealed(c.path)
+        if c.kind == .file, let (hash, size) = c.manifest.map({ ($0.hash, $0.size) }) ?? c.manifestDelta.map({ ($0.hash, $0.size) }) {
+            let f = RecordCipher.Fields(modified: c.modified, permissions: c.permissions, hash: hash, size: size)
+            c.sealed = RecordCipher(keys: keys).seal(f, version: c.versionID)
+            // In the clear: when it was committed (the server knows that anyway), no permissions.
+            c.modified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            c.permissions = nil
+        }
         return c
     }
 
@@ -99,6 +122,9 @@ public struct SealedSyncServer: SyncServer {
     public func versions(_ container: ContainerID, item: ItemID) async throws -> VersionsResponse {
         var r = try await inner.versions(container, item: item)
         r.item = try opened(r.item)
+        r.current = try r.current.map { try opened($0) }
+        r.conflicts = try r.conflicts.map { try opened($0) }
+        r.others = try r.others.map { try opened($0) }
         return r
     }
 

@@ -18,6 +18,11 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
         case cutChunks
         /// The last name of every path in the change feed becomes `name`.
         case renameTo(String)
+        /// Each file version in a page of the change feed says it holds the content (hash and
+        /// size) of the previous one: a version pointed at another file's chunks.
+        case otherContent
+        /// Versions in the change feed come without their sealed records.
+        case dropRecords
     }
 
     let real: UbiqAPIClient
@@ -45,7 +50,7 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
             case .cutChunks:
                 told += 1
                 return chunks.map { Array($0.dropLast()) }
-            case .none, .renameTo:
+            case .none, .renameTo, .otherContent, .dropRecords:
                 return chunks
             }
         }
@@ -62,6 +67,19 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
     public func changes(_ container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangesResponse {
         var r = try await real.changes(container, after: cursor, limit: limit)
         r.items = r.items.map(altered)
+        let files = r.items.indices.filter { r.items[$0].current != nil }
+        switch current {
+        case .otherContent where files.count > 1:
+            lock.withLock { told += 1 }
+            let contents = files.map { (r.items[$0].current!.hash, r.items[$0].current!.size) }
+            for (k, i) in files.enumerated() {
+                (r.items[i].current!.hash, r.items[i].current!.size) = contents[(k + contents.count - 1) % contents.count]
+            }
+        case .dropRecords where !files.isEmpty:
+            lock.withLock { told += 1 }
+            for i in files { r.items[i].current!.sealed = nil }
+        default: break
+        }
         return r
     }
     public func listen(logger: Logger, onMessage: @escaping @Sendable (PushMessage) async -> Void) async throws {

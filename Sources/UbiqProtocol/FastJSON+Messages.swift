@@ -15,6 +15,7 @@ extension VersionRecord: FastJSONCodable {
             o.key("id"); o.string(id.description)
             o.key("modified"); o.date(modified)
             if let permissions { o.key("permissions"); o.int(permissions) }
+            if let sealed { o.key("sealed"); o.string(sealed) }
             o.key("size"); o.int(size)
             o.key("state"); o.string(state.rawValue)
             o.key("uploaded"); o.bool(uploaded)
@@ -24,7 +25,7 @@ extension VersionRecord: FastJSONCodable {
 
     public static func readJSON(_ input: inout JSONIn) throws -> VersionRecord {
         var id: VersionID?, state: VersionState?, size: Int?, hash: ContentHash?, modified: Date?, committed: Date?
-        var device: DeviceID?, deviceName: String?, uploaded: Bool?, permissions: Int?, base: VersionID?
+        var device: DeviceID?, deviceName: String?, uploaded: Bool?, permissions: Int?, base: VersionID?, sealed: String?
         try input.object { r, key in
             switch key {
             case "base": base = r.null() ? nil : try r.id(VersionID.self)
@@ -35,6 +36,7 @@ extension VersionRecord: FastJSONCodable {
             case "id": id = try r.id(VersionID.self)
             case "modified": modified = try r.date()
             case "permissions": permissions = r.null() ? nil : try r.int()
+            case "sealed": sealed = r.null() ? nil : try r.string()
             case "size": size = try r.int()
             case "state": state = try r.raw(VersionState.self)
             case "uploaded": uploaded = try r.bool()
@@ -43,7 +45,7 @@ extension VersionRecord: FastJSONCodable {
         }
         guard let id, let state, let size, let hash, let modified, let committed, let device, let deviceName, let uploaded else { throw JSONIn.GiveUp() }
         return VersionRecord(id: id, state: state, size: size, hash: hash, modified: modified, committed: committed,
-                             device: device, deviceName: deviceName, uploaded: uploaded, permissions: permissions, base: base)
+                             device: device, deviceName: deviceName, uploaded: uploaded, permissions: permissions, base: base, sealed: sealed)
     }
 }
 
@@ -124,6 +126,7 @@ extension CommitRequest: FastJSONCodable {
             if let parent { o.key("parent"); o.string(parent.description) }
             o.key("path"); o.string(path.string)
             if let permissions { o.key("permissions"); o.int(permissions) }
+            if let sealed { o.key("sealed"); o.string(sealed) }
             o.key("versionID"); o.string(versionID.description)
             return true
         }
@@ -131,7 +134,7 @@ extension CommitRequest: FastJSONCodable {
 
     public static func readJSON(_ input: inout JSONIn) throws -> CommitRequest {
         var itemID: ItemID?, versionID: VersionID?, path: RelativePath?, kind: ItemKind?, base: VersionID?, modified: Date?, manifest: Manifest?
-        var parent: ItemID?, permissions: Int?
+        var parent: ItemID?, permissions: Int?, sealed: String?
         try input.object { r, key in
             switch key {
             case "base": base = r.null() ? nil : try r.id(VersionID.self)
@@ -143,13 +146,14 @@ extension CommitRequest: FastJSONCodable {
             case "parent": parent = r.null() ? nil : try r.id(ItemID.self)
             case "path": path = try r.path()
             case "permissions": permissions = r.null() ? nil : try r.int()
+            case "sealed": sealed = r.null() ? nil : try r.string()
             case "versionID": versionID = try r.id(VersionID.self)
             default: try r.skip()
             }
         }
         guard let itemID, let versionID, let path, let kind, let modified else { throw JSONIn.GiveUp() }
         return CommitRequest(itemID: itemID, versionID: versionID, path: path, kind: kind, base: base, modified: modified, manifest: manifest, parent: parent,
-                             permissions: permissions)
+                             permissions: permissions, sealed: sealed)
     }
 }
 

@@ -95,8 +95,12 @@ public struct CommitRequest: Codable, Sendable {
     /// The file's permission bits (`0o000`…`0o777`) as the device has them (files only): other
     /// devices give the file the same (a file private to its owner stays private everywhere).
     public var permissions: Int?
+    /// An end-to-end encrypted account's sealed record of the version (`VersionRecord.sealed`;
+    /// at most `WireLimits.maxSealedRecordBytes`).
+    public var sealed: String?
     public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?,
-                manifestDelta: ManifestDelta? = nil, parent: ItemID? = nil, permissions: Int? = nil) {
+                manifestDelta: ManifestDelta? = nil, parent: ItemID? = nil, permissions: Int? = nil, sealed: String? = nil) {
+        self.sealed = sealed
         self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
         self.base = base; self.modified = modified; self.manifest = manifest; self.manifestDelta = manifestDelta; self.parent = parent
         self.permissions = permissions
@@ -355,6 +359,8 @@ public enum WireLimits {
     public static let maxCommitBody = 64 << 20
     /// Largest accepted chunk upload.
     public static let maxChunkBody = 1 << 20
+    /// The longest sealed version record (`CommitRequest.sealed`).
+    public static let maxSealedRecordBytes = 1024
     /// Largest body of a chunk batch (upload or fetch), framing included.
     public static let maxChunkBatchBody = 16 << 20
     /// Most chunks in one batch (upload or fetch).

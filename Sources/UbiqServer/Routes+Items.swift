@@ -18,13 +18,16 @@ struct ItemRoutes: Sendable {
     func commitInput(_ ctx: AuthContext, _ container: ContainerID, _ body: CommitRequest, expansion: inout CommitExpansion) async throws -> CommitInput {
         if body.kind == .folder && (body.manifest != nil || body.manifestDelta != nil) { throw APIFailure(.invalidRequest, "a folder has no content") }
         if let p = body.permissions, !(0...0o777).contains(p) { throw APIFailure(.invalidRequest, "permissions are 0 to 0o777 (511), got \(p)") }
+        if let s = body.sealed, s.utf8.count > WireLimits.maxSealedRecordBytes {
+            throw APIFailure(.invalidRequest, "a sealed record is at most \(WireLimits.maxSealedRecordBytes) bytes")
+        }
         var manifest = body.manifest
         if manifest == nil, let delta = body.manifestDelta {
             manifest = try await expansion.expand(delta) { try await self.metadata.manifest(ctx, container: container, version: $0) }
         }
         return CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
                            base: body.base, modified: body.modified, manifest: manifest, parent: body.parent,
-                           permissions: body.kind == .file ? body.permissions : nil)
+                           permissions: body.kind == .file ? body.permissions : nil, sealed: body.kind == .file ? body.sealed : nil)
     }
 
     /// The expansion budget of a commit request: the whole request checked from its bodies first,

@@ -64,11 +64,11 @@ struct NewFiles {
                 let item = try id(itemIDs, f.input.itemID.description)
                 return [item, c, f.input.versionID.description, VersionState.current.rawValue, f.manifest.size, f.manifest.hash.hex,
                         f.input.modified.timeIntervalSince1970, when, ctx.deviceID.description, ctx.deviceName, f.missing.isEmpty,
-                        f.input.permissions, ChunkReferenceBudget.cost(of: f.manifest), f.input.base?.description]
+                        f.input.permissions, ChunkReferenceBudget.cost(of: f.manifest), f.input.base?.description, f.input.sealed]
             }
             for r in try db.rows("""
-                INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs, base)
-                VALUES \(SQLBatch.tuples(14, files.count)) RETURNING id, uuid
+                INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs, base, sealed)
+                VALUES \(SQLBatch.tuples(15, files.count)) RETURNING id, uuid
                 """, versionRows) {
                 versionIDs[try r["uuid"]] = try r["id"]
             }
@@ -107,7 +107,7 @@ struct NewFiles {
         func stored(_ d: Date) -> Date { Date(timeIntervalSince1970: d.timeIntervalSince1970) }
         let version = VersionRecord(id: f.input.versionID, state: .current, size: f.manifest.size, hash: f.manifest.hash, modified: stored(f.input.modified),
                                     committed: stored(now), device: ctx.deviceID, deviceName: ctx.deviceName, uploaded: f.missing.isEmpty,
-                                    permissions: f.input.permissions, base: f.input.base)
+                                    permissions: f.input.permissions, base: f.input.base, sealed: f.input.sealed)
         let record = ItemRecord(id: f.input.itemID, path: f.input.path, kind: .file, current: version, conflictCount: 0, deletedAt: nil,
                                 changeSeq: seq, created: version.modified)
         return CommitResult(outcome: .created, item: record, version: version, missing: f.missing.map(\.hash), cursor: seq)

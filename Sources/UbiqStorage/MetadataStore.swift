@@ -42,8 +42,11 @@ public struct CommitInput: Sendable {
     public var parent: ItemID?
     /// See `CommitRequest.permissions` (checked to be 0…0o777).
     public var permissions: Int?
+    /// See `CommitRequest.sealed`.
+    public var sealed: String?
     public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?,
-                parent: ItemID? = nil, permissions: Int? = nil) {
+                parent: ItemID? = nil, permissions: Int? = nil, sealed: String? = nil) {
+        self.sealed = sealed
         self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
         self.base = base; self.modified = modified; self.manifest = manifest; self.parent = parent
         self.permissions = permissions

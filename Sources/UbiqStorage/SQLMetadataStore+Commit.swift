@@ -90,11 +90,11 @@ extension SQLMetadataStore {
     func insertVersion(_ db: any SQLConnection, _ ctx: AuthContext, container c: Int64, item: Int64, state: VersionState,
                        input: CommitInput, manifest: Manifest, uploaded: Bool, now: Date, batch: CommitBatch?) throws -> Int64 {
         let v = try db.insert("""
-            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs, base)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO versions (item_id, container_id, uuid, state, size, hash, modified, committed, device_id, device_name, uploaded, permissions, refs, base, sealed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [item, c, input.versionID.description, state.rawValue, manifest.size, manifest.hash.hex,
                              input.modified.timeIntervalSince1970, now.timeIntervalSince1970, ctx.deviceID.description, ctx.deviceName, uploaded,
-                             input.permissions, ChunkReferenceBudget.cost(of: manifest), input.base?.description])
+                             input.permissions, ChunkReferenceBudget.cost(of: manifest), input.base?.description, input.sealed])
         // The account's count of entries: a batch writes its total once, at its end.
         let cost = ChunkReferenceBudget.cost(of: manifest)
         if let batch { batch.addRefs(cost) } else { try db.addChunkReferences(Int64(cost), account: ctx.accountID) }
@@ -167,7 +167,7 @@ extension SQLMetadataStore {
             func stored(_ d: Date) -> Date { Date(timeIntervalSince1970: d.timeIntervalSince1970) }
             let version = VersionRecord(id: input.versionID, state: .current, size: manifest.size, hash: manifest.hash, modified: stored(input.modified),
                                         committed: stored(now), device: ctx.deviceID, deviceName: ctx.deviceName, uploaded: uploaded,
-                                        permissions: input.permissions, base: input.base)
+                                        permissions: input.permissions, base: input.base, sealed: input.sealed)
             let record = ItemRecord(id: input.itemID, path: input.path, kind: .file, current: version, conflictCount: 0, deletedAt: nil,
                                     changeSeq: seq, created: version.modified)
             return CommitResult(outcome: .created, item: record, version: version, missing: missing.map(\.hash), cursor: seq)

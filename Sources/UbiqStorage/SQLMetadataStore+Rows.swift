@@ -48,7 +48,7 @@ extension SQLConnection {
         return VersionRecord(id: id, state: state, size: try r["size"], hash: try ContentHash(validating: try r["hash"]),
                              modified: Date(timeIntervalSince1970: try r["modified"]), committed: Date(timeIntervalSince1970: try r["committed"]),
                              device: dev, deviceName: try r["device_name"], uploaded: try r["uploaded"], permissions: try r["permissions"],
-                             base: (try r["base"] as String?).flatMap(VersionID.init(string:)))
+                             base: (try r["base"] as String?).flatMap(VersionID.init(string:)), sealed: try r["sealed"])
     }
 
     /// An item from a row of `SQLQueries.itemRecordColumns` starting at column `o` (columns read by position).
@@ -64,7 +64,7 @@ extension SQLConnection {
             }
             current = VersionRecord(id: v, state: state, size: try r[o + 8], hash: try ContentHash(validating: try r[o + 9]),
                                     modified: Date(timeIntervalSince1970: try r[o + 10]), committed: Date(timeIntervalSince1970: try r[o + 11]),
-                                    device: dev, deviceName: try r[o + 13], uploaded: try r[o + 14], permissions: try r[o + 17])
+                                    device: dev, deviceName: try r[o + 13], uploaded: try r[o + 14], permissions: try r[o + 17], sealed: try r[o + 18])
         }
         let deleted: Double? = try r[o + 4]
         let created: Double? = try r[o + 16]
@@ -201,7 +201,7 @@ enum SQLQueries {
         v.uuid, v.state, v.size, v.hash, v.modified, v.committed, v.device_id, v.device_name, v.uploaded,
         (SELECT COUNT(*) FROM versions x WHERE x.item_id = i.id AND x.state = 'conflict'),
         (SELECT MIN(y.modified) FROM versions y WHERE y.item_id = i.id),
-        v.permissions
+        v.permissions, v.sealed
         """
 
     /// Live items under a folder (container, then the bounds from `under`): a range of the

@@ -170,4 +170,24 @@ struct EncryptionTests {
         var d = 0
         #expect((try? KVValueCoding.read(deep, at: &d, depth: 0)) == nil)
     }
+
+    @Test func aVersionRecordOpensOnlyForItsVersionAndKey() throws {
+        var rng = SeededRandom.forTest("e2e.records")
+        let keys = AccountKey.generate().keys(for: notes)
+        let c = RecordCipher(keys: keys)
+        for _ in 0..<100 {
+            let f = RecordCipher.Fields(modified: Date(timeIntervalSince1970: Double(rng.next() % 4_000_000_000_000) / 1000),
+                                        permissions: rng.next() % 3 == 0 ? nil : Int(rng.next() % 0o1000),
+                                        hash: ContentHash.of(rng.bytes(8)), size: Int(rng.next() % (1 << 40)))
+            let v = VersionID(uuid: UUID())
+            let s = c.seal(f, version: v)
+            #expect(try c.open(s, version: v) == f, "seed \(rng.seed)")
+            #expect(s != c.seal(f, version: v), "a fresh nonce each time")
+            #expect(throws: CoreError.self) { try c.open(s, version: VersionID(uuid: UUID())) }
+            #expect(throws: CoreError.self) { try RecordCipher(keys: AccountKey.generate().keys(for: notes)).open(s, version: v) }
+            var d = Array(Data(base64Encoded: s)!)
+            d[Int(rng.next() % UInt64(d.count))] ^= 0x10
+            #expect(throws: CoreError.self) { try c.open(Data(d).base64EncodedString(), version: v) }
+        }
+    }
 }

@@ -34,6 +34,31 @@ struct EncryptedTamperTests {
         }
     }
 
+    /// A version the server points at another file's content, or sends without its sealed
+    /// record: the feed stops there, with the reason; nothing is written.
+    @Test(arguments: [DishonestServer.Lie.otherContent, .dropRecords])
+    func aVersionThatIsNotWhatItsDeviceCommittedIsCaught(_ lie: DishonestServer.Lie) async throws {
+        try await withFleet(backend: .encrypted) { fleet in
+            let a = try await fleet.device("A")
+            let b = try await fleet.device("B", wrap: { DishonestServer($0) })
+            let liar = try #require(b.server as? DishonestServer)
+            liar.set(lie)
+            try a.write("Documents/one.txt", "the first file")
+            try a.write("Documents/two.txt", "the second file, longer")
+            let caught = await eventually(timeout: .seconds(30)) {
+                let e = await b.engine.status().lastError ?? ""
+                return e.contains("another content") || e.contains("without its sealed record")
+            }
+            let seen = await b.engine.status()
+            #expect(caught, "\(seen)")
+            #expect(liar.told > 0)
+            #expect(!b.exists("Documents/one.txt") && !b.exists("Documents/two.txt"))
+            liar.set(.none)
+            await b.engine.requestPass()
+            #expect(await eventually(timeout: .seconds(30)) { b.read("Documents/one.txt") == "the first file" && b.read("Documents/two.txt") == "the second file, longer" })
+        }
+    }
+
     @Test func aNameThatIsNotASealedNameStopsTheFeedAndNothingIsWritten() async throws {
         try await withFleet(backend: .encrypted) { fleet in
             let a = try await fleet.device("A")

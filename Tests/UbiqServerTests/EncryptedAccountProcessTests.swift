@@ -42,6 +42,9 @@ extension ProcessTests {
             try Data(bytes).write(to: docs.appendingPathComponent("\(folder)/\(name)"))
             written["\(folder)/\(name)"] = bytes
         }
+        // One file with a time the server must not learn.
+        let dated = docs.appendingPathComponent("MarkerFolderQX0/MarkerNameZQ-0.txt").path
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_000_000_000)], ofItemAtPath: dated)
         (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", homeA])
         #expect(status == 0, "\(out)\(err)")
 
@@ -61,6 +64,8 @@ extension ProcessTests {
         #expect(status == 0, "\(out)\(err)")
         let docsB = URL(fileURLWithPath: homeB).appendingPathComponent("Ubiquity/iCloud.default/Documents")
         for (p, bytes) in written { #expect((try? Data(contentsOf: docsB.appendingPathComponent(p))).map(Array.init) == bytes, "\(p)") }
+        let timeB = try FileManager.default.attributesOfItem(atPath: docsB.appendingPathComponent("MarkerFolderQX0/MarkerNameZQ-0.txt").path)[.modificationDate] as? Date
+        #expect(timeB?.timeIntervalSince1970 == 1_000_000_000, "\(String(describing: timeB))")
 
         // What the server can read with its own keys: the account's item records and chunks.
         let config = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: homeA).appendingPathComponent("config/config.json"))) as? [String: Any]
@@ -74,6 +79,8 @@ extension ProcessTests {
         for i in items {
             for m in markers where i.path.string.contains(m) { seen.append("a path holds \(m)") }
             guard let v = i.current else { continue }
+            if abs(v.modified.timeIntervalSince1970 - 1_000_000_000) < 86_400 { seen.append("the server holds the time of \(i.path)") }
+            if v.permissions != nil || v.sealed == nil { seen.append("the server holds permissions or no sealed record for \(i.path)") }
             for c in try await client.manifest(container, version: v.id).chunks {
                 let bytes = try await client.downloadChunk(c.hash)  // verified against its name by the client
                 for m in markers where String(decoding: bytes, as: UTF8.self).contains(m) { seen.append("a chunk of \(i.path) holds \(m)") }

@@ -63,7 +63,7 @@ public struct ContainerKeys: Sendable {
     public let chunks: ChunkCipher
     /// Seals each name of a path.
     public let names: NameCipher
-    /// Seals item records (times, permissions).
+    /// Seals version records (`RecordCipher`).
     public let records: SymmetricKey
     /// Seals settings (`SettingsCipher`).
     public let settings: SymmetricKey

@@ -270,6 +270,8 @@ enum PostgreSQLSchema {
             )
             """,
         ]),
+        // SQLite's v15-version-sealed.
+        Migration(name: "v9-version-sealed", statements: ["ALTER TABLE versions ADD COLUMN sealed TEXT"]),
     ]
 }
 

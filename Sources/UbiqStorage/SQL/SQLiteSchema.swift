@@ -153,6 +153,10 @@ enum SQLiteSchema {
                 ) WITHOUT ROWID
                 """)
         }
+        // An end-to-end encrypted account's sealed record of each version (`VersionRecord.sealed`).
+        m.registerMigration("v15-version-sealed") { db in
+            try db.execute(sql: "ALTER TABLE versions ADD COLUMN sealed TEXT")
+        }
         // Each file version's permission bits as the writing device had them (nil: not sent).
         m.registerMigration("v6-version-permissions") { db in
             try db.execute(sql: "ALTER TABLE versions ADD COLUMN permissions INTEGER")

@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+
+/// Seals what a version's record says that the server need not know — the file's modification
+/// time and permissions — with the content hash and size it was committed with, bound to the
+/// version (AES-256-GCM, its ID as associated data). The server keeps it
+/// (`VersionRecord.sealed`) and hands it back; a device opens it and checks it against the
+/// record around it, so a version pointed at another content, a record copied from another
+/// version, or a time the server made up is caught (`tampered`).
+///
+/// Not bound to the item: the server rightly files a version under another item when two
+/// devices create the same path (the second commit joins the first item). So the server can
+/// still show one version of the account under another item; a device-signed link from items
+/// to their versions is what would close that (`ThreatModel.md`).
+public struct RecordCipher: Sendable {
+    let key: SymmetricKey
+
+    public init(keys: ContainerKeys) { key = keys.records }
+
+    /// What the sealed record holds.
+    public struct Fields: Equatable, Sendable {
+        public var modified: Date
+        public var permissions: Int?
+        public var hash: ContentHash
+        public var size: Int
+        public init(modified: Date, permissions: Int?, hash: ContentHash, size: Int) {
+            self.modified = modified; self.permissions = permissions; self.hash = hash; self.size = size
+        }
+    }
+
+    func associated(_ version: VersionID) -> [UInt8] { Array("ubiq-record-e2e-v1\n\(version)".utf8) }
+
+    /// The fields sealed for `version`, as text.
+    public func seal(_ f: Fields, version: VersionID) -> String {
+        var plain: [UInt8] = []
+        withUnsafeBytes(of: f.modified.timeIntervalSince1970.bitPattern.littleEndian) { plain += $0 }
+        withUnsafeBytes(of: Int32(f.permissions ?? -1).littleEndian) { plain += $0 }
+        withUnsafeBytes(of: Int64(f.size).littleEndian) { plain += $0 }
+        f.hash.withHex { plain += $0 }
+        let box = try! AES.GCM.seal(plain, using: key, authenticating: associated(version))
+        return box.combined!.base64EncodedString()
+    }
+
+    /// The fields `sealed` holds for `version`; `tampered` when it does not open there.
+    public func open(_ sealed: String, version: VersionID) throws -> Fields {
+        guard sealed.utf8.count <= 1024, let data = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: data),
+              let plain = try? AES.GCM.open(box, using: key, authenticating: associated(version)), plain.count == 8 + 4 + 8 + 64 else {
+            throw CoreError(.tampered, "the record of version \(version) did not open with this account's key")
+        }
+        let b = Array(plain)
+        func u64(_ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) } }
+        let perms = Int32(bitPattern: (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[8 + $1]) << (8 * UInt32($1)) })
+        guard let hash = ContentHash(hexIn: b[20...]) else { throw CoreError(.tampered, "the record of version \(version) is damaged") }
+        return Fields(modified: Date(timeIntervalSince1970: Double(bitPattern: u64(0))), permissions: perms < 0 ? nil : Int(perms),
+                      hash: hash, size: Int(Int64(bitPattern: u64(12))))
+    }
+}
