@@ -69,9 +69,11 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
         r.items = r.items.map(altered)
         let files = r.items.indices.filter { r.items[$0].current != nil }
         switch current {
-        case .otherContent where files.count > 1:
+        case .otherContent where !files.isEmpty:
             lock.withLock { told += 1 }
-            let contents = files.map { (r.items[$0].current!.hash, r.items[$0].current!.size) }
+            // The previous file's content (one file alone: a content of another file it made up).
+            var contents = files.map { (r.items[$0].current!.hash, r.items[$0].current!.size) }
+            if contents.count == 1 { contents.append((ContentHash.of(Array("another file".utf8)), 12)) }
             for (k, i) in files.enumerated() {
                 (r.items[i].current!.hash, r.items[i].current!.size) = contents[(k + contents.count - 1) % contents.count]
             }

@@ -50,6 +50,9 @@ struct BenchServer {
     /// The PostgreSQL database this bench made (dropped at `stop`), and the one it was made from.
     var made: PostgreSQLLocation?
     var base: PostgreSQLLocation?
+    /// The `bench` account's key when the bench runs on an end-to-end encrypted account
+    /// (`--encrypted`: every device signed in holds it).
+    var accountKey: AccountKey?
 
     /// Signs a device of `bench` in (through `port`, e.g. a counting proxy; default the server)
     /// and saves its config in a home under the bench folder.
@@ -57,8 +60,9 @@ struct BenchServer {
         let url = "http://127.0.0.1:\(port ?? self.port)"
         let home = DeviceHome.rooted(at: dir.appendingPathComponent("home-\(name)"))
         let (_, r) = try await UbiqAPIClient(baseURL: url).login(user: "bench", password: "bench-pw", deviceName: name)
-        let config = DeviceConfig(server: url, user: "bench", deviceID: r.deviceID, deviceName: name,
+        var config = DeviceConfig(server: url, user: "bench", deviceID: r.deviceID, deviceName: name,
                                   container: try ContainerID(validating: container), download: .all, token: r.token)
+        config.accountKey = accountKey?.text
         try config.save(home)
         return (home, config)
     }

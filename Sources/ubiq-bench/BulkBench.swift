@@ -17,9 +17,11 @@ struct BulkBench: AsyncParsableCommand {
     @Flag(help: "Flush the big file in A to disk before the clock starts (the figure is then the sync's own, without the kernel writing back A's file meanwhile on the same disk).")
     var flushSource = false
     @Flag(help: "Keep chunks unsealed on the server (a side-by-side figure of sealing's cost; the product always seals).") var unsealed = false
+    @Flag(help: "The account is encrypted end to end (a side-by-side figure of its cost).") var encrypted = false
 
     func run() async throws {
-        let server = try await BenchServer.start(label: "bulkbench", blobs: blobs, database: database, unsealed: unsealed)
+        var server = try await BenchServer.start(label: "bulkbench", blobs: blobs, database: database, unsealed: unsealed)
+        if encrypted { server.accountKey = .generate() }
         if twoServers && (server.made == nil || blobs == nil) { throw CleanExit.message("--two-servers needs --database and --blobs (what servers share)") }
         let second = twoServers ? try await BenchServer.start(label: "bulkbench-2", blobs: blobs, shared: server.made) : nil
         let a = try await server.device("A", container: "bench.bulk")

@@ -18,9 +18,11 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Runs of each 64 MiB edit measure.") var editRuns = 5
     @Option(help: "Runs of each moved-in / atomic-save measure.") var placedRuns = 7
     @Option(help: "MiB of the big moved-in / atomically saved file (0 skips it).") var placedBigMiB = 64
+    @Flag(help: "The account is encrypted end to end (a side-by-side figure of its cost).") var encrypted = false
 
     func run() async throws {
-        let server = try await BenchServer.start(label: "syncbench", blobs: blobs)
+        var server = try await BenchServer.start(label: "syncbench", blobs: blobs)
+        if encrypted { server.accountKey = .generate() }
         let port = server.port
 
         let proxyA = LoopbackProxy(target: port), proxyB = LoopbackProxy(target: port)

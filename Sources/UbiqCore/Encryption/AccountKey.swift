@@ -20,10 +20,9 @@ public struct AccountKey: Sendable, Equatable {
         self.epoch = epoch
     }
 
-    /// A new random key at `epoch`.
+    /// A new random key at `epoch` (from swift-crypto's key generator: the system's CSPRNG).
     public static func generate(epoch: Int = 1) -> AccountKey {
-        var g = SystemRandomNumberGenerator()
-        return try! AccountKey(bytes: (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &g) }, epoch: epoch)
+        try! AccountKey(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }, epoch: epoch)
     }
 
     static let textPrefix = "ubiq-account-key-v1"

@@ -12,10 +12,16 @@ public struct RecoveryKey: Sendable, Equatable {
     public let symbols: String
     static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
-    /// A new random recovery key.
+    /// A new random recovery key (150 bits of swift-crypto's key generator: the system's CSPRNG).
     public static func generate() -> RecoveryKey {
-        var g = SystemRandomNumberGenerator()
-        return RecoveryKey(symbols: String((0..<30).map { _ in alphabet[Int.random(in: 0..<32, using: &g)] }))
+        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+        // Five bits per symbol, read from the front of the 256 random bits.
+        let symbols = (0..<30).map { i -> Character in
+            let bit = i * 5, byte = bit / 8, shift = bit % 8
+            let word = UInt16(bytes[byte]) << 8 | UInt16(bytes[byte + 1])
+            return alphabet[Int((word >> (11 - shift)) & 0x1F)]
+        }
+        return RecoveryKey(symbols: String(symbols))
     }
 
     private init(symbols: String) { self.symbols = symbols }
