@@ -24,6 +24,9 @@ public struct SealedSyncServer: SyncServer {
 
     public var naming: ChunkNaming { ChunkNaming(cipher: keys.chunks) }
 
+    /// Every chunk it returns opened with the key after its sealed bytes matched their name.
+    public var verifiesChunks: Bool { true }
+
     // MARK: names
 
     func sealed(_ p: RelativePath) throws -> RelativePath { try keys.names.seal(path: p) }
@@ -177,7 +180,7 @@ public struct SealedSyncServer: SyncServer {
     /// The chunk `sealed` holds, once its bytes are the ones named `hash` (another chunk of the
     /// account would open with its key too) and open with the key.
     func opened(_ sealed: UnsafeRawBufferPointer, _ hash: ContentHash) throws -> [UInt8] {
-        guard ContentHash.of(buffer: sealed) == hash else { throw CoreError(.tampered, "the server sent other bytes for chunk \(hash.hex.prefix(12))") }
+        guard inner.verifiesChunks || ContentHash.of(buffer: sealed) == hash else { throw CoreError(.tampered, "the server sent other bytes for chunk \(hash.hex.prefix(12))") }
         return try keys.chunks.open(sealed)
     }
 

@@ -11,6 +11,9 @@ public protocol SyncServer: Sendable {
     /// How this server's chunks are named: `.plain` unless it seals an encrypted account's
     /// (``SealedSyncServer``). Everything that names or checks a chunk asks it.
     var naming: ChunkNaming { get }
+    /// True when every chunk it returns was checked against the name it was asked for (the real
+    /// client does); a layer above then need not hash it again.
+    var verifiesChunks: Bool { get }
     // The change feed and the push channel.
     func changes(_ container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangesResponse
     func listen(logger: Logger, onMessage: @escaping @Sendable (PushMessage) async -> Void) async throws
@@ -42,6 +45,9 @@ public protocol SyncServer: Sendable {
 
 extension SyncServer {
     public var naming: ChunkNaming { .plain }
+    public var verifiesChunks: Bool { false }
 }
 
-extension UbiqAPIClient: SyncServer {}
+extension UbiqAPIClient: SyncServer {
+    public var verifiesChunks: Bool { true }
+}

@@ -19,6 +19,7 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Runs of each moved-in / atomic-save measure.") var placedRuns = 7
     @Option(help: "MiB of the big moved-in / atomically saved file (0 skips it).") var placedBigMiB = 64
     @Flag(help: "The account is encrypted end to end (a side-by-side figure of its cost).") var encrypted = false
+    @Option(help: "Seed of the files' bytes (the same seed makes the same chunks: side-by-side wire bytes; default: a random one).") var seed: UInt64?
 
     func run() async throws {
         var server = try await BenchServer.start(label: "syncbench", blobs: blobs)
@@ -35,7 +36,9 @@ struct SyncBench: AsyncParsableCommand {
         var latencies: [Double] = []
         // Fresh data each run (a system-seeded SplitMix: the system generator costs a system call
         // per 8 bytes, ~30 s of kernel time for the files of one run).
-        var rng = SplitMix(seed: UInt64.random(in: 0...UInt64.max))
+        let seed = self.seed ?? UInt64.random(in: 0...UInt64.max)
+        print("seed \(seed)\(encrypted ? ", encrypted account" : "")")
+        var rng = SplitMix(seed: seed)
         for i in 0..<runs {
             let bytes = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let name = "Documents/lat-\(i).bin"

@@ -190,4 +190,18 @@ struct EncryptionTests {
             #expect(throws: CoreError.self) { try c.open(Data(d).base64EncodedString(), version: v) }
         }
     }
+
+    @Test func base64URLMatchesFoundationsAndRefusesEverythingElse() {
+        var rng = SeededRandom.forTest("e2e.base64url")
+        for n in 0..<300 {
+            let bytes = rng.bytes(n % 200)
+            let mine = Base64URL.encode(bytes)
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(mine == foundation && Base64URL.decode(mine) == bytes, "seed \(rng.seed)")
+        }
+        for bad in ["A", "AB=", "AB+/", "ab cd", "é", "AB", "ABC"] where Base64URL.decode(bad).map({ Base64URL.encode($0) }) != bad {
+            #expect(Base64URL.decode(bad) == nil, "\(bad)")
+        }
+    }
 }
