@@ -10,6 +10,11 @@ struct AccountKeying {
     let client: UbiqAPIClient
     let user: String
     let container: ContainerID
+    /// This device (its ID names its request to join) and its name (shown where it is approved).
+    let device: DeviceID
+    let deviceName: String
+    /// How long to wait for a trusted device's approval (0: do not ask for one).
+    let approvalWait: Int
 
     /// The sealed key kept under the recovery key.
     static let recoveryName = "recovery"
@@ -39,7 +44,42 @@ struct AccountKeying {
         }
         guard sealed != nil else { return (nil, nil) }
         if let kept, (try? AccountKey(text: kept)) != nil { return (kept, nil) }
-        throw CLIError(.keyMissing, "\(user) is encrypted end to end and this device has no key: sign in with --recovery-key KEY (the key printed when the account was encrypted)")
+        guard approvalWait > 0 else {
+            throw CLIError(.keyMissing, "\(user) is encrypted end to end and this device has no key: approve it from a device that has (ubiq devices approve CODE), or sign in with --recovery-key KEY (the key printed when the account was encrypted)")
+        }
+        return (try await awaitApproval().text, nil)
+    }
+
+    /// Leaves a request to join with the server, shows its code, and waits for a trusted
+    /// device's grant (polling the server, at most `approvalWait` seconds).
+    func awaitApproval() async throws -> AccountKey {
+        let request = DeviceEnrolment.Request(deviceName: deviceName)
+        let (requestName, grantName) = (DeviceEnrolment.requestName(device), DeviceEnrolment.grantName(device))
+        try await mapClient {
+            try? await client.deleteAccountKey(name: grantName)  // one from an earlier attempt was sealed to another key
+            try await client.putAccountKey(name: requestName, value: request.text, replace: true)
+        }
+        print("""
+            \(user) is encrypted end to end. On a device that holds its key, run:
+
+                ubiq devices approve \(request.code)
+
+            (check that the code is the same there). Waiting up to \(approvalWait) s; or stop and sign in with --recovery-key KEY.
+            """)
+        fflush(nil)
+        let deadline = ContinuousClock.now + .seconds(approvalWait)
+        while ContinuousClock.now < deadline {
+            if let grant = try await mapClient({ try await client.accountKeys() })[grantName] {
+                try? await client.deleteAccountKey(name: requestName)
+                try? await client.deleteAccountKey(name: grantName)
+                do { return try DeviceEnrolment.open(grant: grant, with: request.privateKey, user: user, device: device) } catch let e as CoreError {
+                    throw CLIError(e.code, e.message)
+                }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        try? await client.deleteAccountKey(name: requestName)
+        throw CLIError(.keyMissing, "no device approved this one within \(approvalWait) s; sign in again to get a new code, or use --recovery-key KEY")
     }
 
     /// What the first device prints, once: the recovery key and what it is for.

@@ -25,6 +25,8 @@ struct LoginCommand: AsyncParsableCommand {
     var encrypted = false
     @Option(name: .long, help: "Sign in to an end-to-end encrypted account with its recovery key (the one printed when it was encrypted).")
     var recoveryKey: String?
+    @Option(name: .long, help: "On an encrypted account without --recovery-key: how long to wait for a trusted device's approval, in seconds (0: do not wait).")
+    var approvalWait = 600
     @OptionGroup var home: HomeOption
 
     func validate() throws {
@@ -84,7 +86,8 @@ struct LoginCommand: AsyncParsableCommand {
         let client = UbiqAPIClient(baseURL: base, token: r.token, trusting: trusted)
         let shownRecovery: RecoveryKey?
         do {
-            (config.accountKey, shownRecovery) = try await AccountKeying(client: client, user: r.user, container: containerID)
+            (config.accountKey, shownRecovery) = try await AccountKeying(client: client, user: r.user, container: containerID, device: r.deviceID,
+                                                                         deviceName: r.deviceName, approvalWait: max(0, approvalWait))
                 .keys(encrypt: encrypted, recoveryKey: recoveryKey, kept: switching ? nil : previous?.accountKey)
         } catch {
             try? await client.revoke()  // no device stays signed in without the key it needs

@@ -8,7 +8,7 @@ import UbiqProtocol
 /// `ubiq devices [--json]`, `ubiq devices revoke NAME`: the account's devices, seen from one of them.
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "devices", abstract: "List the account's devices, or revoke one (a lost laptop).",
-                                                    subcommands: [DevicesList.self, DevicesRevoke.self], defaultSubcommand: DevicesList.self)
+                                                    subcommands: [DevicesList.self, DevicesRevoke.self, DevicesApprove.self], defaultSubcommand: DevicesList.self)
 }
 
 struct DevicesList: AsyncParsableCommand {
@@ -39,5 +39,36 @@ struct DevicesRevoke: AsyncParsableCommand {
         guard !d.current else { throw CLIError(.invalidRequest, "that is this device; use 'ubiq logout' to sign it out") }
         try await mapClient { try await client.revoke(device: d.id) }
         print("revoked \(d.name) (\(d.id))")
+    }
+}
+
+/// `ubiq devices approve CODE`: on a device of an end-to-end encrypted account, lets in the new
+/// device that shows CODE (`DeviceEnrolment`).
+struct DevicesApprove: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "approve",
+                                                    abstract: "Let a new device into an end-to-end encrypted account: the code it shows while it signs in.")
+    @Argument(help: "The code the new device shows (XXXXX-XXXXX).") var code: String
+    @OptionGroup var home: HomeOption
+
+    func run() async throws {
+        let (_, config) = try home.config()
+        guard let text = config.accountKey, let key = try? AccountKey(text: text) else {
+            throw CLIError(.keyMissing, "this device holds no key of an encrypted account; approve from one that does")
+        }
+        guard let wanted = DeviceEnrolment.normalized(code: code) else {
+            throw CLIError(.invalidValue, "a code is 10 letters and digits (XXXXX-XXXXX), as the new device shows it")
+        }
+        let client = config.apiClient
+        let keys = try await mapClient { try await client.accountKeys() }
+        for (name, value) in keys.sorted(by: { $0.key < $1.key }) where name.hasPrefix("enrol.") {
+            guard let request = try? DeviceEnrolment.read(request: value),
+                  DeviceEnrolment.code(of: request.publicKey.rawRepresentation) == wanted,
+                  let device = DeviceID(string: String(name.dropFirst("enrol.".count))) else { continue }
+            let grant = try DeviceEnrolment.grant(key, to: value, user: config.user, device: device)
+            try await mapClient { try await client.putAccountKey(name: DeviceEnrolment.grantName(device), value: grant, replace: true) }
+            print("approved \(TerminalText.safe(request.deviceName)) (\(device)): it now holds the account's key")
+            return
+        }
+        throw CLIError(.notFound, "no device is waiting with code \(wanted); check the code the new device shows (it waits while 'ubiq login' runs)")
     }
 }

@@ -153,6 +153,11 @@ public struct UbiqAPIClient: Sendable {
         _ = try await send(.PUT, "/v1/account/keys/\(name)", body: try [UInt8](WireCoding.encode(AccountKeyRequest(value: value, replace: replace))))
     }
 
+    /// Removes a sealed key (`not_found` when there is none).
+    public func deleteAccountKey(name: String) async throws {
+        _ = try await send(.DELETE, "/v1/account/keys/\(name)")
+    }
+
     /// The account's devices (revoked ones too, signed out).
     public func devices() async throws -> [DeviceInfo] { try await get("/v1/devices", as: DevicesResponse.self).devices }
 

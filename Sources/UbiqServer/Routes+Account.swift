@@ -94,6 +94,15 @@ struct AccountRoutes: Sendable {
             return Response(status: .created)
         }
 
+        router.delete("/v1/account/keys/:name") { request, context -> Response in
+            let ctx = try await self.auth.authenticate(request)
+            let name = try context.parameters.require("name")
+            guard try await self.metadata.deleteAccountKey(accountID: ctx.accountID, name: name) else {
+                throw APIFailure(.notFound, "this account keeps no sealed key named '\(name.prefix(64))'")
+            }
+            return Response(status: .noContent)
+        }
+
         router.get("/v1/account") { request, _ -> Response in
             let ctx = try await self.auth.authenticate(request)
             let u = try await self.metadata.usage(accountID: ctx.accountID)

@@ -231,6 +231,8 @@ public protocol AccountKeyStore: Sendable {
     /// Stores `value` as `name`; with `replace` false, leaves an existing one and returns false.
     /// `invalid_value` past `AccountKeyLimits`.
     func putAccountKey(accountID: Int64, name: String, value: String, replace: Bool, now: Date) async throws -> Bool
+    /// Removes a sealed key; false when there was none.
+    func deleteAccountKey(accountID: Int64, name: String) async throws -> Bool
 }
 
 /// How many sealed keys an account keeps, and how big.

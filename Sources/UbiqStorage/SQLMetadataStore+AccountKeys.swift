@@ -9,6 +9,12 @@ extension SQLMetadataStore: AccountKeyStore {
         }
     }
 
+    public func deleteAccountKey(accountID: Int64, name: String) async throws -> Bool {
+        try await write(account: accountID) { db in
+            try db.execute("DELETE FROM account_keys WHERE account_id = ? AND name = ?", [accountID, name]) > 0
+        }
+    }
+
     public func putAccountKey(accountID: Int64, name: String, value: String, replace: Bool, now: Date) async throws -> Bool {
         guard AccountKeyLimits.validName(name) else {
             throw StorageError(.invalidValue, "a sealed key's name is 1 to \(AccountKeyLimits.maxNameBytes) lower-case letters, digits, '.' and '-'")

@@ -204,4 +204,26 @@ struct EncryptionTests {
             #expect(Base64URL.decode(bad) == nil, "\(bad)")
         }
     }
+
+    @Test func aGrantOpensOnlyOnTheDeviceWhoseRequestItAnswers() throws {
+        let key = AccountKey.generate()
+        let device = DeviceID(uuid: UUID())
+        let request = DeviceEnrolment.Request(deviceName: "laptop ✓")
+        let (publicKey, name) = try DeviceEnrolment.read(request: request.text)
+        #expect(name == "laptop ✓" && DeviceEnrolment.code(of: publicKey.rawRepresentation) == request.code)
+        #expect(request.code.count == 11 && DeviceEnrolment.normalized(code: request.code.lowercased().replacingOccurrences(of: "-", with: " ")) == request.code)
+        #expect(DeviceEnrolment.normalized(code: "12345") == nil && DeviceEnrolment.normalized(code: "ABCDE-FGHIU") == nil)
+        let grant = try DeviceEnrolment.grant(key, to: request.text, user: "alice", device: device)
+        #expect(try DeviceEnrolment.open(grant: grant, with: request.privateKey, user: "alice", device: device) == key)
+        // Another device's key, another device ID or account, a damaged grant: tampered.
+        let other = DeviceEnrolment.Request(deviceName: "phone")
+        #expect(other.code != request.code)
+        #expect(throws: CoreError.self) { try DeviceEnrolment.open(grant: grant, with: other.privateKey, user: "alice", device: device) }
+        #expect(throws: CoreError.self) { try DeviceEnrolment.open(grant: grant, with: request.privateKey, user: "alice", device: DeviceID(uuid: UUID())) }
+        #expect(throws: CoreError.self) { try DeviceEnrolment.open(grant: grant, with: request.privateKey, user: "bob", device: device) }
+        #expect(throws: CoreError.self) { try DeviceEnrolment.open(grant: String(grant.dropLast(6)) + "AAAAAA", with: request.privateKey, user: "alice", device: device) }
+        for bad in ["", "ubiq-enrol-v1", "ubiq-enrol-v1 AAAA bmFtZQ==", "ubiq-enrol-v0 " + request.text.split(separator: " ").dropFirst().joined(separator: " ")] {
+            #expect(throws: CoreError.self, "\(bad)") { try DeviceEnrolment.read(request: bad) }
+        }
+    }
 }

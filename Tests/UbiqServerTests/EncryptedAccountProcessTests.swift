@@ -49,8 +49,8 @@ extension ProcessTests {
         #expect(status == 0, "\(out)\(err)")
 
         // Without the key, or with a wrong one, a new device is not let in (and not left signed in).
-        (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "carol", "--password-stdin", "--home", homeB], stdin: "pw-carol\n")
-        #expect(status != 0 && err.contains("has no key") && err.contains("--recovery-key"), "\(err)")
+        (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "carol", "--password-stdin", "--home", homeB, "--approval-wait", "0"], stdin: "pw-carol\n")
+        #expect(status != 0 && err.contains("has no key") && err.contains("--recovery-key") && err.contains("devices approve"), "\(err)")
         var wrong = Array(recovery)
         wrong[0] = wrong[0] == "A" ? "B" : "A"
         (status, _, err) = try ChildProcess.runUbiq(["login", url, "--user", "carol", "--password-stdin", "--home", homeB, "--recovery-key", String(wrong)], stdin: "pw-carol\n")
@@ -100,5 +100,64 @@ extension ProcessTests {
         // admin token included.
         #expect(!logged.contains("adm_"), "the server's log holds its admin token")
         #expect(seen.isEmpty, "\(seen.prefix(10))")
+    }
+
+    /// A new device let in by a trusted one: it shows a code and waits; the trusted device
+    /// approves the code; a request the server swapped for its own key matches no code.
+    @Test func aTrustedDeviceApprovesANewOneByItsCode() async throws {
+        let dir = try TempDirectory("ubiq-e2e-approve")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        var (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "dave", "--password-stdin", "--data", data], stdin: "pw-dave\n")
+        #expect(status == 0, "\(err)")
+        let (server, url) = try startServer(data)
+        defer { server.signal(SIGKILL); server.wait() }
+        let homeA = dir.url.appendingPathComponent("a").path, homeB = dir.url.appendingPathComponent("b").path, homeC = dir.url.appendingPathComponent("c").path
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "dave", "--password-stdin", "--home", homeA, "--encrypted", "--device", "desk"], stdin: "pw-dave\n")
+        #expect(status == 0, "\(out)\(err)")
+        let docs = URL(fileURLWithPath: homeA).appendingPathComponent("Ubiquity/iCloud.default/Documents")
+        try Data("from the desk".utf8).write(to: docs.appendingPathComponent("note.txt"))
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", homeA])
+        #expect(status == 0, "\(out)\(err)")
+
+        func code(in text: String) -> String? {
+            text.split(separator: "\n").compactMap { line -> String? in
+                guard let r = line.range(of: "ubiq devices approve ") else { return nil }
+                return String(line[r.upperBound...]).trimmingCharacters(in: .whitespaces)
+            }.first
+        }
+        // B signs in and waits with its code; a wrong code finds nobody; the right one lets it in.
+        let b = try ChildProcess(ChildProcess.ubiqBinary(), ["login", url, "--user", "dave", "--password-stdin", "--home", homeB, "--device", "laptop", "--approval-wait", "60"],
+                                 stdin: "pw-dave\n")
+        let shown = try #require(b.waitForOutput(timeout: 60) { code(in: $0) != nil }.flatMap(code(in:)), "\(b.stdout)\(b.stderr)")
+        #expect(shown.count == 11 && shown.split(separator: "-").count == 2)
+        (status, _, err) = try ChildProcess.runUbiq(["devices", "approve", "00000-00000", "--home", homeA])
+        #expect(status != 0 && err.contains("no device is waiting with code 00000-00000"), "\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["devices", "approve", shown.lowercased().replacingOccurrences(of: "-", with: " "), "--home", homeA])
+        #expect(status == 0 && out.contains("approved laptop"), "\(out)\(err)")
+        #expect(b.wait(timeout: 60) == 0, "\(b.stdout)\(b.stderr)")
+        #expect(b.stdout.contains("holds its key"), "\(b.stdout)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", homeB])
+        #expect(status == 0, "\(out)\(err)")
+        let noteB = URL(fileURLWithPath: homeB).appendingPathComponent("Ubiquity/iCloud.default/Documents/note.txt")
+        #expect((try? String(contentsOf: noteB, encoding: .utf8)) == "from the desk")
+        // The request and the grant are gone from the server.
+        let configA = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: homeA).appendingPathComponent("config/config.json"))) as? [String: Any]
+        let asServer = UbiqAPIClient(baseURL: url, token: try #require(configA?["token"] as? String))
+        #expect(try await asServer.accountKeys().keys.sorted() == ["recovery"])
+
+        // C waits; the server puts a key of its own in C's request: C's code matches nothing.
+        let c = try ChildProcess(ChildProcess.ubiqBinary(), ["login", url, "--user", "dave", "--password-stdin", "--home", homeC, "--device", "phone", "--approval-wait", "5"],
+                                 stdin: "pw-dave\n")
+        let shownC = try #require(c.waitForOutput(timeout: 60) { code(in: $0) != nil }.flatMap(code(in:)), "\(c.stdout)\(c.stderr)")
+        let requests = try await asServer.accountKeys().filter { $0.key.hasPrefix("enrol.") }
+        #expect(requests.count == 1)
+        for (name, _) in requests {
+            try await asServer.putAccountKey(name: name, value: DeviceEnrolment.Request(deviceName: "phone").text, replace: true)
+        }
+        (status, _, err) = try ChildProcess.runUbiq(["devices", "approve", shownC, "--home", homeA])
+        #expect(status != 0 && err.contains("no device is waiting"), "\(err)")
+        #expect(c.wait(timeout: 60) != 0 && c.stderr.contains("no device approved this one"), "\(c.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: homeC + "/config/config.json"))
     }
 }
