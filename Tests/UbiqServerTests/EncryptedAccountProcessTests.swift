@@ -160,4 +160,36 @@ extension ProcessTests {
         #expect(c.wait(timeout: 60) != 0 && c.stderr.contains("no device approved this one"), "\(c.stderr)")
         #expect(!FileManager.default.fileExists(atPath: homeC + "/config/config.json"))
     }
+
+    /// The same as a person does it, in two terminals (tmux): the new device's `ubiq login`
+    /// asks for the password, shows its code and waits; the code is typed on the other.
+    @Test(.enabled(if: TmuxSession.available)) func enrolmentAcrossTwoTerminals() async throws {
+        let dir = try TempDirectory("ubiq-e2e-tmux")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        var (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "erin", "--password-stdin", "--data", data], stdin: "pw-erin\n")
+        #expect(status == 0, "\(err)")
+        let (server, url) = try startServer(data)
+        defer { server.signal(SIGKILL); server.wait() }
+        let homeA = dir.url.appendingPathComponent("a").path, homeB = dir.url.appendingPathComponent("b").path
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "erin", "--password-stdin", "--home", homeA, "--encrypted"], stdin: "pw-erin\n")
+        #expect(status == 0, "\(out)\(err)")
+        let ubiq = ChildProcess.ubiqBinary()
+        let termB = try TmuxSession(width: 120, height: 30), termA = try TmuxSession(width: 120, height: 30)
+        defer { termA.kill(); termB.kill() }
+        try termB.send("\(ubiq) login \(url) --user erin --home \(homeB) --device tablet; echo LOGIN=$?", "Enter")
+        #expect(termB.waitFor("Password for erin:"), "\(termB.capture())")
+        try termB.type("pw-erin")
+        try termB.send("Enter")
+        #expect(termB.waitFor("ubiq devices approve", timeout: 30), "\(termB.capture())")
+        let line = termB.capture().split(separator: "\n").first { $0.contains("ubiq devices approve") } ?? ""
+        let code = String(line.split(separator: " ").last ?? "")
+        #expect(DeviceEnrolment.normalized(code: code) == code, "\(line)")
+        try termA.send("\(ubiq) devices approve \(code) --home \(homeA); echo APPROVE=$?", "Enter")
+        #expect(termA.waitFor("APPROVE=0", timeout: 30) && termA.capture().contains("approved tablet"), "\(termA.capture())")
+        #expect(termB.waitFor("LOGIN=0", timeout: 30) && termB.capture().contains("holds its key"), "\(termB.capture())")
+        let config = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: homeB).appendingPathComponent("config/config.json"))) as? [String: Any]
+        let keyA = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: homeA).appendingPathComponent("config/config.json"))) as? [String: Any]
+        #expect(config?["accountKey"] as? String != nil && config?["accountKey"] as? String == keyA?["accountKey"] as? String)
+    }
 }
