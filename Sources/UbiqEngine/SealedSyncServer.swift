@@ -162,7 +162,8 @@ public struct SealedSyncServer: SyncServer {
     public func missingChunks(_ hashes: [ContentHash]) async throws -> [ContentHash] { try await inner.missingChunks(hashes) }
 
     public func uploadChunks(named chunks: [(ContentHash, [UInt8])]) async throws {
-        try await inner.uploadChunks(named: chunks.map { ($0.0, keys.chunks.seal($0.1)) })
+        let cipher = keys.chunks
+        try await inner.uploadChunks(named: chunks.map { c in (c.0, c.1.withUnsafeBytes { cipher.sealed($0, named: c.0) }) })
     }
 
     public func uploadChunks(named chunks: [(hash: ContentHash, size: Int)], fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
@@ -172,7 +173,7 @@ public struct SealedSyncServer: SyncServer {
             plain.removeAll(keepingCapacity: true)
             plain.append(contentsOf: repeatElement(0, count: chunks[i].size))
             try plain.withUnsafeMutableBytes { try fill(i, $0) }
-            let sealed = cipher.seal(plain)
+            let sealed = plain.withUnsafeBytes { cipher.sealed($0, named: chunks[i].hash) }
             sealed.withUnsafeBytes { out.copyMemory(from: $0) }
         }
     }

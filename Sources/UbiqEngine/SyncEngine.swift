@@ -119,7 +119,7 @@ public actor SyncEngine {
         } catch {
             throw EngineError(.storageFailure, "cannot create \(folder.path): \(error.localizedDescription)")
         }
-        self.files = LocalFiles(root: folder, chunker: Chunker.standard.named(keys.map { ChunkNaming(cipher: $0.chunks) } ?? .plain))
+        self.files = LocalFiles(root: folder, chunker: Chunker.standard.named(keys.map { ChunkNaming(cipher: $0.chunks, keepsSealed: true) } ?? .plain))
         self.disk = disk.anchored(at: files.rootPath)
         let loadStart = ContinuousClock.now
         let store = try EngineStore(path: home.stateDatabase(config.container).path)

@@ -226,4 +226,20 @@ struct EncryptionTests {
             #expect(throws: CoreError.self, "\(bad)") { try DeviceEnrolment.read(request: bad) }
         }
     }
+
+    @Test func chunksSealedToNameThemAreKeptForTheirUploadWithinABound() {
+        var rng = SeededRandom.forTest("e2e.kept")
+        let c = AccountKey.generate().keys(for: notes).chunks
+        let naming = ChunkNaming(cipher: c, keepsSealed: true)
+        let chunks = (0..<700).map { _ in rng.bytes(128 << 10) }  // 87.5 MiB: more than the bound
+        let names = chunks.map { naming.name($0) }
+        // Every chunk's sealed bytes are right, kept or not; the newest are still kept, the oldest not.
+        for (bytes, name) in zip(chunks, names) { #expect(bytes.withUnsafeBytes { c.sealed($0, named: name) } == c.seal(bytes)) }
+        #expect(c.kept.take(names[699]) == nil, "taken once, then gone")
+        _ = naming.name(chunks[0])
+        #expect(c.kept.take(names[0]) == c.seal(chunks[0]))
+        // A check (no keeping) keeps nothing.
+        _ = ChunkNaming(cipher: c).name(chunks[1])
+        #expect(c.kept.take(names[1]) == nil)
+    }
 }

@@ -12,6 +12,9 @@ import Foundation
 /// sizes (`ThreatModel.md`).
 public struct ChunkCipher: Sendable {
     let key: SymmetricKey
+    /// Chunks sealed to name them while a folder was hashed, kept for their upload (the one
+    /// that follows need not seal them again); shared by every copy of this cipher.
+    let kept = SealedChunks()
     /// What sealing adds to a chunk (the tag).
     public static let overhead = 16
     static let nonce = try! AES.GCM._SIV.Nonce(data: [UInt8](repeating: 0, count: 12))
@@ -40,8 +43,52 @@ public struct ChunkCipher: Sendable {
         }
     }
 
-    /// The chunk's name: SHA-256 of its sealed bytes.
-    public func name(of plain: UnsafeRawBufferPointer) -> ContentHash { seal(plain).withUnsafeBytes { ContentHash.of(buffer: $0) } }
+    /// The chunk's name: SHA-256 of its sealed bytes; with `keeping`, the sealed bytes are kept
+    /// for the chunk's upload (`sealed(_:named:)`).
+    public func name(of plain: UnsafeRawBufferPointer, keeping: Bool = false) -> ContentHash {
+        let sealed = seal(plain)
+        let name = sealed.withUnsafeBytes { ContentHash.of(buffer: $0) }
+        if keeping { kept.put(name, sealed) }
+        return name
+    }
+
+    /// The sealed bytes of the chunk `plain` named `name`: kept from its naming when they still
+    /// are (sealing is deterministic: a chunk of that name is exactly those bytes), else sealed now.
+    public func sealed(_ plain: UnsafeRawBufferPointer, named name: ContentHash) -> [UInt8] {
+        kept.take(name) ?? seal(plain)
+    }
+}
+
+/// A bounded store of sealed chunks by name (oldest dropped first past `limit` bytes).
+final class SealedChunks: @unchecked Sendable {
+    private let lock = NSLock()
+    private var chunks: [ContentHash: [UInt8]] = [:]
+    private var order: [ContentHash] = []
+    private var head = 0
+    private var bytes = 0
+    static let limit = 64 << 20
+
+    func put(_ name: ContentHash, _ sealed: [UInt8]) {
+        lock.withLock {
+            guard chunks[name] == nil else { return }
+            chunks[name] = sealed
+            order.append(name)
+            bytes += sealed.count
+            while bytes > Self.limit, head < order.count {
+                if let gone = chunks.removeValue(forKey: order[head]) { bytes -= gone.count }
+                head += 1
+            }
+            if head > 4096, head * 2 > order.count { order.removeFirst(head); head = 0 }
+        }
+    }
+
+    func take(_ name: ContentHash) -> [UInt8]? {
+        lock.withLock {
+            guard let c = chunks.removeValue(forKey: name) else { return nil }
+            bytes -= c.count
+            return c
+        }
+    }
 }
 
 /// How a device names chunks: SHA-256 of their bytes (a plain account), or of their sealed
@@ -50,8 +97,13 @@ public struct ChunkCipher: Sendable {
 public struct ChunkNaming: Sendable {
     /// The container's chunk cipher; nil for a plain account.
     public let cipher: ChunkCipher?
+    /// Sealed chunks are kept for their upload (the naming of a folder's hashing, not of checks).
+    public let keepsSealed: Bool
 
-    public init(cipher: ChunkCipher?) { self.cipher = cipher }
+    public init(cipher: ChunkCipher?, keepsSealed: Bool = false) {
+        self.cipher = cipher
+        self.keepsSealed = keepsSealed
+    }
 
     /// SHA-256 of the bytes.
     public static let plain = ChunkNaming(cipher: nil)
@@ -59,7 +111,7 @@ public struct ChunkNaming: Sendable {
     /// The name of the chunk `buffer` holds.
     public func name(_ buffer: UnsafeRawBufferPointer) -> ContentHash {
         guard let cipher else { return .of(buffer: buffer) }
-        return cipher.name(of: buffer)
+        return cipher.name(of: buffer, keeping: keepsSealed)
     }
 
     /// The name of the chunk `bytes`.
