@@ -10,5 +10,12 @@ public enum TestDatabaseDrop {
               var base = try? PostgreSQLLocation(parsing: url) else { return }
         base.connections = 1
         try? await PostgreSQLDatabase.administer(base, ["DROP DATABASE IF EXISTS \(location.database) WITH (FORCE)"])
+        // The server key its servers shared goes with it (runs left hundreds in the temp folder).
+        try? FileManager.default.removeItem(atPath: keyFile(of: location))
+    }
+
+    /// The server key file the test servers of one PostgreSQL database share (a fleet shares one).
+    public static func keyFile(of pg: PostgreSQLLocation) -> String {
+        NSTemporaryDirectory() + "ubiq-test-key-\(pg.host)-\(pg.port)-\(pg.database).key"
     }
 }

@@ -38,7 +38,7 @@ public final class TestServer: Sendable {
         // Servers sharing a PostgreSQL database share its key file (as a fleet must).
         var keyFile = keyFile
         if keyFile == nil, case .postgres(let pg) = database {
-            keyFile = NSTemporaryDirectory() + "ubiq-test-key-\(pg.host)-\(pg.port)-\(pg.database).key"
+            keyFile = TestDatabaseDrop.keyFile(of: pg)
         }
         // The stores open once (a failure there is the test's answer, not a port to try again).
         var services = blobs == .folder && database == .sqlite ? try await ServerServices.embedded(at: dir.url, keyFile: keyFile, clock: clock)
