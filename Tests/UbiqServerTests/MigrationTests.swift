@@ -37,6 +37,23 @@ struct MigrationTests {
             _ = try await laptop.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(name),
                                                              kind: .folder, base: nil, modified: Date(), manifest: nil))
         }
+        // An end-to-end encrypted account, as its device writes it: a sealed key, a sealed name,
+        // a sealed chunk and a version with its sealed record.
+        try await old.user("carol")
+        let (carol, _) = try await old.device("carol")
+        let carolKey = AccountKey.generate(), recovery = RecoveryKey.generate()
+        let keys = carolKey.keys(for: notes)
+        try await carol.putAccountKey(name: "recovery", value: recovery.seal(carolKey, user: "carol"), replace: false)
+        let secret = Array("a sealed file".utf8), sealedChunk = keys.chunks.seal(Array("a sealed file".utf8))
+        let chunkName = ContentHash.of(sealedChunk)
+        try await carol.uploadChunks(named: [(chunkName, sealedChunk)])
+        let sealedManifest = Manifest(chunks: [ChunkRef(hash: chunkName, size: secret.count)])
+        let sealedVersion = VersionID(uuid: UUID())
+        let record = RecordCipher(keys: keys).seal(.init(modified: Date(timeIntervalSince1970: 1_000_000_000), permissions: 0o640,
+                                                         hash: sealedManifest.hash, size: sealedManifest.size), version: sealedVersion)
+        let sealedPath = try keys.names.seal(path: path("Documents/sealed.txt"))
+        _ = try await carol.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: sealedVersion, path: sealedPath, kind: .file, base: nil,
+                                                        modified: Date(), manifest: sealedManifest, sealed: record))
         let alice = try #require(try await old.services.metadata.account(named: "alice")).id
         let roomBefore = try await old.services.metadata.referenceRoom(accountID: alice)
         let feedBefore = try await laptop.changes(notes, after: 0)
@@ -49,7 +66,7 @@ struct MigrationTests {
         guard let pg = try await PostgresTestDatabase.fresh() else { return }
         let blobs = StoreKind.s3.blobs
         let report = try await Migration.run(data: dir.url, database: pg, blobs: blobs)
-        #expect(report.rows["accounts"] == 2 && report.rows["tokens"] == 3 && report.chunks > 12)
+        #expect(report.rows["accounts"] == 3 && report.rows["tokens"] == 4 && report.rows["account_keys"] == 1 && report.chunks > 12)
         #expect(report.rows == report.rowsAfter)
         // Again: refused, nothing doubled.
         await #expect(throws: APIFailure.self) { _ = try await Migration.run(data: dir.url, database: pg, blobs: blobs) }
@@ -75,6 +92,15 @@ struct MigrationTests {
         let seen = try await UbiqAPIClient(baseURL: new.baseURL, token: bob.token).changes(notes, after: 0)
         #expect(seen.items.isEmpty)  // bob's account holds nothing of alice's
         #expect(try await UbiqAPIClient(baseURL: new.baseURL, token: phone.token).changes(notes, after: feedBefore.cursor).items.map(\.id) == [fresh.item.id])
+        // The encrypted account opens as before: its sealed key, name, record and chunk came across.
+        let carol2 = UbiqAPIClient(baseURL: new.baseURL, token: carol.token)
+        #expect(try recovery.open(try #require(try await carol2.accountKeys()["recovery"]), user: "carol") == carolKey)
+        let sealedItem = try #require(try await carol2.changes(notes, after: 0).items.first { $0.path == sealedPath })
+        let v = try #require(sealedItem.current)
+        #expect(try keys.names.open(path: sealedItem.path) == path("Documents/sealed.txt"))
+        let fields = try RecordCipher(keys: keys).open(try #require(v.sealed), version: v.id)
+        #expect(fields.modified == Date(timeIntervalSince1970: 1_000_000_000) && fields.permissions == 0o640 && fields.hash == v.hash)
+        #expect(try await carol2.downloadChunk(chunkName).withUnsafeBytes { try keys.chunks.open($0) } == secret)
         _ = lid
         await new.stop()
         dir.remove()
