@@ -13,7 +13,6 @@ import Foundation
 /// opens it with its private key, which never leaves it.
 public enum DeviceEnrolment {
     static let version = "ubiq-enrol-v1"
-    static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
     /// The sealed-key name of `device`'s request, and of its grant.
     public static func requestName(_ device: DeviceID) -> String { "enrol.\(device.description.lowercased())" }
@@ -45,24 +44,13 @@ public enum DeviceEnrolment {
 
     /// The code of a public key: 10 Crockford base32 symbols of its SHA-256, `XXXXX-XXXXX`.
     public static func code(of publicKey: Data) -> String {
-        let h = Array(SHA256.hash(data: Array(version.utf8) + Array(publicKey)))
-        let symbols = (0..<10).map { i -> Character in
-            let bit = i * 5, byte = bit / 8, shift = bit % 8
-            let word = UInt16(h[byte]) << 8 | UInt16(h[byte + 1])
-            return alphabet[Int((word >> (11 - shift)) & 0x1F)]
-        }
-        return String(symbols[0..<5]) + "-" + String(symbols[5...])
+        let symbols = Crockford.symbols(Array(SHA256.hash(data: Array(version.utf8) + Array(publicKey))), count: 10)
+        return String(symbols.prefix(5)) + "-" + String(symbols.suffix(5))
     }
 
     /// A code as a person types it (case, dashes, spaces, O/I/L as 0/1/1), or nil.
     public static func normalized(code typed: String) -> String? {
-        var out = ""
-        for ch in typed.uppercased() where ch != "-" && ch != " " {
-            let c: Character = ch == "O" ? "0" : (ch == "I" || ch == "L") ? "1" : ch
-            guard alphabet.contains(c) else { return nil }
-            out.append(c)
-        }
-        guard out.count == 10 else { return nil }
+        guard let out = Crockford.read(typed), out.count == 10 else { return nil }
         return String(out.prefix(5)) + "-" + String(out.suffix(5))
     }
 

@@ -10,18 +10,10 @@ import Foundation
 public struct RecoveryKey: Sendable, Equatable {
     /// The 30 symbols, upper case, without dashes.
     public let symbols: String
-    static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
     /// A new random recovery key (150 bits of swift-crypto's key generator: the system's CSPRNG).
     public static func generate() -> RecoveryKey {
-        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
-        // Five bits per symbol, read from the front of the 256 random bits.
-        let symbols = (0..<30).map { i -> Character in
-            let bit = i * 5, byte = bit / 8, shift = bit % 8
-            let word = UInt16(bytes[byte]) << 8 | UInt16(bytes[byte + 1])
-            return alphabet[Int((word >> (11 - shift)) & 0x1F)]
-        }
-        return RecoveryKey(symbols: String(symbols))
+        RecoveryKey(symbols: Crockford.symbols(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }, count: 30))
     }
 
     private init(symbols: String) { self.symbols = symbols }
@@ -29,11 +21,8 @@ public struct RecoveryKey: Sendable, Equatable {
     /// Reads a recovery key as a person types it: case, dashes and spaces do not matter, and
     /// `O`, `I`, `L` read as `0`, `1`, `1`. `invalid_value` unless 30 symbols remain.
     public init(typed: String) throws {
-        var out = ""
-        for ch in typed.uppercased() where ch != "-" && ch != " " {
-            let c: Character = ch == "O" ? "0" : (ch == "I" || ch == "L") ? "1" : ch
-            guard Self.alphabet.contains(c) else { throw CoreError(.invalidValue, "a recovery key has only letters and digits (30 of them, in groups of five)") }
-            out.append(c)
+        guard let out = Crockford.read(typed) else {
+            throw CoreError(.invalidValue, "a recovery key has only letters and digits (30 of them, in groups of five)")
         }
         guard out.count == 30 else { throw CoreError(.invalidValue, "a recovery key is 30 letters and digits; this has \(out.count)") }
         symbols = out
