@@ -88,6 +88,7 @@ let package = Package(
             name: "UbiqEngine",
             dependencies: [
                 "UbiqCore", "UbiqProtocol", "UbiqDaemonProtocol", "UbiqClient", "UbiqTransport", "CFileSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -114,6 +115,7 @@ let package = Package(
             name: "UbiqCLI",
             dependencies: [
                 "UbiqCore", "UbiqServer", "UbiqStorage", "UbiqEngine", "UbiqDaemonProtocol", "UbiqClient", "UbiqTUI", "UbiqProtocol", "Ubiquity",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -169,7 +171,7 @@ let package = Package(
             ],
             path: "Tests/UbiqTesting"
         ),
-        .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting"]),
+        .testTarget(name: "UbiqCoreTests", dependencies: ["UbiqCore", "UbiqTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UbiqTUITests", dependencies: ["UbiqTUI", "UbiqCore", "UbiqEngine", "UbiqDaemonProtocol", "UbiqProtocol", "UbiqTesting"],
                     exclude: ["Golden"]),  // read from the source tree (#filePath), so a changed golden needs no rebuild
         .testTarget(

@@ -86,9 +86,12 @@ struct LoginCommand: AsyncParsableCommand {
         let client = UbiqAPIClient(baseURL: base, token: r.token, trusting: trusted)
         let shownRecovery: RecoveryKey?
         do {
-            (config.accountKey, shownRecovery) = try await AccountKeying(client: client, user: r.user, container: containerID, device: r.deviceID,
-                                                                         deviceName: r.deviceName, approvalWait: max(0, approvalWait))
-                .keys(encrypt: encrypted, recoveryKey: recoveryKey, kept: switching ? nil : previous?.accountKey)
+            let kept = try await AccountKeying(client: client, user: r.user, container: containerID, device: r.deviceID,
+                                               deviceName: r.deviceName, approvalWait: max(0, approvalWait))
+                .keys(encrypt: encrypted, recoveryKey: recoveryKey, kept: switching ? nil : previous)
+            config.accountKey = kept.ring?.text
+            config.deviceKey = kept.deviceKey?.rawRepresentation.base64EncodedString()
+            shownRecovery = kept.recovery
         } catch {
             try? await client.revoke()  // no device stays signed in without the key it needs
             throw error

@@ -1,7 +1,9 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import UbiqClient
 import UbiqCore
+import UbiqDaemonProtocol
 import UbiqEngine
 import UbiqProtocol
 
@@ -30,7 +32,7 @@ struct DevicesRevoke: AsyncParsableCommand {
     @OptionGroup var home: HomeOption
 
     func run() async throws {
-        let (_, config) = try home.config()
+        let (h, config) = try home.config()
         let client = config.apiClient
         let all = try await mapClient { try await client.devices() }
         let matches = all.filter { $0.id.description == device.lowercased() || $0.name == device }
@@ -39,6 +41,31 @@ struct DevicesRevoke: AsyncParsableCommand {
         guard !d.current else { throw CLIError(.invalidRequest, "that is this device; use 'ubiq logout' to sign it out") }
         try await mapClient { try await client.revoke(device: d.id) }
         print("revoked \(d.name) (\(d.id))")
+        if config.accountKey != nil { try await Self.roll(home: h, config: config, revoking: d, devices: all) }
+    }
+
+    /// On an encrypted account: a new generation of the account key, sealed to every device on
+    /// the account's list but the revoked one (and to the recovery key), so nothing written from
+    /// now on opens on the revoked device.
+    static func roll(home: DeviceHome, config: DeviceConfig, revoking d: DeviceInfo, devices: [DeviceInfo]) async throws {
+        guard let ring = try config.keyring() else { return }
+        var config = config
+        let key = config.deviceAgreementKey() ?? Curve25519.KeyAgreement.PrivateKey()
+        let me = DeviceKeyList.Entry(holder: DeviceEnrolment.holder(config.deviceID), publicKey: key.publicKey.rawRepresentation, name: config.deviceName)
+        let rolled = try await core {
+            try await AccountKeyService(client: config.apiClient, user: config.user).roll(ring, revoking: DeviceEnrolment.holder(d.id), me: me)
+        }
+        config.accountKey = rolled.ring.text
+        config.deviceKey = key.rawRepresentation.base64EncodedString()
+        try config.save(home)
+        let devicesSealed = rolled.sealedTo.filter { $0 != DeviceKeyList.recovery }.count
+        print("rolled the account's key to epoch \(rolled.ring.current.epoch): sealed to \(devicesSealed) device\(devicesSealed == 1 ? "" : "s")\(rolled.sealedTo.contains(DeviceKeyList.recovery) ? " and the recovery key" : ""); nothing written from now on opens on \(TerminalText.safe(d.name))")
+        if !rolled.sealedTo.contains(DeviceKeyList.recovery) {
+            print("warning: the recovery key is not on this account's device list (it was encrypted before lists existed): it opens only what was written before epoch \(rolled.ring.current.epoch)")
+        }
+        for other in devices where other.signedIn && other.id != d.id && !other.current && !rolled.sealedTo.contains(DeviceEnrolment.holder(other.id)) {
+            print("warning: \(TerminalText.safe(other.name)) is not on the account's device list; sign it in again there (ubiq login shows a code to approve)")
+        }
     }
 }
 
@@ -52,7 +79,7 @@ struct DevicesApprove: AsyncParsableCommand {
 
     func run() async throws {
         let (_, config) = try home.config()
-        guard let text = config.accountKey, let key = try? AccountKey(text: text) else {
+        guard let key = try? config.keyring() else {
             throw CLIError(.keyMissing, "this device holds no key of an encrypted account; approve from one that does")
         }
         guard let wanted = DeviceEnrolment.normalized(code: code) else {
@@ -65,7 +92,11 @@ struct DevicesApprove: AsyncParsableCommand {
                   DeviceEnrolment.code(of: request.publicKey.rawRepresentation) == wanted,
                   let device = DeviceID(string: String(name.dropFirst("enrol.".count))) else { continue }
             let grant = try DeviceEnrolment.grant(key, to: value, user: config.user, device: device)
-            try await mapClient { try await client.putAccountKey(name: DeviceEnrolment.grantName(device), value: grant, replace: true) }
+            let entry = DeviceKeyList.Entry(holder: DeviceEnrolment.holder(device), publicKey: request.publicKey.rawRepresentation, name: request.deviceName)
+            try await core {
+                try await AccountKeyService(client: client, user: config.user).register(entry, ring: key)
+                try await client.putAccountKey(name: DeviceEnrolment.grantName(device), value: grant, replace: true)
+            }
             print("approved \(TerminalText.safe(request.deviceName)) (\(device)): it now holds the account's key")
             return
         }

@@ -71,6 +71,9 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// An end-to-end encrypted account's key (`AccountKey.text`); nil for a plain account. It
     /// is kept here, readable by the owner only, and nowhere on the server.
     public var accountKey: String?
+    /// On an encrypted account: this device's X25519 private key (base64), whose public half
+    /// is on the account's device list; new generations of the account key are sealed to it.
+    public var deviceKey: String?
 
     public init(server: String, user: String, deviceID: DeviceID, deviceName: String, container: ContainerID, download: DownloadPolicy, token: String) {
         self.server = server; self.user = user; self.deviceID = deviceID; self.deviceName = deviceName
@@ -78,7 +81,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.containers = [container]
     }
 
-    enum CodingKeys: String, CodingKey { case server, user, deviceID, deviceName, container, containers, download, token, serverCertificates, accountKey }
+    enum CodingKeys: String, CodingKey { case server, user, deviceID, deviceName, container, containers, download, token, serverCertificates, accountKey, deviceKey }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -91,6 +94,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         token = try c.decode(String.self, forKey: .token)
         serverCertificates = try c.decodeIfPresent(String.self, forKey: .serverCertificates)
         accountKey = try c.decodeIfPresent(String.self, forKey: .accountKey)
+        deviceKey = try c.decodeIfPresent(String.self, forKey: .deviceKey)
         let listed = try c.decodeIfPresent([ContainerID].self, forKey: .containers) ?? []
         var all = [container]
         for id in listed where !all.contains(id) { all.append(id) }
@@ -100,10 +104,11 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// The most containers one device syncs (each has an engine, a folder watch and a database).
     public static let containerLimit = 32
 
-    /// The keys of the container this config acts on, for an encrypted account; nil for a plain one.
-    public func containerKeys() throws -> ContainerKeys? {
+    /// Every generation of the account's key this device holds, for an encrypted account; nil
+    /// for a plain one.
+    public func keyring() throws -> AccountKeyring? {
         guard let accountKey else { return nil }
-        do { return try AccountKey(text: accountKey).keys(for: container) } catch {
+        do { return try AccountKeyring(text: accountKey) } catch {
             throw CoreError(.invalidValue, "the account key in this device's config is damaged; sign in again with --recovery-key")
         }
     }
@@ -141,7 +146,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         try PrivateDirectory.make(home.configDirectory)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let tmp = home.configFile.appendingPathExtension("tmp")
+        let tmp = home.configFile.appendingPathExtension("\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp")  // two writers never share one
         guard FileManager.default.createFile(atPath: tmp.path, contents: try encoder.encode(self), attributes: [.posixPermissions: 0o600]) else {
             throw CoreError(.storageFailure, "cannot write \(tmp.path)")
         }

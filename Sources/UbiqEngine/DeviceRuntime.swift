@@ -11,21 +11,58 @@ public final class DeviceRuntime: Sendable {
     public let engine: SyncEngine
     public let kv: SettingsReplica
     public let service: DeviceService
+    let home: DeviceHome
+    let logger: Logger
 
     public init(home: DeviceHome, config: DeviceConfig, logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
         engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: settleTime)
-        kv = try SettingsReplica(home: home, config: config, logger: logger)
+        kv = try SettingsReplica(home: home, config: config, keyring: engine.keyring, logger: logger)
         service = DeviceService(engine: engine, kv: kv)
+        self.home = home
+        self.logger = logger
     }
 
-    /// Starts syncing files and settings continuously.
+    /// Starts syncing files and settings continuously; on an encrypted account, picks up a key
+    /// another device rolled now, and whenever the account's keys change or the push channel
+    /// comes back (a roll while this device was away).
     public func start() async {
         let kv = self.kv
-        await engine.addPushListener { m in
+        let encrypted = engine.keyring != nil
+        await engine.addPushListener { [weak self] m in
             if m.kind == .kv || m.kind == .hello { Task { await kv.synchronize() } }
+            if encrypted, m.kind == .keys || m.kind == .hello { Task { await self?.refreshKeys() } }
         }
         await engine.start()
         Task { await kv.synchronize() }
+        if encrypted { Task { await self.refreshKeys() } }
+    }
+
+    /// Takes a newer generation of the account key the server relays for this device (sealed
+    /// to its key by the device that rolled it): the engine and the settings replica seal with
+    /// it from now on, and the config keeps it. True when there was one.
+    @discardableResult
+    public func refreshKeys() async -> Bool {
+        let config = engine.config
+        guard let keyring = engine.keyring, let key = config.deviceAgreementKey(), let held = try? config.keyring() else { return false }
+        do {
+            // Another container's engine may have taken a newer one into the config already.
+            let saved = (try? DeviceConfig.load(home)).flatMap { $0 }.flatMap { try? $0.keyring() }
+            let base = saved.map { $0.holds(held) ? $0 : held } ?? held
+            let service = AccountKeyService(client: config.apiClient, user: config.user)
+            let newer = try await service.newerRing(than: base, holder: DeviceEnrolment.holder(config.deviceID), key: key) ?? base
+            guard keyring.update(newer) else { return false }
+            if var c = try DeviceConfig.load(home), (try? c.keyring())?.holds(newer) != true {
+                c.accountKey = newer.text
+                try c.save(home)
+            }
+            logger.info("the account's key was rolled: sealing with epoch \(newer.current.epoch) from now on")
+            await engine.requestPass()
+            await kv.synchronize()
+            return true
+        } catch {
+            logger.warning("could not take the account's new key: \(error)")
+            return false
+        }
     }
 
     /// One look at the server and the folder without starting anything (one-shot commands).

@@ -12,28 +12,42 @@ import UbiqProtocol
 ///
 /// What does not open — a name that is not a sealed name of this account, a chunk that does
 /// not open with its key — is `tampered`: reported, and never written into the folder.
+///
+/// Once the account's key has been rolled (a device revoked), the ring holds several
+/// generations: what goes out is sealed with the newest, what comes back opens with the one it
+/// was sealed with (a record says its epoch; a chunk is tried newest first, the generation that
+/// opened the last one before the others).
 public struct SealedSyncServer: SyncServer {
     let inner: any SyncServer
-    let keys: ContainerKeys
+    /// The container's keys; another device's roll updates them while this one runs.
+    public let keyring: SharedKeyring
+    let hint = EpochHint()
 
-    /// `inner` sealed with `keys`.
-    public init(inner: any SyncServer, keys: ContainerKeys) {
+    /// `inner` sealed with `keyring`'s keys, whichever they are at each request.
+    public init(inner: any SyncServer, keyring: SharedKeyring) {
         self.inner = inner
-        self.keys = keys
+        self.keyring = keyring
     }
 
-    public var naming: ChunkNaming { ChunkNaming(cipher: keys.chunks) }
+    /// `inner` sealed with one generation's `keys`.
+    public init(inner: any SyncServer, keys: ContainerKeys, container: ContainerID) {
+        self.init(inner: inner, keyring: SharedKeyring(ContainerKeyring(keys), container: container))
+    }
+
+    var ring: ContainerKeyring { keyring.keys }
+
+    public var naming: ChunkNaming { ChunkNaming(keys: keyring) }
 
     /// Every chunk it returns opened with the key after its sealed bytes matched their name.
     public var verifiesChunks: Bool { true }
 
     // MARK: names
 
-    func sealed(_ p: RelativePath) throws -> RelativePath { try keys.names.seal(path: p) }
+    func sealed(_ p: RelativePath) throws -> RelativePath { try ring.identity.names.seal(path: p) }
 
     func opened(_ r: ItemRecord) throws -> ItemRecord {
         var r = r
-        r.path = try keys.names.open(path: r.path)
+        r.path = try ring.identity.names.open(path: r.path)
         r.current = try r.current.map { try opened($0) }
         return r
     }
@@ -49,7 +63,7 @@ public struct SealedSyncServer: SyncServer {
     /// holds; `tampered` otherwise (a record without one included).
     func opened(_ v: VersionRecord) throws -> VersionRecord {
         guard let s = v.sealed else { throw CoreError(.tampered, "the server sent version \(v.id) without its sealed record") }
-        let f = try RecordCipher(keys: keys).open(s, version: v.id)
+        let f = try RecordCipher(ring: ring).open(s, version: v.id)
         guard f.hash == v.hash, f.size == v.size else {
             throw CoreError(.tampered, "the server sent version \(v.id) with another content than the one committed")
         }
@@ -64,7 +78,7 @@ public struct SealedSyncServer: SyncServer {
         c.path = try sealed(c.path)
         if c.kind == .file, let (hash, size) = c.manifest.map({ ($0.hash, $0.size) }) ?? c.manifestDelta.map({ ($0.hash, $0.size) }) {
             let f = RecordCipher.Fields(modified: c.modified, permissions: c.permissions, hash: hash, size: size)
-            c.sealed = RecordCipher(keys: keys).seal(f, version: c.versionID)
+            c.sealed = RecordCipher(ring: ring).seal(f, version: c.versionID)
             // In the clear: when it was committed (the server knows that anyway), no permissions.
             c.modified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
             c.permissions = nil
@@ -162,27 +176,51 @@ public struct SealedSyncServer: SyncServer {
     public func missingChunks(_ hashes: [ContentHash]) async throws -> [ContentHash] { try await inner.missingChunks(hashes) }
 
     public func uploadChunks(named chunks: [(ContentHash, [UInt8])]) async throws {
-        let cipher = keys.chunks
-        try await inner.uploadChunks(named: chunks.map { c in (c.0, c.1.withUnsafeBytes { cipher.sealed($0, named: c.0) }) })
+        let ring = self.ring
+        try await inner.uploadChunks(named: chunks.map { c in (c.0, c.1.withUnsafeBytes { Self.sealed($0, named: c.0, ring) }) })
     }
 
     public func uploadChunks(named chunks: [(hash: ContentHash, size: Int)], fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
-        let cipher = keys.chunks
+        let ring = self.ring
         var plain = [UInt8]()
         try await inner.uploadChunks(named: chunks.map { ($0.hash, $0.size + ChunkCipher.overhead) }) { i, out in
             plain.removeAll(keepingCapacity: true)
             plain.append(contentsOf: repeatElement(0, count: chunks[i].size))
             try plain.withUnsafeMutableBytes { try fill(i, $0) }
-            let sealed = plain.withUnsafeBytes { cipher.sealed($0, named: chunks[i].hash) }
+            let sealed = plain.withUnsafeBytes { Self.sealed($0, named: chunks[i].hash, ring) }
             sealed.withUnsafeBytes { out.copyMemory(from: $0) }
         }
     }
 
+    /// The sealed bytes of the chunk `plain` named `name`: with the newest key — or, on a ring
+    /// of several generations, with the one whose sealing gives that name (the chunk was named
+    /// before a roll reached this device); the server refuses bytes that do not match.
+    static func sealed(_ plain: UnsafeRawBufferPointer, named name: ContentHash, _ ring: ContainerKeyring) -> [UInt8] {
+        let all = ring.newestFirst
+        for k in all { if let kept = k.chunks.takeKept(name) { return kept } }
+        let now = all[0].chunks.seal(plain)
+        guard all.count > 1, now.withUnsafeBytes({ ContentHash.of(buffer: $0) }) != name else { return now }
+        for k in all.dropFirst() {
+            let s = k.chunks.seal(plain)
+            if s.withUnsafeBytes({ ContentHash.of(buffer: $0) }) == name { return s }
+        }
+        return now
+    }
+
     /// The chunk `sealed` holds, once its bytes are the ones named `hash` (another chunk of the
-    /// account would open with its key too) and open with the key.
+    /// account would open with its key too) and open with a key of the ring.
     func opened(_ sealed: UnsafeRawBufferPointer, _ hash: ContentHash) throws -> [UInt8] {
         guard inner.verifiesChunks || ContentHash.of(buffer: sealed) == hash else { throw CoreError(.tampered, "the server sent other bytes for chunk \(hash.hex.prefix(12))") }
-        return try keys.chunks.open(sealed)
+        let all = ring.newestFirst
+        if all.count == 1 { return try all[0].chunks.open(sealed) }
+        let first = hint.epoch
+        for k in all.sorted(by: { ($0.epoch == first ? 1 : 0) > ($1.epoch == first ? 1 : 0) }) {
+            if let plain = try? k.chunks.open(sealed) {
+                hint.epoch = k.epoch
+                return plain
+            }
+        }
+        throw CoreError(.tampered, "chunk \(hash.hex.prefix(12)) opens with none of this device's keys (epochs \(ring.epochs.map(String.init).joined(separator: ", ")))")
     }
 
     public func downloadChunk(_ hash: ContentHash) async throws -> [UInt8] {
@@ -200,5 +238,15 @@ public struct SealedSyncServer: SyncServer {
         let got = try await inner.fetchChunks(hashes, waitSeconds: waitSeconds)
         guard got.count == hashes.count else { throw CoreError(.tampered, "the server sent \(got.count) chunks for \(hashes.count)") }
         return FetchedChunks(chunks: try (0..<got.count).map { i in try got.withBytes(i) { try opened($0, hashes[i]) } })
+    }
+}
+
+/// The key generation that opened the last chunk: tried first for the next one.
+final class EpochHint: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    var epoch: Int {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
     }
 }

@@ -46,12 +46,15 @@ public actor SettingsReplica {
 
     /// Opens the store's local cache for a signed-in device.
     /// - Parameter physicalMillis: the wall clock (milliseconds since 1970), injectable.
-    public init(home: DeviceHome, config: DeviceConfig, storeID: ContainerID? = nil, logger: Logger = Logger(label: "ubiq.kv"),
+    /// - Parameter keyring: the engine's keys of the same container on an encrypted account
+    ///   (shared, so a roll reaches both); nil: made from the config.
+    public init(home: DeviceHome, config: DeviceConfig, storeID: ContainerID? = nil, keyring: SharedKeyring? = nil, logger: Logger = Logger(label: "ubiq.kv"),
                 physicalMillis: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) throws {
         let store = storeID ?? config.container
         self.storeID = store
         self.device = config.deviceID
-        self.client = SettingsServer(client: config.apiClient, cipher: try config.acting(on: store).containerKeys().map(SettingsCipher.init))
+        let keys = try keyring.flatMap { $0.container == store ? $0 : nil } ?? config.keyring().map { SharedKeyring($0, container: store) }
+        self.client = SettingsServer(client: config.apiClient, keyring: keys)
         self.physicalMillis = physicalMillis
         self.logger = logger
         try PrivateDirectory.make(home.stateDirectory)

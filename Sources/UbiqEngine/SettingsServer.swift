@@ -9,7 +9,9 @@ import UbiqProtocol
 /// of a key this device never held stays a delete of its token, which nothing shows).
 struct SettingsServer: Sendable {
     let client: UbiqAPIClient
-    let cipher: SettingsCipher?
+    /// An encrypted account's keys (nil: a plain account); the newest seal what goes out.
+    let keyring: SharedKeyring?
+    var cipher: SettingsCipher? { keyring.map { SettingsCipher(ring: $0.keys) } }
 
     func opened(_ r: KVEntriesResponse, known: some Sequence<String>) throws -> KVEntriesResponse {
         guard let cipher else { return r }

@@ -19,6 +19,9 @@ public actor SyncEngine {
     public let config: DeviceConfig
     /// The server (the real client, or a test's stand-in).
     let client: any SyncServer
+    /// An encrypted account's keys for this container (nil: a plain account); shared with the
+    /// settings replica, updated when another device rolls the account's key.
+    public nonisolated let keyring: SharedKeyring?
     let store: EngineStore
     let files: LocalFiles
     /// Paths programs hold under coordination (see ``Coordination``).
@@ -108,8 +111,9 @@ public actor SyncEngine {
         self.random = random
         self.scheduler = PassScheduler(settleTime: settleTime)
         let plain = server ?? config.apiClient
-        let keys = try config.containerKeys()
-        self.client = keys.map { SealedSyncServer(inner: plain, keys: $0) } ?? plain
+        let keys = try config.keyring().map { SharedKeyring($0, container: config.container) }
+        self.keyring = keys
+        self.client = keys.map { SealedSyncServer(inner: plain, keyring: $0) } ?? plain
         let folder = home.containerFolder(config.container)
         do {
             try PrivateDirectory.make(home.stateDirectory)
@@ -119,7 +123,7 @@ public actor SyncEngine {
         } catch {
             throw EngineError(.storageFailure, "cannot create \(folder.path): \(error.localizedDescription)")
         }
-        self.files = LocalFiles(root: folder, chunker: Chunker.standard.named(keys.map { ChunkNaming(cipher: $0.chunks, keepsSealed: true) } ?? .plain))
+        self.files = LocalFiles(root: folder, chunker: Chunker.standard.named(keys.map { ChunkNaming(keys: $0, keepsSealed: true) } ?? .plain))
         self.disk = disk.anchored(at: files.rootPath)
         let loadStart = ContinuousClock.now
         let store = try EngineStore(path: home.stateDatabase(config.container).path)
@@ -224,8 +228,8 @@ public actor SyncEngine {
             schedule(.hello)
         case .changes:
             if m.container == config.container && m.origin != config.deviceID { schedule(.announced) }
-        case .kv:
-            break
+        case .kv, .keys:
+            break  // the settings replica's, and the device runtime's (a rolled key)
         }
     }
 

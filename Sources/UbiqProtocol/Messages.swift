@@ -336,7 +336,8 @@ public struct KVSetResponse: Codable, Sendable {
 
 /// A message on the push channel (`GET /v1/push`, WebSocket, text frames of JSON).
 public struct PushMessage: Codable, Sendable, Equatable {
-    public enum Kind: String, Codable, Sendable { case hello, changes, kv }
+    /// `keys`: the account's sealed keys changed (a device was approved, or the key rolled).
+    public enum Kind: String, Codable, Sendable { case hello, changes, kv, keys }
     public var kind: Kind
     /// For `changes`: the container that changed.
     public var container: ContainerID?

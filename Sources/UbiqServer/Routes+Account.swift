@@ -12,6 +12,7 @@ struct AccountRoutes: Sendable {
     let admin: any AccountAdminStore
     let logins: Logins
     let push: PushHub
+    let publisher: Publisher
     let clock: @Sendable () -> Date
 
     func add(to router: Router<UbiqRequestContext>) {
@@ -91,6 +92,7 @@ struct AccountRoutes: Sendable {
             guard try await self.metadata.putAccountKey(accountID: ctx.accountID, name: name, value: body.value, replace: body.replace, now: self.clock()) else {
                 throw APIFailure(.pathExists, "this account already keeps a sealed key named '\(name)'")
             }
+            await self.publisher.publish(account: ctx.accountID, PushMessage(kind: .keys, cursor: 0, origin: ctx.deviceID))
             return Response(status: .created)
         }
 
@@ -100,6 +102,7 @@ struct AccountRoutes: Sendable {
             guard try await self.metadata.deleteAccountKey(accountID: ctx.accountID, name: name) else {
                 throw APIFailure(.notFound, "this account keeps no sealed key named '\(name.prefix(64))'")
             }
+            await self.publisher.publish(account: ctx.accountID, PushMessage(kind: .keys, cursor: 0, origin: ctx.deviceID))
             return Response(status: .noContent)
         }
 

@@ -33,7 +33,7 @@ public enum UbiqServerApp {
         router.get("/v1/health") { _, _ in "ok" }
         // Each route group gets only what it uses, composed here once.
         let auth = services.auth, publisher = services.publisher, collector = services.collector, clock = services.clock
-        AccountRoutes(auth: auth, metadata: services.metadata, admin: services.admin, logins: services.logins, push: services.push, clock: clock)
+        AccountRoutes(auth: auth, metadata: services.metadata, admin: services.admin, logins: services.logins, push: services.push, publisher: publisher, clock: clock)
             .add(to: router)
         ChunkRoutes(auth: auth, metadata: services.metadata, chunks: services.chunks, quota: services.quota, collector: collector,
                     arrivals: services.arrivals, clock: clock).add(to: router)

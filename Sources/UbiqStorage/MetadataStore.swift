@@ -237,7 +237,7 @@ public protocol AccountKeyStore: Sendable {
 
 /// How many sealed keys an account keeps, and how big.
 public enum AccountKeyLimits {
-    public static let maxKeys = 64
+    public static let maxKeys = 256
     public static let maxNameBytes = 64
     public static let maxValueBytes = 16 << 10
 

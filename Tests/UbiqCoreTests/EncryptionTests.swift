@@ -206,7 +206,7 @@ struct EncryptionTests {
     }
 
     @Test func aGrantOpensOnlyOnTheDeviceWhoseRequestItAnswers() throws {
-        let key = AccountKey.generate()
+        let key = AccountKeyring(AccountKey.generate()).rolled()  // a ring of two generations
         let device = DeviceID(uuid: UUID())
         let request = DeviceEnrolment.Request(deviceName: "laptop ✓")
         let (publicKey, name) = try DeviceEnrolment.read(request: request.text)

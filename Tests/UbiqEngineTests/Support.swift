@@ -38,7 +38,7 @@ final class Fleet: @unchecked Sendable {
     func view(_ d: TestDevice) -> any SyncServer {
         let plain = UbiqAPIClient(baseURL: server.baseURL, token: d.config.token, trusting: server.trusted)
         guard let key = keys[d.config.user] else { return plain }
-        return SealedSyncServer(inner: plain, keys: key.keys(for: d.config.container))
+        return SealedSyncServer(inner: plain, keys: key.keys(for: d.config.container), container: d.config.container)
     }
 
     func stop() async {

@@ -53,6 +53,13 @@ public struct AccountKey: Sendable, Equatable {
                                info: Array("\(purpose)\n\(container.string)\n\(epoch)".utf8), outputByteCount: 32)
     }
 
+    /// HKDF-SHA256 of the root key for something of the whole account (no container): `purpose`
+    /// and the epoch are its info.
+    func deriveAccount(_ purpose: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: bytes), salt: Array("ubiq-e2e-v1".utf8),
+                               info: Array("\(purpose)\n*\n\(epoch)".utf8), outputByteCount: 32)
+    }
+
     public static func == (a: AccountKey, b: AccountKey) -> Bool { a.epoch == b.epoch && a.bytes == b.bytes }
 }
 

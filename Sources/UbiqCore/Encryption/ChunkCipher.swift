@@ -57,6 +57,9 @@ public struct ChunkCipher: Sendable {
     public func sealed(_ plain: UnsafeRawBufferPointer, named name: ContentHash) -> [UInt8] {
         kept.take(name) ?? seal(plain)
     }
+
+    /// The sealed bytes of the chunk named `name` kept from its naming, if they still are (taken).
+    public func takeKept(_ name: ContentHash) -> [UInt8]? { kept.take(name) }
 }
 
 /// A bounded store of sealed chunks by name (oldest dropped first past `limit` bytes).
@@ -95,13 +98,24 @@ final class SealedChunks: @unchecked Sendable {
 /// bytes (an end-to-end encrypted one). Everything that names or checks a chunk on a device
 /// goes through one of these, so the engine works the same on both kinds of account.
 public struct ChunkNaming: Sendable {
-    /// The container's chunk cipher; nil for a plain account.
-    public let cipher: ChunkCipher?
+    let fixed: ChunkCipher?
+    let shared: SharedKeyring?
     /// Sealed chunks are kept for their upload (the naming of a folder's hashing, not of checks).
     public let keepsSealed: Bool
 
+    /// The cipher chunks are sealed and named with now; nil for a plain account.
+    public var cipher: ChunkCipher? { shared?.keys.current.chunks ?? fixed }
+
     public init(cipher: ChunkCipher?, keepsSealed: Bool = false) {
-        self.cipher = cipher
+        fixed = cipher
+        shared = nil
+        self.keepsSealed = keepsSealed
+    }
+
+    /// Naming with the newest key of `keys`, whichever that is when a chunk is named.
+    public init(keys: SharedKeyring, keepsSealed: Bool = false) {
+        fixed = nil
+        shared = keys
         self.keepsSealed = keepsSealed
     }
 

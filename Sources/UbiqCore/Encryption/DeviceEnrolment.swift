@@ -54,30 +54,44 @@ public enum DeviceEnrolment {
         return String(out.prefix(5)) + "-" + String(out.suffix(5))
     }
 
-    static func associated(user: String, device: DeviceID) -> [UInt8] { Array("\(version)\n\(user)\n\(device.description.lowercased())".utf8) }
+    static func associated(user: String, holder: String) -> [UInt8] { Array("\(version)\n\(user)\n\(holder)".utf8) }
 
-    static func sealingKey(_ secret: SharedSecret, user: String, device: DeviceID) -> SymmetricKey {
-        secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Array(version.utf8), sharedInfo: associated(user: user, device: device), outputByteCount: 32)
+    static func sealingKey(_ secret: SharedSecret, user: String, holder: String) -> SymmetricKey {
+        secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Array(version.utf8), sharedInfo: associated(user: user, holder: holder), outputByteCount: 32)
     }
 
-    /// A trusted device's side: `key` sealed to the device whose request is `request`.
-    public static func grant(_ key: AccountKey, to request: String, user: String, device: DeviceID) throws -> String {
-        let (publicKey, _) = try read(request: request)
+    /// The name a device goes by where keys are sealed to it: its ID in lower case.
+    public static func holder(_ device: DeviceID) -> String { device.description.lowercased() }
+
+    /// `text` sealed to the X25519 key `publicKey` of `holder` (a device's ID, or `recovery`):
+    /// an ephemeral key, ECDH, HKDF-SHA256, AES-256-GCM bound to the account and the holder.
+    public static func seal(_ text: String, to publicKey: Curve25519.KeyAgreement.PublicKey, user: String, holder: String) throws -> String {
         let ephemeral = Curve25519.KeyAgreement.PrivateKey()
         let secret = try ephemeral.sharedSecretFromKeyAgreement(with: publicKey)
-        let box = try AES.GCM.seal(Array(key.text.utf8), using: sealingKey(secret, user: user, device: device), authenticating: associated(user: user, device: device))
+        let box = try AES.GCM.seal(Array(text.utf8), using: sealingKey(secret, user: user, holder: holder), authenticating: associated(user: user, holder: holder))
         return "\(version) \(ephemeral.publicKey.rawRepresentation.base64EncodedString()) \(box.combined!.base64EncodedString())"
     }
 
-    /// The new device's side: the account key in `grant`; `tampered` when it does not open.
-    public static func open(grant: String, with privateKey: Curve25519.KeyAgreement.PrivateKey, user: String, device: DeviceID) throws -> AccountKey {
-        let parts = grant.split(separator: " ")
-        guard parts.count == 3, parts[0] == version, let raw = Data(base64Encoded: String(parts[1])),
-              let ephemeral = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: raw), let sealed = Data(base64Encoded: String(parts[2])),
-              let box = try? AES.GCM.SealedBox(combined: sealed), let secret = try? privateKey.sharedSecretFromKeyAgreement(with: ephemeral),
-              let plain = try? AES.GCM.open(box, using: sealingKey(secret, user: user, device: device), authenticating: associated(user: user, device: device)) else {
+    /// What `seal` sealed to `privateKey`'s public half; `tampered` when it does not open.
+    public static func open(_ sealed: String, with privateKey: Curve25519.KeyAgreement.PrivateKey, user: String, holder: String) throws -> String {
+        let parts = sealed.split(separator: " ")
+        guard sealed.utf8.count <= 64 << 10, parts.count == 3, parts[0] == version, let raw = Data(base64Encoded: String(parts[1])),
+              let ephemeral = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: raw), let data = Data(base64Encoded: String(parts[2])),
+              let box = try? AES.GCM.SealedBox(combined: data), let secret = try? privateKey.sharedSecretFromKeyAgreement(with: ephemeral),
+              let plain = try? AES.GCM.open(box, using: sealingKey(secret, user: user, holder: holder), authenticating: associated(user: user, holder: holder)) else {
             throw CoreError(.tampered, "the account key the server relayed for this device did not open")
         }
-        return try AccountKey(text: String(decoding: plain, as: UTF8.self))
+        return String(decoding: plain, as: UTF8.self)
+    }
+
+    /// A trusted device's side: `ring` sealed to the device whose request is `request`.
+    public static func grant(_ ring: AccountKeyring, to request: String, user: String, device: DeviceID) throws -> String {
+        try seal(ring.text, to: try read(request: request).publicKey, user: user, holder: holder(device))
+    }
+
+    /// The new device's side: the account's keys in `grant`; `tampered` when it does not open.
+    public static func open(grant: String, with privateKey: Curve25519.KeyAgreement.PrivateKey, user: String, device: DeviceID) throws -> AccountKeyring {
+        let text = try open(grant, with: privateKey, user: user, holder: holder(device))
+        do { return try AccountKeyring(text: text) } catch { throw CoreError(.tampered, "the account key the server relayed for this device is damaged") }
     }
 }

@@ -12,10 +12,17 @@ import Foundation
 /// devices create the same path (the second commit joins the first item). So the server can
 /// still show one version of the account under another item; a device-signed link from items
 /// to their versions is what would close that (`ThreatModel.md`).
+///
+/// A record sealed with a key past the first generation says its epoch in the clear
+/// (`e2:BASE64`), so a device opens it with the key it was sealed with.
 public struct RecordCipher: Sendable {
-    let key: SymmetricKey
+    let ring: ContainerKeyring
 
-    public init(keys: ContainerKeys) { key = keys.records }
+    /// Seals with `keys`, opens what they sealed.
+    public init(keys: ContainerKeys) { ring = ContainerKeyring(keys) }
+
+    /// Seals with the ring's newest keys, opens what any of its generations sealed.
+    public init(ring: ContainerKeyring) { self.ring = ring }
 
     /// What the sealed record holds.
     public struct Fields: Equatable, Sendable {
@@ -37,13 +44,27 @@ public struct RecordCipher: Sendable {
         withUnsafeBytes(of: Int32(f.permissions ?? -1).littleEndian) { plain += $0 }
         withUnsafeBytes(of: Int64(f.size).littleEndian) { plain += $0 }
         f.hash.withHex { plain += $0 }
-        let box = try! AES.GCM.seal(plain, using: key, authenticating: associated(version))
-        return box.combined!.base64EncodedString()
+        let keys = ring.current
+        let box = try! AES.GCM.seal(plain, using: keys.records, authenticating: associated(version))
+        let text = box.combined!.base64EncodedString()
+        return keys.epoch == 1 ? text : "e\(keys.epoch):\(text)"
     }
 
-    /// The fields `sealed` holds for `version`; `tampered` when it does not open there.
+    /// The epoch a sealed record names and its sealed part; nil when the prefix is malformed.
+    static func split(_ sealed: String) -> (epoch: Int, body: Substring)? {
+        guard let dot = sealed.firstIndex(of: ":") else { return (1, sealed[...]) }  // base64 has no ':'
+        guard sealed.hasPrefix("e"), let epoch = Int(sealed[sealed.index(after: sealed.startIndex)..<dot]), epoch >= 2 else { return nil }
+        return (epoch, sealed[sealed.index(after: dot)...])
+    }
+
+    /// The fields `sealed` holds for `version`; `tampered` when it does not open there,
+    /// `key_missing` when it was sealed with a generation of the key this ring lacks.
     public func open(_ sealed: String, version: VersionID) throws -> Fields {
-        guard sealed.utf8.count <= 1024, let data = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: data),
+        guard sealed.utf8.count <= 1024, let (epoch, body) = Self.split(sealed) else {
+            throw CoreError(.tampered, "the record of version \(version) is damaged")
+        }
+        let key = try ring.keys(epoch: epoch).records
+        guard let data = Data(base64Encoded: String(body)), let box = try? AES.GCM.SealedBox(combined: data),
               let plain = try? AES.GCM.open(box, using: key, authenticating: associated(version)), plain.count == 8 + 4 + 8 + 64 else {
             throw CoreError(.tampered, "the record of version \(version) did not open with this account's key")
         }

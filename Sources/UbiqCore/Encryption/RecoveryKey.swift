@@ -36,6 +36,16 @@ public struct RecoveryKey: Sendable, Equatable {
                                info: Array(user.utf8), outputByteCount: 32)
     }
 
+    /// The X25519 key this recovery key stands for (HKDF of it and the account's name): its
+    /// public half is on the account's device list, so a device that rolls the account's key
+    /// seals the new ring to it as it does to every device (`keyring.recovery`) — the recovery
+    /// key opens every generation without any device keeping it.
+    public func agreementKey(user: String) -> Curve25519.KeyAgreement.PrivateKey {
+        let raw = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Array(symbols.utf8)), salt: Array("ubiq-recovery-agreement-v1".utf8),
+                                         info: Array(user.utf8), outputByteCount: 32)
+        return try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw.withUnsafeBytes { Data($0) })
+    }
+
     /// The account key sealed under this recovery key, as text the server relays.
     public func seal(_ account: AccountKey, user: String) -> String {
         let box = try! AES.GCM.seal(Array(account.text.utf8), using: key(user: user), authenticating: Array("ubiq-recovery-v1\n\(user)".utf8))

@@ -7,10 +7,19 @@ import Foundation
 /// key and the value, AES-256-GCM-sealed with the token, the write's stamp and device as
 /// associated data (the server cannot move a value to another key or restamp it). Stamps stay
 /// in the clear: the server orders writes by them. A delete stays a delete of the token.
+///
+/// Tokens are made with the ring's first (identity) key, so every device agrees on them; values
+/// are sealed with its newest key — past the first generation as `[epoch, sealed]` so a device
+/// opens each with the key it was sealed with.
 public struct SettingsCipher: Sendable {
-    let key: SymmetricKey
+    let ring: ContainerKeyring
+    var key: SymmetricKey { ring.identity.settings }
 
-    public init(keys: ContainerKeys) { key = keys.settings }
+    /// Seals with `keys`, opens what they sealed.
+    public init(keys: ContainerKeys) { ring = ContainerKeyring(keys) }
+
+    /// Tokens with the ring's first keys, values with its newest.
+    public init(ring: ContainerKeyring) { self.ring = ring }
 
     /// What an entry costs on the server beyond its plain key and value (an encrypted store
     /// holds a little less than a plain one).
@@ -32,8 +41,17 @@ public struct SettingsCipher: Sendable {
         var plain: [UInt8] = []
         KVValueCoding.append(.string(e.key), to: &plain)
         KVValueCoding.append(value, to: &plain)
-        let box = try! AES.GCM.seal(plain, using: key, authenticating: associated(t, e))
-        return KVEntry(key: t, value: .data(box.combined!), stamp: e.stamp, device: e.device)
+        let keys = ring.current
+        let box = try! AES.GCM.seal(plain, using: keys.settings, authenticating: associated(t, e))
+        let sealed: KVValue = keys.epoch == 1 ? .data(box.combined!) : .array([.int(Int64(keys.epoch)), .data(box.combined!)])
+        return KVEntry(key: t, value: sealed, stamp: e.stamp, device: e.device)
+    }
+
+    /// The epoch and sealed bytes of a sealed value; nil for anything else.
+    static func split(_ value: KVValue) -> (Int, Data)? {
+        if case .data(let d) = value { return (1, d) }
+        guard case .array(let a) = value, a.count == 2, case .int(let e) = a[0], e >= 2, e <= 1_000_000, case .data(let d) = a[1] else { return nil }
+        return (Int(e), d)
     }
 
     /// The entry the server's `sealed` stands for; `tampered` when it does not open, or opens
@@ -41,7 +59,9 @@ public struct SettingsCipher: Sendable {
     /// replica matches it to the key it knows by `token(_:)`).
     public func open(_ sealed: KVEntry) throws -> KVEntry {
         guard let value = sealed.value else { return sealed }
-        guard case .data(let d) = value, let box = try? AES.GCM.SealedBox(combined: d),
+        guard let (epoch, d) = Self.split(value) else { throw CoreError(.tampered, "a setting from the server is not a sealed one") }
+        let key = try ring.keys(epoch: epoch).settings
+        guard let box = try? AES.GCM.SealedBox(combined: d),
               let plain = try? AES.GCM.open(box, using: key, authenticating: associated(sealed.key, sealed)) else {
             throw CoreError(.tampered, "a setting from the server did not open with this account's key")
         }

@@ -159,7 +159,7 @@ extension FleetRun {
     func checkerClient() async throws -> any SyncServer {
         if let c = checker { return c }
         let (plain, _) = try await server.device(user, name: "checker")
-        let c: any SyncServer = accountKey.map { SealedSyncServer(inner: plain, keys: $0.keys(for: devices[0].config.container)) } ?? plain
+        let c: any SyncServer = accountKey.map { SealedSyncServer(inner: plain, keys: $0.keys(for: devices[0].config.container), container: devices[0].config.container) } ?? plain
         checker = c
         return c
     }

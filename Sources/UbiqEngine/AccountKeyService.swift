@@ -1,0 +1,119 @@
+import Crypto
+import Foundation
+import UbiqClient
+import UbiqCore
+import UbiqDaemonProtocol
+
+/// What a device of an end-to-end encrypted account does with the account's keys on the
+/// server: keep itself on the device list, roll a new generation when a device is revoked, pick
+/// up a generation another device rolled, and open every generation with the recovery key.
+///
+/// The server relays only sealed things (`account_keys`): `recovery` (the first key under the
+/// recovery key), `devices` (`DeviceKeyList`, authenticated with the account key),
+/// `keyring.<holder>` (the whole ring sealed to that holder's X25519 key, after a roll), and the
+/// enrolment's `enrol.*` / `grant.*`.
+public struct AccountKeyService: Sendable {
+    public let client: UbiqAPIClient
+    public let user: String
+
+    public init(client: UbiqAPIClient, user: String) {
+        self.client = client
+        self.user = user
+    }
+
+    /// The sealed-key name of `holder`'s ring.
+    public static func keyringName(_ holder: String) -> String { "keyring.\(holder)" }
+
+    /// The account's device list checked with `ring` (nil: the account has none yet — it was
+    /// encrypted before lists existed).
+    public func deviceList(_ ring: AccountKeyring, in all: [String: String]? = nil) async throws -> DeviceKeyList? {
+        let keys: [String: String]
+        if let all { keys = all } else { keys = try await client.accountKeys() }
+        return try keys[DeviceKeyList.serverName].map { try DeviceKeyList(text: $0, ring: ring) }
+    }
+
+    /// Puts `entry` on the device list (making one when there is none), authenticated with the
+    /// ring's newest key.
+    public func register(_ entry: DeviceKeyList.Entry, ring: AccountKeyring) async throws {
+        var list = try await deviceList(ring) ?? DeviceKeyList(epoch: ring.current.epoch, entries: [])
+        list = try list.with(entry)
+        list.epoch = ring.current.epoch
+        try await client.putAccountKey(name: DeviceKeyList.serverName, value: try list.text(ring), replace: true)
+    }
+
+    /// What a roll did.
+    public struct Rolled: Sendable {
+        /// The ring with its new generation.
+        public let ring: AccountKeyring
+        /// The holders it was sealed to (devices' IDs, and `recovery`).
+        public let sealedTo: [String]
+    }
+
+    /// Rolls a new generation of the account key: sealed to every holder on the device list but
+    /// `revoking` (and `me`, listed if it was not), the list rewritten under the new key, and
+    /// everything left for the revoked holder removed. The device keeps the returned ring.
+    public func roll(_ ring: AccountKeyring, revoking: String?, me: DeviceKeyList.Entry) async throws -> Rolled {
+        let all = try await client.accountKeys()
+        var list = try await deviceList(ring, in: all) ?? DeviceKeyList(epoch: ring.current.epoch, entries: [])
+        if let revoking { list = list.without(revoking) }
+        list = try list.with(me)
+        let next = ring.rolled()
+        list.epoch = next.current.epoch
+        for e in list.entries {
+            guard let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: e.publicKey) else { continue }
+            let sealed = try DeviceEnrolment.seal(next.text, to: key, user: user, holder: e.holder)
+            try await client.putAccountKey(name: Self.keyringName(e.holder), value: sealed, replace: true)
+        }
+        try await client.putAccountKey(name: DeviceKeyList.serverName, value: try list.text(next), replace: true)
+        if let revoking {
+            for name in [Self.keyringName(revoking), "grant.\(revoking)", "enrol.\(revoking)"] where all[name] != nil {
+                try? await client.deleteAccountKey(name: name)
+            }
+        }
+        return Rolled(ring: next, sealedTo: list.entries.map(\.holder))
+    }
+
+    /// A newer ring the server relays for `holder` (sealed to `key`'s public half by the device
+    /// that rolled it), or nil when there is none. `tampered` when it does not open, or does not
+    /// hold every key `ring` holds (a ring the server made up would not: it never saw them).
+    public func newerRing(than ring: AccountKeyring, holder: String, key: Curve25519.KeyAgreement.PrivateKey) async throws -> AccountKeyring? {
+        guard let sealed = try await client.accountKeys()[Self.keyringName(holder)] else { return nil }
+        let text = try DeviceEnrolment.open(sealed, with: key, user: user, holder: holder)
+        guard let newer = try? AccountKeyring(text: text) else { throw CoreError(.tampered, "the account keys the server relayed for this device are damaged") }
+        guard newer.current.epoch > ring.current.epoch else { return nil }
+        guard newer.holds(ring) else { throw CoreError(.tampered, "the account keys the server relayed for this device do not hold the ones it has") }
+        return newer
+    }
+
+    /// Every generation the recovery key opens: the first key (`recovery`), and the ring a roll
+    /// sealed to the recovery key's X25519 key, if any. `bad_credentials` for another recovery key.
+    public func recover(_ recovery: RecoveryKey) async throws -> AccountKeyring {
+        let all = try await client.accountKeys()
+        guard let sealed = all["recovery"] else { throw CoreError(.invalidRequest, "\(user) is not encrypted end to end; sign in without --recovery-key") }
+        let first = AccountKeyring(try recovery.open(sealed, user: user))
+        guard let rolled = all[Self.keyringName(DeviceKeyList.recovery)] else { return first }
+        let text = try DeviceEnrolment.open(rolled, with: recovery.agreementKey(user: user), user: user, holder: DeviceKeyList.recovery)
+        guard let ring = try? AccountKeyring(text: text), ring.holds(first) else {
+            throw CoreError(.tampered, "the account keys the server relayed for the recovery key are damaged")
+        }
+        return ring
+    }
+
+    /// A new X25519 key for a device, and its entry for the device list.
+    public static func deviceKey(holder: String, name: String) -> (Curve25519.KeyAgreement.PrivateKey, DeviceKeyList.Entry) {
+        let key = Curve25519.KeyAgreement.PrivateKey()
+        return (key, DeviceKeyList.Entry(holder: holder, publicKey: key.publicKey.rawRepresentation, name: name))
+    }
+
+    /// The recovery key's entry for the device list.
+    public func recoveryEntry(_ recovery: RecoveryKey) -> DeviceKeyList.Entry {
+        DeviceKeyList.Entry(holder: DeviceKeyList.recovery, publicKey: recovery.agreementKey(user: user).publicKey.rawRepresentation, name: "recovery key")
+    }
+}
+
+extension DeviceConfig {
+    /// This device's X25519 key (`deviceKey`), if it has one.
+    public func deviceAgreementKey() -> Curve25519.KeyAgreement.PrivateKey? {
+        deviceKey.flatMap { Data(base64Encoded: $0) }.flatMap { try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: $0) }
+    }
+}
