@@ -79,27 +79,10 @@ struct DevicesApprove: AsyncParsableCommand {
 
     func run() async throws {
         let (_, config) = try home.config()
-        guard let key = try? config.keyring() else {
+        guard let ring = try? config.keyring() else {
             throw CLIError(.keyMissing, "this device holds no key of an encrypted account; approve from one that does")
         }
-        guard let wanted = DeviceEnrolment.normalized(code: code) else {
-            throw CLIError(.invalidValue, "a code is 10 letters and digits (XXXXX-XXXXX), as the new device shows it")
-        }
-        let client = config.apiClient
-        let keys = try await mapClient { try await client.accountKeys() }
-        for (name, value) in keys.sorted(by: { $0.key < $1.key }) where name.hasPrefix("enrol.") {
-            guard let request = try? DeviceEnrolment.read(request: value),
-                  DeviceEnrolment.code(of: request.publicKey.rawRepresentation) == wanted,
-                  let device = DeviceID(string: String(name.dropFirst("enrol.".count))) else { continue }
-            let grant = try DeviceEnrolment.grant(key, to: value, user: config.user, device: device)
-            let entry = DeviceKeyList.Entry(holder: DeviceEnrolment.holder(device), publicKey: request.publicKey.rawRepresentation, name: request.deviceName)
-            try await core {
-                try await AccountKeyService(client: client, user: config.user).register(entry, ring: key)
-                try await client.putAccountKey(name: DeviceEnrolment.grantName(device), value: grant, replace: true)
-            }
-            print("approved \(TerminalText.safe(request.deviceName)) (\(device)): it now holds the account's key")
-            return
-        }
-        throw CLIError(.notFound, "no device is waiting with code \(wanted); check the code the new device shows (it waits while 'ubiq login' runs)")
+        let (name, device) = try await core { try await AccountKeyService(client: config.apiClient, user: config.user).approve(code: code, ring: ring) }
+        print("approved \(TerminalText.safe(name)) (\(device)): it now holds the account's key")
     }
 }

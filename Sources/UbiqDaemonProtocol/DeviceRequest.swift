@@ -69,6 +69,9 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case devices
     /// The first `limit` bytes of one version's content (previews).
     case versionContent(path: String, version: String, limit: Int, offset: Int? = nil)
+    /// On an encrypted account: lets in the new device that shows `code` (`ubiq devices
+    /// approve`, `:approve` in the front end); the answer's message names it.
+    case approveDevice(code: String)
 }
 
 /// A metadata query as the command line states it.

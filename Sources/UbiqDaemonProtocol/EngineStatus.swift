@@ -42,6 +42,9 @@ public struct EngineStatus: Codable, Sendable, Equatable {
     public var waiting: Int?
     /// Offline: seconds until the engine tries the server again.
     public var retryIn: Double?
+    /// On an encrypted account: the names of new devices waiting to be let in (their
+    /// `ubiq login` shows a code to approve); absent when none waits.
+    public var joining: [String]?
 
     /// An item that is stuck: its path, the stable error code, what went wrong, since when.
     public struct ItemError: Codable, Sendable, Equatable {
@@ -79,6 +82,7 @@ public struct EngineStatus: Codable, Sendable, Equatable {
         paused = try c.decodeIfPresent(Bool.self, forKey: .paused)
         waiting = try c.decodeIfPresent(Int.self, forKey: .waiting)
         retryIn = try c.decodeIfPresent(Double.self, forKey: .retryIn)
+        joining = try c.decodeIfPresent([String].self, forKey: .joining)
     }
 
     public static let signedOut = EngineStatus(state: .signedOut, idle: true, account: nil, server: nil, device: nil, container: nil)

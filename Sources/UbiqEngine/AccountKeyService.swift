@@ -76,8 +76,11 @@ public struct AccountKeyService: Sendable {
     /// A newer ring the server relays for `holder` (sealed to `key`'s public half by the device
     /// that rolled it), or nil when there is none. `tampered` when it does not open, or does not
     /// hold every key `ring` holds (a ring the server made up would not: it never saw them).
-    public func newerRing(than ring: AccountKeyring, holder: String, key: Curve25519.KeyAgreement.PrivateKey) async throws -> AccountKeyring? {
-        guard let sealed = try await client.accountKeys()[Self.keyringName(holder)] else { return nil }
+    public func newerRing(than ring: AccountKeyring, holder: String, key: Curve25519.KeyAgreement.PrivateKey,
+                          in all: [String: String]? = nil) async throws -> AccountKeyring? {
+        let keys: [String: String]
+        if let all { keys = all } else { keys = try await client.accountKeys() }
+        guard let sealed = keys[Self.keyringName(holder)] else { return nil }
         let text = try DeviceEnrolment.open(sealed, with: key, user: user, holder: holder)
         guard let newer = try? AccountKeyring(text: text) else { throw CoreError(.tampered, "the account keys the server relayed for this device are damaged") }
         guard newer.current.epoch > ring.current.epoch else { return nil }
@@ -99,6 +102,30 @@ public struct AccountKeyService: Sendable {
         return ring
     }
 
+    /// The devices waiting to be let in (`ubiq login` showing a code): their names, as their
+    /// requests give them.
+    public static func waiting(in all: [String: String]) -> [String] {
+        all.filter { $0.key.hasPrefix("enrol.") }.sorted { $0.key < $1.key }.compactMap { try? DeviceEnrolment.read(request: $0.value).deviceName }
+    }
+
+    /// Lets in the device whose request shows `code` (as a person types it): the ring sealed to
+    /// its key, the device on the list. `invalid_value` for something that is not a code,
+    /// `not_found` when no waiting device shows it (a request the server swapped shows another).
+    public func approve(code: String, ring: AccountKeyring) async throws -> (name: String, device: DeviceID) {
+        guard let wanted = DeviceEnrolment.normalized(code: code) else {
+            throw CoreError(.invalidValue, "a code is 10 letters and digits (XXXXX-XXXXX), as the new device shows it")
+        }
+        for (name, value) in try await client.accountKeys().sorted(by: { $0.key < $1.key }) where name.hasPrefix("enrol.") {
+            guard let request = try? DeviceEnrolment.read(request: value), DeviceEnrolment.code(of: request.publicKey.rawRepresentation) == wanted,
+                  let device = DeviceID(string: String(name.dropFirst("enrol.".count))) else { continue }
+            let grant = try DeviceEnrolment.grant(ring, to: value, user: user, device: device)
+            try await register(DeviceKeyList.Entry(holder: DeviceEnrolment.holder(device), publicKey: request.publicKey.rawRepresentation, name: request.deviceName), ring: ring)
+            try await client.putAccountKey(name: DeviceEnrolment.grantName(device), value: grant, replace: true)
+            return (request.deviceName, device)
+        }
+        throw CoreError(.notFound, "no device is waiting with code \(wanted); check the code the new device shows (it waits while 'ubiq login' runs)")
+    }
+
     /// A new X25519 key for a device, and its entry for the device list.
     public static func deviceKey(holder: String, name: String) -> (Curve25519.KeyAgreement.PrivateKey, DeviceKeyList.Entry) {
         let key = Curve25519.KeyAgreement.PrivateKey()
@@ -115,5 +142,15 @@ extension DeviceConfig {
     /// This device's X25519 key (`deviceKey`), if it has one.
     public func deviceAgreementKey() -> Curve25519.KeyAgreement.PrivateKey? {
         deviceKey.flatMap { Data(base64Encoded: $0) }.flatMap { try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: $0) }
+    }
+}
+
+/// The names of devices waiting to join an encrypted account, as last seen on the server.
+public final class JoiningDevices: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: [String] = []
+    public var names: [String] {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = Array(newValue.prefix(16)) } }
     }
 }

@@ -49,7 +49,9 @@ public final class DeviceRuntime: Sendable {
             let saved = (try? DeviceConfig.load(home)).flatMap { $0 }.flatMap { try? $0.keyring() }
             let base = saved.map { $0.holds(held) ? $0 : held } ?? held
             let service = AccountKeyService(client: config.apiClient, user: config.user)
-            let newer = try await service.newerRing(than: base, holder: DeviceEnrolment.holder(config.deviceID), key: key) ?? base
+            let all = try await config.apiClient.accountKeys()
+            engine.joining.names = AccountKeyService.waiting(in: all).map { String($0.prefix(64)) }
+            let newer = try await service.newerRing(than: base, holder: DeviceEnrolment.holder(config.deviceID), key: key, in: all) ?? base
             guard keyring.update(newer) else { return false }
             if var c = try DeviceConfig.load(home), (try? c.keyring())?.holds(newer) != true {
                 c.accountKey = newer.text

@@ -114,6 +114,15 @@ public struct DeviceService: Sendable {
                 var r = DeviceResponse(ok: true)
                 r.devices = try await engine.config.apiClient.devices()
                 return r
+            case .approveDevice(let code):
+                let config = engine.config
+                // The config on disk holds the newest ring (a roll taken since this engine started).
+                guard let ring = try (DeviceConfig.load(engine.home) ?? config).keyring() else {
+                    return DeviceResponse(ok: false, message: "this account is not encrypted end to end: a new device needs no approval")
+                }
+                let (name, device) = try await AccountKeyService(client: config.apiClient, user: config.user).approve(code: code, ring: ring)
+                engine.joining.names.removeAll { $0 == String(name.prefix(64)) }
+                return DeviceResponse(ok: true, message: "approved \(name) (\(device)): it now holds the account's key")
             case .pin(let paths, let on):
                 return Self.results(await engine.pin(try paths.map(RelativePath.init(validating:)), on))
             case .hold(let paths, let on):

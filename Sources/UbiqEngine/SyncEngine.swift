@@ -22,6 +22,9 @@ public actor SyncEngine {
     /// An encrypted account's keys for this container (nil: a plain account); shared with the
     /// settings replica, updated when another device rolls the account's key.
     public nonisolated let keyring: SharedKeyring?
+    /// On an encrypted account: the names of devices waiting to be let in (the device runtime
+    /// keeps it current; `status()` reports it).
+    public nonisolated let joining = JoiningDevices()
     let store: EngineStore
     let files: LocalFiles
     /// Paths programs hold under coordination (see ``Coordination``).
@@ -398,6 +401,8 @@ public actor SyncEngine {
         s.folder = files.rootPath
         s.paused = scheduler.paused ? true : nil
         s.waiting = trees.waitingCount()
+        let joining = self.joining.names
+        s.joining = joining.isEmpty ? nil : joining
         if !online, let due = scheduler.delayed?.due {
             s.retryIn = max(0, Double((due - .now).components.seconds) + Double((due - .now).components.attoseconds) / 1e18)
         }

@@ -144,7 +144,7 @@ extension ProcessTests {
         // The request and the grant are gone from the server.
         let configA = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: homeA).appendingPathComponent("config/config.json"))) as? [String: Any]
         let asServer = UbiqAPIClient(baseURL: url, token: try #require(configA?["token"] as? String))
-        #expect(try await asServer.accountKeys().keys.sorted() == ["recovery"])
+        #expect(try await asServer.accountKeys().keys.sorted() == ["devices", "recovery"])
 
         // C waits; the server puts a key of its own in C's request: C's code matches nothing.
         let c = try ChildProcess(ChildProcess.ubiqBinary(), ["login", url, "--user", "dave", "--password-stdin", "--home", homeC, "--device", "phone", "--approval-wait", "5"],
@@ -162,7 +162,8 @@ extension ProcessTests {
     }
 
     /// The same as a person does it, in two terminals (tmux): the new device's `ubiq login`
-    /// asks for the password, shows its code and waits; the code is typed on the other.
+    /// asks for the password, shows its code and waits; the front end on the trusted device
+    /// says a device waits, and the code is typed there (`:approve CODE`).
     @Test(.enabled(if: TmuxSession.available)) func enrolmentAcrossTwoTerminals() async throws {
         let dir = try TempDirectory("ubiq-e2e-tmux")
         defer { dir.remove() }
@@ -177,6 +178,8 @@ extension ProcessTests {
         let ubiq = ChildProcess.ubiqBinary()
         let termB = try TmuxSession(width: 120, height: 30), termA = try TmuxSession(width: 120, height: 30)
         defer { termA.kill(); termB.kill() }
+        try termA.startFrontEnd(home: homeA)
+        #expect(termA.waitFor("up to date", timeout: 30), "\(termA.capture())")
         try termB.send("\(ubiq) login \(url) --user erin --home \(homeB) --device tablet; echo LOGIN=$?", "Enter")
         #expect(termB.waitFor("Password for erin:"), "\(termB.capture())")
         try termB.type("pw-erin")
@@ -185,11 +188,23 @@ extension ProcessTests {
         let line = termB.capture().split(separator: "\n").first { $0.contains("ubiq devices approve") } ?? ""
         let code = String(line.split(separator: " ").last ?? "")
         #expect(DeviceEnrolment.normalized(code: code) == code, "\(line)")
-        try termA.send("\(ubiq) devices approve \(code) --home \(homeA); echo APPROVE=$?", "Enter")
-        #expect(termA.waitFor("APPROVE=0", timeout: 30) && termA.capture().contains("approved tablet"), "\(termA.capture())")
+        // The front end learns of the request by push and says so; a wrong code is refused there.
+        #expect(termA.waitFor("tablet asks to join", timeout: 30), "\(termA.capture())")
+        try termA.send(":")
+        try termA.type("approve 00000-00000")
+        try termA.send("Enter")
+        #expect(termA.waitFor("no device is waiting with code 00000-00000", timeout: 30), "\(termA.capture())")
+        try termA.send(":")
+        try termA.type("approve \(code.replacingOccurrences(of: "-", with: " ").lowercased())")
+        try termA.send("Enter")
+        #expect(termA.waitFor("approved tablet", timeout: 30), "\(termA.capture())")
         #expect(termB.waitFor("LOGIN=0", timeout: 30) && termB.capture().contains("holds its key"), "\(termB.capture())")
+        // Once the tablet took its grant, nobody waits: the status line stops asking.
+        #expect(termA.waitFor(timeout: 30) { !$0.contains("asks to join") }, "\(termA.capture())")
+        #expect(termA.quitFrontEnd { $0.contains("EXIT=0") }, "\(termA.capture())")
         let config = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: homeB).appendingPathComponent("config/config.json"))) as? [String: Any]
         let keyA = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: homeA).appendingPathComponent("config/config.json"))) as? [String: Any]
         #expect(config?["accountKey"] as? String != nil && config?["accountKey"] as? String == keyA?["accountKey"] as? String)
+        #expect(config?["deviceKey"] as? String != nil)
     }
 }

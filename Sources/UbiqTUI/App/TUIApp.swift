@@ -397,6 +397,11 @@ public final class TUIApp {
                     self.send(r.ok ? .done("purged \(Counted.of(r.emptied?.items ?? 0, "item")); \(ByteSize.format(r.emptied?.bytes ?? 0)) given back") : .failed(r.message ?? "not purged", code: r.errorCode))
                 }
             }
+        case .approveDevice(let code):
+            Task {
+                let r = await connection.ask(.approveDevice(code: code))
+                await MainActor.run { self.send(r.ok ? .done(r.message ?? "approved") : .failed(r.message ?? "not approved", code: r.errorCode)) }
+            }
         case .edit(let p, let absolute, let fetch):
             Task {
                 if fetch {

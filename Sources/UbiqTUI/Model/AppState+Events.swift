@@ -55,6 +55,7 @@ extension AppState {
             status.throughput = throughput
             status.waiting = s.waiting ?? 0
             status.retryIn = s.retryIn
+            status.joining = s.joining ?? []
             // An error about being offline goes once the engine is online again (#44 row 5: it
             // stayed after the server came back).
             if s.state == .online, flash?.aboutOffline == true { flash = nil }

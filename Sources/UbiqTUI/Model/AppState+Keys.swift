@@ -340,7 +340,8 @@ extension AppState {
     // MARK: the command line
 
     /// `:q`, `:files`, `:conflicts`, `:kv` (or `:settings`), `:trash`, `:theme NAME`,
-    /// `:sort FIELD`, `:container [ID]`, `:help`; anything else stays in the prompt with the reason.
+    /// `:sort FIELD`, `:container [ID]`, `:approve CODE` (a new device of an encrypted account),
+    /// `:help`; anything else stays in the prompt with the reason.
     mutating func runCommand(_ p: Prompt) -> [Effect] {
         var p = p
         let words = p.text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
@@ -359,11 +360,16 @@ extension AppState {
         case ("container", 2):
             if let id = try? ContainerID(validating: words[1]) { return [.switchContainer(id)] }
             p.error = "'\(words[1])' is not a container ID (letters, digits, . _ -)"
+        case ("approve", 3): return [.approveDevice(words[1] + words[2])]  // typed as shown: XXXXX XXXXX
+        case ("approve", 2): return [.approveDevice(words[1])]
+        case ("approve", 1):
+            p.error = status.joining.isEmpty ? "no device waits to join; a new device's 'ubiq login' shows a code to approve here"
+                : "type the code \(status.joining[0]) shows: approve XXXXX-XXXXX"
         case ("sort", 2):
             if let key = FilesState.SortKey(rawValue: words[1]) { files.setSort(key); return [] }
             p.error = "sort by name, size, modified or status"
         default:
-            p.error = "unknown command '\(p.text)': q, files, conflicts, kv, trash, theme NAME, sort FIELD, container [ID], help"
+            p.error = "unknown command '\(p.text)': q, files, conflicts, kv, trash, theme NAME, sort FIELD, container [ID], approve CODE, help"
         }
         // The prompt closes and says why (#44 row 8: it stayed open with the bad text, and the
         // next `:` was typed into it); ↑ brings the line back to mend.

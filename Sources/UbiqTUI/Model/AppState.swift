@@ -62,6 +62,8 @@ public struct StatusInfo: Equatable, Sendable {
     /// the same), and, offline, seconds until the next try.
     public var waiting = 0
     public var retryIn: Double?
+    /// New devices waiting to join an encrypted account (the status line asks to `:approve`).
+    public var joining: [String] = []
     public init() {}
 }
 

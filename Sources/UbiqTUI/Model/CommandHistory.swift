@@ -8,9 +8,9 @@ public struct CommandHistory: Equatable, Sendable {
     public private(set) var at: Int?
     public static let kept = 50
     /// The command words `Tab` completes.
-    public static let commands = ["conflicts", "container", "files", "help", "kv", "q", "quit", "settings", "sort", "theme", "trash"]
+    public static let commands = ["approve", "conflicts", "container", "files", "help", "kv", "q", "quit", "settings", "sort", "theme", "trash"]
     /// Commands that take a word after them (completed with a space).
-    static let takeWords: Set<String> = ["sort", "theme", "container"]
+    static let takeWords: Set<String> = ["sort", "theme", "container", "approve"]
 
     public init() {}
 

@@ -69,6 +69,8 @@ public enum Effect: Equatable, Sendable {
     case reloadLook
     case restore(RelativePath)
     case emptyTrash
+    /// Let in the new device of an encrypted account that shows this code (`:approve CODE`).
+    case approveDevice(String)
     case syncNow
     case quit
 }

@@ -169,6 +169,12 @@ public enum Renderer {
             x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
             x += s.put("\(c.glyph("status.conflict")) \(st.conflicts) conflict\(st.conflicts == 1 ? "" : "s")", x: x, y: y, role: "status.conflict") + 1
         }
+        if let first = st.joining.first, state.flash == nil {
+            // A new device waits with its code: the person at this one lets it in.
+            x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
+            let more = st.joining.count > 1 ? " (+\(st.joining.count - 1))" : ""
+            x += s.put(TextWidth.fit("\(first)\(more) asks to join: :approve CODE (the code it shows)", max(0, s.width - x - 1)), x: x, y: y, role: "status.conflict") + 1
+        }
         if let f = state.flash {
             x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
             s.put(TextWidth.fit(f.text, s.width - x - 1), x: x, y: y, role: "ui.flash.\(f.level.rawValue)")

@@ -133,6 +133,7 @@ enum Overlays {
         }
         lines += [("", ""), ("1 2 3 4", "Files, Conflicts, Settings, Trash"), ("[ ]", "previous, next view (in Conflicts: keep the older / newer)"), (":", "command: q, files, conflicts, kv, trash, theme NAME, sort FIELD, container [ID]"),
                   (":container", "pick the container shown (Enter shows it, n syncs a new one); :container ID goes straight there"),
+                  (":approve CODE", "let in a new device of an encrypted account: the code its 'ubiq login' shows (the status line says when one waits)"),
                   ("Ctrl-R", "read the theme and config.toml again"), ("Ctrl-L", "redraw"),
                   ("y", "copy the path (Files) or value (Settings)"), ("Ctrl-Z", "suspend (fg brings it back)"), ("R F5", "sync now"), ("P", "pause or resume syncing"), ("?", "this help (q closes, / finds in it)"), ("q", "quit"), ("Ctrl-C", "quit now")]
         return lines
