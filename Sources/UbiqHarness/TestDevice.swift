@@ -9,7 +9,9 @@ import UbiqEngine
 public final class TestDevice: @unchecked Sendable {
     public let home: DeviceHome
     public let dir: TempDirectory
-    public let config: DeviceConfig
+    /// Its config (a test that rolls an encrypted account's key changes it: a restarted engine
+    /// opens with what it holds).
+    public var config: DeviceConfig
     public private(set) var engine: SyncEngine
     /// What the engine talks to in place of the server's client (see `make`'s `server`).
     public let server: (any SyncServer)?

@@ -122,10 +122,10 @@ extension FleetRun {
             report.failures.append("the server could not be listed")
         }
         for (t, byDevice) in written.sorted(by: { $0.key < $1.key }) where !deleted.contains(t) {
-            if seen[t] == nil && !byDevice.values.contains(where: { versions.contains(hash($0)) }) {
+            if seen[t] == nil && !byDevice.values.contains(where: { !versions.isDisjoint(with: hashes($0)) }) {
                 report.failures.append("t\(t) is lost: in no file and in no version (no user deleted it)")
                 // Where it went: the trash entries holding one of its contents.
-                let hashes = Set(byDevice.values.map(hash))
+                let hashes = Set(byDevice.values.flatMap(hashes))
                 if let client = try? await checkerClient(), let trash = try? await client.trash(devices[0].config.container).items {
                     for i in trash where i.current.map({ hashes.contains($0.hash) }) == true {
                         report.log.append("t\(t) in the trash: \(i.path) (\(i.id)) deleted \(i.deletedAt.map { "\($0.timeIntervalSince1970)" } ?? "?")")
@@ -133,7 +133,7 @@ extension FleetRun {
                 }
                 continue
             }
-            for (d, bytes) in byDevice where !versions.contains(hash(bytes)) {
+            for (d, bytes) in byDevice where versions.isDisjoint(with: hashes(bytes)) {
                 // Known open: an edit written through a descriptor opened just before a download
                 // replaced the file lands in the replaced file (see the engine's README).
                 let line = "t\(t): dev\(d)'s last content (\(bytes.count) B \(hash(bytes).hex.prefix(8))) is in no version"
@@ -159,7 +159,7 @@ extension FleetRun {
     func checkerClient() async throws -> any SyncServer {
         if let c = checker { return c }
         let (plain, _) = try await server.device(user, name: "checker")
-        let c: any SyncServer = accountKey.map { SealedSyncServer(inner: plain, keys: $0.keys(for: devices[0].config.container), container: devices[0].config.container) } ?? plain
+        let c: any SyncServer = ring.map { SealedSyncServer(inner: plain, keyring: SharedKeyring($0, container: devices[0].config.container)) } ?? plain
         checker = c
         return c
     }

@@ -43,6 +43,8 @@ public final class FleetRun: @unchecked Sendable {
         /// Changes to the folders the failing disks refused (`FailingDisk`).
         public var diskFailures = 0
         public var skipped = 0
+        /// Generations of the account key rolled mid-run (an encrypted fleet).
+        public var keyRolls = 0
         public var quietAfter: Duration = .zero
         public var files = 0
         public var folders = 0
@@ -83,6 +85,10 @@ public final class FleetRun: @unchecked Sendable {
     var checker: (any SyncServer)?
     /// The account's key when `options.encrypted`.
     lazy var accountKey: AccountKey? = options.encrypted ? AccountKey.generate() : nil
+    /// Every generation of it rolled so far (`FleetRun+KeyRoll`).
+    lazy var ring: AccountKeyring? = accountKey.map { AccountKeyring($0) }
+    /// Devices that take the newest ring later, and when.
+    var ringDue: [Int: ContinuousClock.Instant] = [:]
 
     public init(seed: UInt64, options: Options = Options()) {
         self.options = options
@@ -243,6 +249,8 @@ public final class FleetRun: @unchecked Sendable {
             }
         case 95..<98:
             return await churn(d, folders)
+        case 98 where options.encrypted:
+            return rollKey()
         default:
             let ms = Int.random(in: 20...400, using: &rng)
             try? await Task.sleep(for: .milliseconds(ms))
@@ -374,6 +382,10 @@ public final class FleetRun: @unchecked Sendable {
             (devices[d].disk as? FailingDisk)?.setFailing(false)
             failingDisk[d] = nil
             note("dev\(d) disk mended (\((devices[d].disk as? FailingDisk)?.failedCount ?? 0) failed calls so far)")
+        }
+        for (d, until) in ringDue where all || until <= now {
+            takeRing(d)
+            ringDue[d] = nil
         }
         for (d, until) in paused where all || until <= now {
             try await devices[d].restart()

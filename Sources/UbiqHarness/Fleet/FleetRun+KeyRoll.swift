@@ -1,0 +1,44 @@
+import Foundation
+import UbiqCore
+
+/// On an encrypted fleet: the account's key rolled in the middle of everything (as `ubiq
+/// devices revoke` does), each device taking the new generation at its own moment — one at
+/// once, the others within 1.5 s, as their push channels and refreshes would — while they keep
+/// writing. Devices on the old generation meet records and settings sealed with the new one
+/// (`key_missing`, retried) and chunks named before the roll are uploaded after it; every
+/// device must still end with everything.
+extension FleetRun {
+    func rollKey() -> String {
+        guard let current = ring else { return "no key to roll" }
+        let next = current.rolled()
+        ring = next
+        report.keyRolls += 1
+        let order = Array(devices.indices).shuffled(using: &rng)
+        var log: [String] = []
+        for (i, d) in order.enumerated() {
+            let ms = i == 0 ? 0 : Int.random(in: 0...1500, using: &rng)
+            if ms == 0 { takeRing(d) } else { ringDue[d] = .now + .milliseconds(ms) }
+            log.append("dev\(d) +\(ms) ms")
+        }
+        return "key rolled to epoch \(next.current.epoch): " + log.joined(separator: ", ")
+    }
+
+    /// Device `d` takes the newest ring: its running engine at once, its config for restarts.
+    func takeRing(_ d: Int) {
+        guard let ring else { return }
+        devices[d].engine.keyring?.update(ring)
+        devices[d].config.accountKey = ring.text
+        try? devices[d].config.save(devices[d].home)
+        note("dev\(d) took key epoch \(ring.current.epoch)")
+    }
+
+    /// Every name a content can have on the server: one per generation of the key it may have
+    /// been named under.
+    func hashes(_ bytes: [UInt8]) -> Set<ContentHash> {
+        guard let ring else { return [hash(bytes)] }
+        let ranges = Chunker.standard.chunkRanges(of: bytes)
+        return Set(ring.keys(for: devices[0].config.container).newestFirst.map { keys in
+            Manifest.contentHash(of: ranges.map { ChunkRef(hash: ChunkNaming(cipher: keys.chunks).name(Array(bytes[$0])), size: $0.count) })
+        })
+    }
+}
