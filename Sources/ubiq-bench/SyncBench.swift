@@ -63,17 +63,20 @@ struct SyncBench: AsyncParsableCommand {
                 let name = "Documents/placed-\(size)-\(i).bin"
                 let outside = staging.url.appendingPathComponent("in-\(i)")
                 try Data(bytes).write(to: outside)
+                var want = ContentHash.of(bytes)
                 var start = ContinuousClock.now
                 guard rename(outside.path, a.folder.appendingPathComponent(name).path) == 0 else { throw CleanExit.message("rename failed") }
-                moved.append(seconds(try await waitFor(b.folder.appendingPathComponent(name), ContentHash.of(bytes)) - start) * 1000)
+                moved.append(seconds(try await waitFor(b.folder.appendingPathComponent(name), want) - start) * 1000)
                 // An editor's save of the same document: new bytes under a temporary name, renamed over it.
                 bytes[bytes.count / 2] &+= 1
                 bytes[0] &+= 1
                 let tmp = a.folder.appendingPathComponent("Documents/.placed-\(size)-\(i).bin.tmp")
                 try Data(bytes).write(to: tmp)
+                want = ContentHash.of(bytes)
+                let before = Self.statKey(b.folder.appendingPathComponent(name))
                 start = ContinuousClock.now
                 guard rename(tmp.path, a.folder.appendingPathComponent(name).path) == 0 else { throw CleanExit.message("rename failed") }
-                saved.append(seconds(try await waitFor(b.folder.appendingPathComponent(name), ContentHash.of(bytes)) - start) * 1000)
+                saved.append(seconds(try await waitFor(b.folder.appendingPathComponent(name), want, unlike: before) - start) * 1000)
             }
             print(String(format: "%@ file moved in A → complete in B: median %.0f ms (min %.0f, max %.0f); saved atomically: median %.0f ms (min %.0f, max %.0f) (n=%d)",
                          label, median(moved.sorted()), moved.min() ?? 0, moved.max() ?? 0, median(saved.sorted()), saved.min() ?? 0, saved.max() ?? 0, n))
@@ -90,6 +93,9 @@ struct SyncBench: AsyncParsableCommand {
             for _ in 0..<editRuns {
                 if edit == 0 { big[big.count / 2] &+= 1 } else { big.insert(0x42, at: 0) }
                 proxyA.reset(); proxyB.reset()
+                // What B must end with, and B's file as it is now, known before the clock starts:
+                // hashing 64 MiB twice on the clock took a core from the devices.
+                let want = ContentHash.of(big), before = Self.statKey(bigB)
                 // The clock starts when the edit is saved (the writer closed the file): writing
                 // 64 MiB into the page cache is the editor's time, not the sync's.
                 let writeStart = ContinuousClock.now
@@ -106,7 +112,7 @@ struct SyncBench: AsyncParsableCommand {
                 if ProcessInfo.processInfo.environment["UBIQ_BENCH_DEBUG"] != nil {
                     FileHandle.standardError.write(Data(String(format: "%10.1f bench: edit saved\n", (start - TimelineLogHandler.origin) / .milliseconds(1)).utf8))
                 }
-                let done = try await waitFor(bigB, ContentHash.of(big))
+                let done = try await waitFor(bigB, want, unlike: before)
                 let ms = seconds(done - start) * 1000
                 try await Task.sleep(for: .milliseconds(300))
                 let (au, ad) = proxyA.bytes, (bu, bd) = proxyB.bytes
@@ -128,13 +134,11 @@ struct SyncBench: AsyncParsableCommand {
     /// measurement does not steal a core from the devices by re-hashing 64 MiB per poll.
     /// Returns when the matching status was first seen.
     @discardableResult
-    func waitFor(_ url: URL, _ hash: ContentHash) async throws -> ContinuousClock.Instant {
+    func waitFor(_ url: URL, _ hash: ContentHash, unlike before: [Int]? = nil) async throws -> ContinuousClock.Instant {
         let deadline = ContinuousClock.now + .seconds(120)
-        var checked: [Int]? = nil
+        var checked: [Int]? = before
         while ContinuousClock.now < deadline {
-            var st = stat()
-            if stat(url.path, &st) == 0 {
-                let key = [Int(st.st_ino), Int(st.st_size), st.st_mtim.tv_sec, st.st_mtim.tv_nsec]
+            if let key = Self.statKey(url) {
                 if key != checked {
                     let seen = ContinuousClock.now
                     checked = key
@@ -144,5 +148,12 @@ struct SyncBench: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(1))
         }
         throw CleanExit.message("timed out waiting for \(url.lastPathComponent)")
+    }
+
+    /// A file's inode, size and modification time (nil: no file).
+    static func statKey(_ url: URL) -> [Int]? {
+        var st = stat()
+        guard stat(url.path, &st) == 0 else { return nil }
+        return [Int(st.st_ino), Int(st.st_size), st.st_mtim.tv_sec, st.st_mtim.tv_nsec]
     }
 }

@@ -237,7 +237,7 @@ struct EncryptionTests {
         for (bytes, name) in zip(chunks, names) { #expect(bytes.withUnsafeBytes { c.sealed($0, named: name) } == c.seal(bytes)) }
         #expect(c.kept.take(names[699]) == nil, "taken once, then gone")
         _ = naming.name(chunks[0])
-        #expect(c.kept.take(names[0]) == c.seal(chunks[0]))
+        #expect(c.kept.take(names[0]).map { Array($0) } == c.seal(chunks[0]))
         // A check (no keeping) keeps nothing.
         _ = ChunkNaming(cipher: c).name(chunks[1])
         #expect(c.kept.take(names[1]) == nil)

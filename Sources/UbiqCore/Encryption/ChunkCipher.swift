@@ -46,7 +46,10 @@ public struct ChunkCipher: Sendable {
     /// The chunk's name: SHA-256 of its sealed bytes; with `keeping`, the sealed bytes are kept
     /// for the chunk's upload (`sealed(_:named:)`).
     public func name(of plain: UnsafeRawBufferPointer, keeping: Bool = false) -> ContentHash {
-        let sealed = seal(plain)
+        // Hashed (and kept) where the box holds it: no copy of the sealed bytes — most of a big
+        // file's chunks are named and never uploaded (an edit sends the changed ones).
+        let box = try! AES.GCM._SIV.seal(plain, using: key, nonce: Self.nonce, authenticating: Self.associated)
+        let sealed = box.combined.dropFirst(12)
         let name = sealed.withUnsafeBytes { ContentHash.of(buffer: $0) }
         if keeping { kept.put(name, sealed) }
         return name
@@ -55,23 +58,23 @@ public struct ChunkCipher: Sendable {
     /// The sealed bytes of the chunk `plain` named `name`: kept from its naming when they still
     /// are (sealing is deterministic: a chunk of that name is exactly those bytes), else sealed now.
     public func sealed(_ plain: UnsafeRawBufferPointer, named name: ContentHash) -> [UInt8] {
-        kept.take(name) ?? seal(plain)
+        kept.take(name).map { Array($0) } ?? seal(plain)
     }
 
     /// The sealed bytes of the chunk named `name` kept from its naming, if they still are (taken).
-    public func takeKept(_ name: ContentHash) -> [UInt8]? { kept.take(name) }
+    public func takeKept(_ name: ContentHash) -> [UInt8]? { kept.take(name).map { Array($0) } }
 }
 
 /// A bounded store of sealed chunks by name (oldest dropped first past `limit` bytes).
 final class SealedChunks: @unchecked Sendable {
     private let lock = NSLock()
-    private var chunks: [ContentHash: [UInt8]] = [:]
+    private var chunks: [ContentHash: Data] = [:]
     private var order: [ContentHash] = []
     private var head = 0
     private var bytes = 0
     static let limit = 64 << 20
 
-    func put(_ name: ContentHash, _ sealed: [UInt8]) {
+    func put(_ name: ContentHash, _ sealed: Data) {
         lock.withLock {
             guard chunks[name] == nil else { return }
             chunks[name] = sealed
@@ -85,7 +88,7 @@ final class SealedChunks: @unchecked Sendable {
         }
     }
 
-    func take(_ name: ContentHash) -> [UInt8]? {
+    func take(_ name: ContentHash) -> Data? {
         lock.withLock {
             guard let c = chunks.removeValue(forKey: name) else { return nil }
             bytes -= c.count
