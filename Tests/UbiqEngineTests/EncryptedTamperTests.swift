@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UbiqClient
 import UbiqCore
 import UbiqEngine
 import UbiqTesting
@@ -75,6 +76,51 @@ struct EncryptedTamperTests {
             await b.engine.requestPass()
             #expect(await eventually(timeout: .seconds(30)) { b.read("Documents/real.txt") == "what A wrote" })
             #expect(!b.exists("Documents/planted.txt"))
+        }
+    }
+}
+
+/// #39 §2 "everything else keeps working": the server's garbage collection on an encrypted
+/// account, whose chunks it knows only by the hash of their sealed bytes. A document deleted and
+/// purged gives its chunks back; the chunks another document shares with it, and every chunk
+/// of the documents kept, stay — a new device of the account opens all of them.
+@Suite("End-to-end encryption: garbage collection", .serialized)
+struct EncryptedGarbageTests {
+    @Test func collectionGivesBackAPurgedDocumentsChunksAndKeepsEverySharedOne() async throws {
+        try await withFleet(backend: .encrypted) { fleet in
+            let a = try await fleet.device("A")
+            var rng = SeededRandom.forTest("e2e.gc")
+            let shared = rng.bytes(400_000), own = rng.bytes(300_000), keptOwn = rng.bytes(250_000)
+            let gone = shared + own, kept = shared + keptOwn  // content-defined cuts: most of `shared` is the same chunks in both
+            try a.write("Documents/gone.bin", bytes: gone)
+            try a.write("Documents/kept.bin", bytes: kept)
+            let view = fleet.view(a)
+            let container = a.config.container
+            var manifests: [String: Manifest] = [:]
+            #expect(await eventually(timeout: .seconds(30)) {
+                guard let items = try? await view.changes(container, after: 0, limit: 100).items else { return false }
+                for i in items where i.current?.uploaded == true {
+                    if let m = try? await view.manifest(container, version: i.current!.id) { manifests[i.path.name] = m }
+                }
+                return manifests.count == 2
+            }, "both documents up: \(manifests.keys)")
+            let goneChunks = Set(try #require(manifests["gone.bin"]).chunks.map(\.hash)), keptChunks = Set(try #require(manifests["kept.bin"]).chunks.map(\.hash))
+            let onlyGone = goneChunks.subtracting(keptChunks)
+            #expect(!onlyGone.isEmpty && !goneChunks.isDisjoint(with: keptChunks), "the two share some chunks and not others")
+
+            try FileManager.default.removeItem(at: a.url("Documents/gone.bin"))
+            #expect(await eventually(timeout: .seconds(30)) { (try? await view.trash(container).items.count) == 1 })
+            _ = try await view.emptyTrash(container)
+            let report = try await fleet.server.services.collectGarbage()
+            #expect(report.garbageChunks >= onlyGone.count && report.garbageBytes > 0, "\(report)")
+
+            // What only the purged document held is gone from the server; the rest opens.
+            let plain = UbiqAPIClient(baseURL: fleet.server.baseURL, token: a.config.token, trusting: fleet.server.trusted)
+            for h in onlyGone { #expect((try? await plain.downloadChunk(h)) == nil, "chunk \(h.hex.prefix(12)) of the purged document is still served") }
+            for h in keptChunks { #expect((try? await view.downloadChunk(h)) != nil, "chunk \(h.hex.prefix(12)) of the kept document is gone") }
+            let c = try await fleet.device("C")
+            #expect(await eventually(timeout: .seconds(30)) { c.readBytes("Documents/kept.bin") == kept }, "a new device of the account gets the kept document whole")
+            #expect(!c.exists("Documents/gone.bin"))
         }
     }
 }
