@@ -148,9 +148,11 @@ public struct UbiqAPIClient: Sendable {
     /// The account's sealed keys by name (empty for a plain account).
     public func accountKeys() async throws -> [String: String] { try await get("/v1/account/keys", as: AccountKeysResponse.self).keys }
 
-    /// Keeps a sealed key; `path_exists` when one of that name is kept and `replace` is false.
-    public func putAccountKey(name: String, value: String, replace: Bool) async throws {
-        _ = try await send(.PUT, "/v1/account/keys/\(name)", body: try [UInt8](WireCoding.encode(AccountKeyRequest(value: value, replace: replace))))
+    /// Keeps a sealed key; `path_exists` when one of that name is kept and `replace` is false;
+    /// with `expecting`, only in place of that value (`item_changed` when another is there).
+    public func putAccountKey(name: String, value: String, replace: Bool, expecting: String? = nil) async throws {
+        let body = AccountKeyRequest(value: value, replace: replace, expecting: expecting)
+        _ = try await send(.PUT, "/v1/account/keys/\(name)", body: try [UInt8](WireCoding.encode(body)))
     }
 
     /// Removes a sealed key (`not_found` when there is none).

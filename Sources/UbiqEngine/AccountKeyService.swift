@@ -35,10 +35,7 @@ public struct AccountKeyService: Sendable {
     /// Puts `entry` on the device list (making one when there is none), authenticated with the
     /// ring's newest key.
     public func register(_ entry: DeviceKeyList.Entry, ring: AccountKeyring) async throws {
-        var list = try await deviceList(ring) ?? DeviceKeyList(epoch: ring.current.epoch, entries: [])
-        list = try list.with(entry)
-        list.epoch = ring.current.epoch
-        try await client.putAccountKey(name: DeviceKeyList.serverName, value: try list.text(ring), replace: true)
+        try await changeList(ring) { list in try list.with(entry) }
     }
 
     /// What a roll did.
@@ -53,24 +50,50 @@ public struct AccountKeyService: Sendable {
     /// `revoking` (and `me`, listed if it was not), the list rewritten under the new key, and
     /// everything left for the revoked holder removed. The device keeps the returned ring.
     public func roll(_ ring: AccountKeyring, revoking: String?, me: DeviceKeyList.Entry) async throws -> Rolled {
-        let all = try await client.accountKeys()
-        var list = try await deviceList(ring, in: all) ?? DeviceKeyList(epoch: ring.current.epoch, entries: [])
-        if let revoking { list = list.without(revoking) }
-        list = try list.with(me)
         let next = ring.rolled()
-        list.epoch = next.current.epoch
-        for e in list.entries {
-            guard let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: e.publicKey) else { continue }
-            let sealed = try DeviceEnrolment.seal(next.text, to: key, user: user, holder: e.holder)
-            try await client.putAccountKey(name: Self.keyringName(e.holder), value: sealed, replace: true)
+        var sealed: [String: Data] = [:]  // holder → the public key its ring was sealed to
+        let list = try await changeList(ring, writingWith: next) { list in
+            var l = list
+            if let revoking { l = l.without(revoking) }
+            l = try l.with(me)
+            // A holder listed meanwhile (approved while this rolled) gets the new ring too.
+            for e in l.entries where sealed[e.holder] != e.publicKey {
+                guard let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: e.publicKey) else { continue }
+                let box = try DeviceEnrolment.seal(next.text, to: key, user: user, holder: e.holder)
+                try await client.putAccountKey(name: Self.keyringName(e.holder), value: box, replace: true)
+                sealed[e.holder] = e.publicKey
+            }
+            return l
         }
-        try await client.putAccountKey(name: DeviceKeyList.serverName, value: try list.text(next), replace: true)
         if let revoking {
+            let all = try await client.accountKeys()
             for name in [Self.keyringName(revoking), "grant.\(revoking)", "enrol.\(revoking)"] where all[name] != nil {
                 try? await client.deleteAccountKey(name: name)
             }
         }
         return Rolled(ring: next, sealedTo: list.entries.map(\.holder))
+    }
+
+    /// Read-modify-write of the device list, authenticated with `writingWith` (default: `ring`):
+    /// the write replaces only the list it read, so two devices changing it at once (an approval
+    /// and a roll) both land — the loser reads again and redoes its change.
+    @discardableResult
+    func changeList(_ ring: AccountKeyring, writingWith out: AccountKeyring? = nil,
+                    _ change: (DeviceKeyList) async throws -> DeviceKeyList) async throws -> DeviceKeyList {
+        let out = out ?? ring
+        for _ in 0..<8 {
+            let current = try await client.accountKeys()[DeviceKeyList.serverName]
+            let read = try current.map { try DeviceKeyList(text: $0, ring: out) } ?? DeviceKeyList(epoch: ring.current.epoch, entries: [])
+            var list = try await change(read)
+            list.epoch = out.current.epoch
+            do {
+                try await client.putAccountKey(name: DeviceKeyList.serverName, value: try list.text(out), replace: current != nil, expecting: current)
+                return list
+            } catch let e as ClientError where e.code == .itemChanged || e.code == .pathExists {
+                continue  // another device changed it meanwhile
+            }
+        }
+        throw CoreError(.itemChanged, "the account's device list kept changing while this device changed it; try again")
     }
 
     /// A newer ring the server relays for `holder` (sealed to `key`'s public half by the device

@@ -260,10 +260,13 @@ public struct AccountKeysResponse: Codable, Sendable {
 
 /// `PUT /v1/account/keys/{name}`: keeps a sealed key; without `replace`, an existing one is
 /// left and the answer is `path_exists`.
+/// With `expecting`, it replaces only that value (`item_changed` when another is there: read it
+/// again) — how devices change the shared device list without losing each other's changes.
 public struct AccountKeyRequest: Codable, Sendable {
     public var value: String
     public var replace: Bool
-    public init(value: String, replace: Bool) { self.value = value; self.replace = replace }
+    public var expecting: String?
+    public init(value: String, replace: Bool, expecting: String? = nil) { self.value = value; self.replace = replace; self.expecting = expecting }
 }
 
 /// `POST /v1/containers/{c}/items/{id}/move`

@@ -89,7 +89,9 @@ struct AccountRoutes: Sendable {
             let ctx = try await self.auth.authenticate(request)
             let name = try context.parameters.require("name")
             let body = try await request.decodeJSON(AccountKeyRequest.self, limit: AccountKeyLimits.maxValueBytes + 1024)
-            guard try await self.metadata.putAccountKey(accountID: ctx.accountID, name: name, value: body.value, replace: body.replace, now: self.clock()) else {
+            guard try await self.metadata.putAccountKey(accountID: ctx.accountID, name: name, value: body.value, replace: body.replace,
+                                                        expecting: body.expecting, now: self.clock()) else {
+                if body.expecting != nil { throw APIFailure(.itemChanged, "the sealed key '\(name)' changed meanwhile; read it again") }
                 throw APIFailure(.pathExists, "this account already keeps a sealed key named '\(name)'")
             }
             await self.publisher.publish(account: ctx.accountID, PushMessage(kind: .keys, cursor: 0, origin: ctx.deviceID))

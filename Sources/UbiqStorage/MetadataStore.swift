@@ -228,9 +228,11 @@ public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore 
 public protocol AccountKeyStore: Sendable {
     /// Every sealed key of the account, by name.
     func accountKeys(accountID: Int64) async throws -> [String: String]
-    /// Stores `value` as `name`; with `replace` false, leaves an existing one and returns false.
+    /// Stores `value` as `name`; with `replace` false, leaves an existing one and returns false;
+    /// with `expecting`, replaces only the value it names (read-modify-write without losing a
+    /// concurrent writer's change) and returns false when the current one is another.
     /// `invalid_value` past `AccountKeyLimits`.
-    func putAccountKey(accountID: Int64, name: String, value: String, replace: Bool, now: Date) async throws -> Bool
+    func putAccountKey(accountID: Int64, name: String, value: String, replace: Bool, expecting: String?, now: Date) async throws -> Bool
     /// Removes a sealed key; false when there was none.
     func deleteAccountKey(accountID: Int64, name: String) async throws -> Bool
 }

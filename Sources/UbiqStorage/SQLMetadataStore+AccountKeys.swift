@@ -15,7 +15,7 @@ extension SQLMetadataStore: AccountKeyStore {
         }
     }
 
-    public func putAccountKey(accountID: Int64, name: String, value: String, replace: Bool, now: Date) async throws -> Bool {
+    public func putAccountKey(accountID: Int64, name: String, value: String, replace: Bool, expecting: String?, now: Date) async throws -> Bool {
         guard AccountKeyLimits.validName(name) else {
             throw StorageError(.invalidValue, "a sealed key's name is 1 to \(AccountKeyLimits.maxNameBytes) lower-case letters, digits, '.' and '-'")
         }
@@ -24,8 +24,11 @@ extension SQLMetadataStore: AccountKeyStore {
         }
         return try await write(account: accountID) { db in
             let existing = try db.row("SELECT value FROM account_keys WHERE account_id = ? AND name = ?", [accountID, name])
+            if let expecting {
+                guard let existing, try existing["value"] as String == expecting else { return false }
+            }
             if existing != nil {
-                guard replace else { return false }
+                guard replace || expecting != nil else { return false }
                 _ = try db.execute("UPDATE account_keys SET value = ?, updated = ? WHERE account_id = ? AND name = ?", [value, now.timeIntervalSince1970, accountID, name])
                 return true
             }
