@@ -145,6 +145,9 @@ public struct UbiqAPIClient: Sendable {
 
     public func account() async throws -> AccountInfo { try await get("/v1/account", as: AccountInfo.self) }
 
+    /// The account's containers that hold items or settings.
+    public func accountContainers() async throws -> [String] { try await get("/v1/account/containers", as: AccountContainersResponse.self).containers }
+
     /// The account's sealed keys by name (empty for a plain account).
     public func accountKeys() async throws -> [String: String] { try await get("/v1/account/keys", as: AccountKeysResponse.self).keys }
 

@@ -74,6 +74,9 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// On an encrypted account: this device's X25519 private key (base64), whose public half
     /// is on the account's device list; new generations of the account key are sealed to it.
     public var deviceKey: String?
+    /// True while `ubiq encrypt` converts the account on this device (its engines do not start
+    /// until it has finished: the server still holds plain items it would not open).
+    public var encrypting: Bool?
 
     public init(server: String, user: String, deviceID: DeviceID, deviceName: String, container: ContainerID, download: DownloadPolicy, token: String) {
         self.server = server; self.user = user; self.deviceID = deviceID; self.deviceName = deviceName
@@ -81,7 +84,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.containers = [container]
     }
 
-    enum CodingKeys: String, CodingKey { case server, user, deviceID, deviceName, container, containers, download, token, serverCertificates, accountKey, deviceKey }
+    enum CodingKeys: String, CodingKey { case server, user, deviceID, deviceName, container, containers, download, token, serverCertificates, accountKey, deviceKey, encrypting }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -95,6 +98,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         serverCertificates = try c.decodeIfPresent(String.self, forKey: .serverCertificates)
         accountKey = try c.decodeIfPresent(String.self, forKey: .accountKey)
         deviceKey = try c.decodeIfPresent(String.self, forKey: .deviceKey)
+        encrypting = try c.decodeIfPresent(Bool.self, forKey: .encrypting)
         let listed = try c.decodeIfPresent([ContainerID].self, forKey: .containers) ?? []
         var all = [container]
         for id in listed where !all.contains(id) { all.append(id) }

@@ -90,7 +90,14 @@ public struct SealedSyncServer: SyncServer {
 
     public func changes(_ container: ContainerID, after cursor: Int64, limit: Int) async throws -> ChangesResponse {
         var r = try await inner.changes(container, after: cursor, limit: limit)
-        r.items = try r.items.map(opened)
+        let names = ring.identity.names
+        r.items = try r.items.compactMap { item in
+            // A deleted item whose name is no sealed name of the account was deleted before the
+            // account was encrypted (`ubiq encrypt` purges the plain ones): nothing to place or
+            // remove. Passed on, its plain path could name a real folder here.
+            if item.deletedAt != nil, (try? names.open(path: item.path)) == nil { return nil }
+            return try opened(item)
+        }
         return r
     }
 

@@ -113,6 +113,9 @@ public actor SyncEngine {
         self.now = now
         self.random = random
         self.scheduler = PassScheduler(settleTime: settleTime)
+        guard config.encrypting != true else {
+            throw EngineError(.invalidRequest, "this device is encrypting the account and has not finished: run 'ubiq encrypt' again to finish it")
+        }
         let plain = server ?? config.apiClient
         let keys = try config.keyring().map { SharedKeyring($0, container: config.container) }
         self.keyring = keys

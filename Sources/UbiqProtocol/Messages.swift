@@ -258,6 +258,13 @@ public struct AccountKeysResponse: Codable, Sendable {
     public init(keys: [String: String]) { self.keys = keys }
 }
 
+/// `GET /v1/account/containers`: the account's containers that hold items or settings (what
+/// `ubiq encrypt` must find on the device that converts the account).
+public struct AccountContainersResponse: Codable, Sendable {
+    public var containers: [String]
+    public init(containers: [String]) { self.containers = containers }
+}
+
 /// `PUT /v1/account/keys/{name}`: keeps a sealed key; without `replace`, an existing one is
 /// left and the answer is `path_exists`.
 /// With `expecting`, it replaces only that value (`item_changed` when another is there: read it

@@ -80,6 +80,11 @@ struct AccountRoutes: Sendable {
             return try json(DevicesResponse(devices: devices))
         }
 
+        router.get("/v1/account/containers") { request, _ -> Response in
+            let ctx = try await self.auth.authenticate(request)
+            return try json(AccountContainersResponse(containers: try await self.metadata.containerNames(accountID: ctx.accountID)))
+        }
+
         router.get("/v1/account/keys") { request, _ -> Response in
             let ctx = try await self.auth.authenticate(request)
             return try json(AccountKeysResponse(keys: try await self.metadata.accountKeys(accountID: ctx.accountID)))

@@ -235,6 +235,8 @@ public protocol AccountKeyStore: Sendable {
     func putAccountKey(accountID: Int64, name: String, value: String, replace: Bool, expecting: String?, now: Date) async throws -> Bool
     /// Removes a sealed key; false when there was none.
     func deleteAccountKey(accountID: Int64, name: String) async throws -> Bool
+    /// The account's containers that hold items (in the trash too) or settings, by name.
+    func containerNames(accountID: Int64) async throws -> [String]
 }
 
 /// How many sealed keys an account keeps, and how big.

@@ -9,6 +9,17 @@ extension SQLMetadataStore: AccountKeyStore {
         }
     }
 
+    public func containerNames(accountID: Int64) async throws -> [String] {
+        try await read { db in
+            var out = Set<String>()
+            for r in try db.rows("SELECT name FROM containers c WHERE c.account_id = ? AND EXISTS (SELECT 1 FROM items i WHERE i.container_id = c.id)", [accountID]) {
+                out.insert(try r["name"])
+            }
+            for r in try db.rows("SELECT DISTINCT store FROM kv_entries WHERE account_id = ?", [accountID]) { out.insert(try r["store"]) }
+            return out.sorted()
+        }
+    }
+
     public func deleteAccountKey(accountID: Int64, name: String) async throws -> Bool {
         try await write(account: accountID) { db in
             try db.execute("DELETE FROM account_keys WHERE account_id = ? AND name = ?", [accountID, name]) > 0

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import UbiqClient
+import UbiqCore
+import UbiqProtocol
+import UbiqTesting
+
+/// #39 §2 "`ubiq encrypt` converts an existing account": a plain account with documents on two
+/// devices, settings, history and a trash is encrypted from one of them. Its folder is left
+/// exactly as it was; the server then lists only sealed names and sealed content (the plain
+/// copies, their history and the trash purged); the other device is signed out with its folder
+/// untouched; a device let in with the recovery key gets every document and setting.
+extension ProcessTests {
+    @Test func anAccountWithDocumentsIsEncryptedInPlace() async throws {
+        let dir = try TempDirectory("ubiq-e2e-convert")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        var (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "gus", "--password-stdin", "--data", data], stdin: "pw-gus\n")
+        #expect(status == 0, "\(err)")
+        let (server, url) = try startServer(data)
+        defer { server.signal(SIGKILL); server.wait() }
+        func home(_ n: String) -> String { dir.url.appendingPathComponent(n).path }
+        func docs(_ n: String) -> URL { URL(fileURLWithPath: home(n)).appendingPathComponent("Ubiquity/iCloud.default/Documents") }
+        func login(_ n: String, _ extra: [String] = []) throws -> (Int32, String, String) {
+            try ChildProcess.runUbiq(["login", url, "--user", "gus", "--password-stdin", "--home", home(n), "--device", n] + extra, stdin: "pw-gus\n")
+        }
+        func files(_ n: String) -> [String: [UInt8]] {
+            var out: [String: [UInt8]] = [:]
+            let root = docs(n)
+            guard let e = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) else { return out }
+            for case let u as URL in e where (try? u.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                out[String(u.path.dropFirst(root.path.count + 1))] = (try? Data(contentsOf: u)).map(Array.init)
+            }
+            return out
+        }
+        for n in ["desk", "laptop"] {
+            (status, out, err) = try login(n)
+            #expect(status == 0, "\(out)\(err)")
+        }
+        // A plain account's life: folders, files, an edit (history), a delete (the trash), a setting.
+        var rng = SeededRandom.forTest("e2e.convert")
+        print("corpus seed label e2e.convert")
+        for i in 0..<9 {
+            let folder = docs("desk").appendingPathComponent("PlainFolderMK\(i % 3)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(Array("PlainContentMK-\(i) ".utf8) + rng.bytes(Int(rng.next() % 150_000))).write(to: folder.appendingPathComponent("PlainNameMK-\(i).txt"))
+        }
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("desk")])
+        #expect(status == 0, "\(out)\(err)")
+        try Data("PlainContentMK edited".utf8).write(to: docs("desk").appendingPathComponent("PlainFolderMK0/PlainNameMK-0.txt"))
+        try FileManager.default.removeItem(at: docs("desk").appendingPathComponent("PlainFolderMK1/PlainNameMK-1.txt"))
+        (status, out, err) = try ChildProcess.runUbiq(["kv", "set", "PlainSettingMK", "PlainValueMK", "--home", home("desk")])
+        #expect(status == 0, "\(out)\(err)")
+        for n in ["desk", "laptop"] {
+            (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home(n)])
+            #expect(status == 0, "\(n): \(out)\(err)")
+        }
+        let before = files("desk")
+        #expect(before.count == 8 && files("laptop") == before, "\(before.count) files on the desk")
+
+        // Without a terminal it must be confirmed; with --yes it runs.
+        (status, out, err) = try ChildProcess.runUbiq(["encrypt", "--home", home("desk")])
+        #expect(status != 0 && err.contains("--yes"), "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["encrypt", "--yes", "--home", home("desk")])
+        #expect(status == 0 && out.contains("RECOVERY KEY") && out.contains("signed out: laptop") && out.contains("encrypted gus end to end: 8 documents"), "\(out)\(err)")
+        let recovery = try #require(out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.count == 35 && $0.split(separator: "-").count == 6 })
+        #expect(files("desk") == before, "the converting device's folder changed: \(files("desk").count) files")
+        (status, out, err) = try ChildProcess.runUbiq(["encrypt", "--yes", "--home", home("desk")])
+        #expect(status != 0 && err.contains("already encrypted"), "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("desk")])
+        #expect(status == 0, "the converted device keeps syncing: \(out)\(err)")
+
+        // The other device is signed out; its folder is as it was.
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("laptop")])
+        #expect(status != 0, "\(out)\(err)")
+        #expect(files("laptop") == before, "the signed-out device's folder changed: \(files("laptop").count) files")
+
+        // What the server lists now: sealed names, sealed content, no trash, no plain setting.
+        let config = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: home("desk")).appendingPathComponent("config/config.json"))) as? [String: Any]
+        let client = UbiqAPIClient(baseURL: url, token: try #require(config?["token"] as? String))
+        #expect(config?["encrypting"] == nil)
+        let container = try ContainerID(validating: "iCloud.default")
+        let items = try await client.changes(container, after: 0, limit: 1000).items.filter { $0.deletedAt == nil }
+        #expect(items.count == 8 + 3 + 1, "\(items.count) live items")  // files, folders, Documents
+        var seen: [String] = []
+        for i in items {
+            if i.path.string.contains("PlainFolderMK") || i.path.string.contains("PlainNameMK") { seen.append("a path holds a marker: \(i.path)") }
+            guard let v = i.current else { continue }
+            if v.sealed == nil { seen.append("no sealed record: \(i.path)") }
+            for c in try await client.manifest(container, version: v.id).chunks where String(decoding: try await client.downloadChunk(c.hash), as: UTF8.self).contains("PlainContentMK") {
+                seen.append("a chunk of \(i.path) holds a marker")
+            }
+            if try await client.versions(container, item: i.id).others.contains(where: { $0.sealed == nil }) { seen.append("plain history left: \(i.path)") }
+        }
+        #expect(try await client.trash(container).items.isEmpty, "the trash was purged")
+        for e in try await client.kvAll(container).entries {
+            if case .string(let s)? = e.value, s.contains("PlainValueMK") { seen.append("a plain setting value is left") }
+            if e.value != nil && e.key.contains("PlainSettingMK") { seen.append("a plain setting is left") }
+        }
+        #expect(seen.isEmpty, "\(seen.prefix(8))")
+
+        // A device let in with the recovery key gets every document and the setting.
+        (status, out, err) = try login("tablet", ["--recovery-key", recovery])
+        #expect(status == 0, "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("tablet")])
+        #expect(status == 0, "\(out)\(err)")
+        #expect(files("tablet") == before, "the new device holds \(files("tablet").count) files, other than the desk's")
+        (status, out, err) = try ChildProcess.runUbiq(["kv", "get", "PlainSettingMK", "--home", home("tablet")])
+        #expect(status == 0 && out.contains("PlainValueMK"), "\(out)\(err)")
+    }
+}
