@@ -55,6 +55,7 @@ struct EncryptCommand: AsyncParsableCommand {
             config.deviceKey = Curve25519.KeyAgreement.PrivateKey().rawRepresentation.base64EncodedString()
             config.encrypting = true
             try config.save(h)
+            try Self.cutHere("keys")
         }
         guard let ring = try config.keyring(), let deviceKey = config.deviceAgreementKey() else {
             throw CLIError(.invalidValue, "this device's config lost its keys while encrypting; sign in again")
@@ -65,6 +66,7 @@ struct EncryptCommand: AsyncParsableCommand {
             if resuming { print("(a recovery key shown by an earlier, unfinished run is not valid: use this one)") }
             fflush(nil)
             try await conversion.publish(ring: ring, recovery: recovery, device: config, key: deviceKey)
+            try Self.cutHere("publish")
         }
         var running = config
         running.encrypting = nil
@@ -74,6 +76,7 @@ struct EncryptCommand: AsyncParsableCommand {
             if let n = conversion.finished(id) { uploaded += n; continue }
             try await conversion.setSettingsAside(id, device: config.deviceID)
             try await conversion.purge(id, ring: ring)
+            try Self.cutHere("purge")
             try conversion.resetState(id)
             let n = try await conversion.upload(id, config: running.acting(on: id))
             try conversion.markFinished(id, files: n)
@@ -120,6 +123,13 @@ struct EncryptCommand: AsyncParsableCommand {
         print("type encrypt to go on: ", terminator: "")
         fflush(nil)
         guard readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces) == "encrypt" else { throw CLIError(.invalidRequest, "not encrypted") }
+    }
+
+    /// Tests cut a run off after a step (`UBIQ_TEST_ENCRYPT_CUT=STEP`), as a crash or a kill
+    /// would, to prove that running it again finishes the conversion.
+    static func cutHere(_ step: String) throws {
+        guard ProcessInfo.processInfo.environment["UBIQ_TEST_ENCRYPT_CUT"] == step else { return }
+        throw CLIError(.internalError, "cut off after \(step) (UBIQ_TEST_ENCRYPT_CUT)")
     }
 
     /// The files this device lists but does not hold.

@@ -109,3 +109,57 @@ extension ProcessTests {
         #expect(status == 0 && out.contains("PlainValueMK"), "\(out)\(err)")
     }
 }
+
+extension ProcessTests {
+    /// A conversion cut off — after the keys were kept, then after the plain items were purged —
+    /// is finished by running it again; the engines do not start on the half-converted account
+    /// meanwhile; nothing of the folder or the settings is lost.
+    @Test func aCutOffConversionIsFinishedByRunningItAgain() async throws {
+        let dir = try TempDirectory("ubiq-e2e-convert-cut")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        var (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "hal", "--password-stdin", "--data", data], stdin: "pw-hal\n")
+        #expect(status == 0, "\(err)")
+        let (server, url) = try startServer(data)
+        defer { server.signal(SIGKILL); server.wait() }
+        func home(_ n: String) -> String { dir.url.appendingPathComponent(n).path }
+        func docs(_ n: String) -> URL { URL(fileURLWithPath: home(n)).appendingPathComponent("Ubiquity/iCloud.default/Documents") }
+        func cut(_ step: String) -> [String: String] { ProcessInfo.processInfo.environment.merging(["UBIQ_TEST_ENCRYPT_CUT": step]) { _, b in b } }
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "hal", "--password-stdin", "--home", home("desk")], stdin: "pw-hal\n")
+        #expect(status == 0, "\(out)\(err)")
+        var rng = SeededRandom.forTest("e2e.convert.cut")
+        var written: [String: [UInt8]] = [:]
+        for i in 0..<5 {
+            let bytes = rng.bytes(Int(rng.next() % 90_000) + 10)
+            try Data(bytes).write(to: docs("desk").appendingPathComponent("doc-\(i).bin"))
+            written["doc-\(i).bin"] = bytes
+        }
+        (status, out, err) = try ChildProcess.runUbiq(["kv", "set", "colour", "teal", "--home", home("desk")])
+        #expect(status == 0, "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("desk")])
+        #expect(status == 0, "\(out)\(err)")
+        func intact() -> Bool { written.allSatisfy { (try? Data(contentsOf: docs("desk").appendingPathComponent($0.key))).map(Array.init) == $0.value } }
+
+        (status, out, err) = try ChildProcess.runUbiq(["encrypt", "--yes", "--home", home("desk")], environment: cut("keys"))
+        #expect(status != 0 && err.contains("cut off after keys") && !out.contains("RECOVERY KEY"), "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("desk")])
+        #expect(status != 0 && err.contains("has not finished"), "the engine waits for the conversion: \(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["encrypt", "--yes", "--home", home("desk")], environment: cut("purge"))
+        #expect(status != 0 && err.contains("cut off after purge") && out.contains("RECOVERY KEY"), "\(out)\(err)")
+        let recovery = try #require(out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.count == 35 && $0.split(separator: "-").count == 6 })
+        #expect(intact(), "the folder changed while converting")
+        (status, out, err) = try ChildProcess.runUbiq(["encrypt", "--yes", "--home", home("desk")])
+        #expect(status == 0 && !out.contains("RECOVERY KEY") && out.contains("5 documents"), "\(out)\(err)")
+        #expect(intact())
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("desk")])
+        #expect(status == 0, "\(out)\(err)")
+
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "hal", "--password-stdin", "--home", home("tablet"), "--recovery-key", recovery], stdin: "pw-hal\n")
+        #expect(status == 0, "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("tablet")])
+        #expect(status == 0, "\(out)\(err)")
+        for (name, bytes) in written { #expect((try? Data(contentsOf: docs("tablet").appendingPathComponent(name))).map(Array.init) == bytes, "\(name)") }
+        (status, out, err) = try ChildProcess.runUbiq(["kv", "get", "colour", "--home", home("tablet")])
+        #expect(status == 0 && out.contains("teal"), "\(out)\(err)")
+    }
+}
