@@ -50,7 +50,7 @@ struct AccountKeying {
             }
             let page = try await mapClient { try await client.changes(container, after: 0, limit: 1) }
             guard page.items.isEmpty else {
-                throw CLIError(.invalidRequest, "\(user) already holds documents in \(container); an account is encrypted before its first document")
+                throw CLIError(.invalidRequest, "\(user) already holds documents in \(container): sign in without --encrypted, then run 'ubiq encrypt' on a device that holds them all")
             }
             let ring = AccountKeyring(AccountKey.generate())
             let recovery = RecoveryKey.generate()
