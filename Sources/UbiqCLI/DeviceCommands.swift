@@ -98,6 +98,17 @@ struct LoginCommand: AsyncParsableCommand {
         }
         if let p = previous, !switching {
             for id in p.containers { _ = try? config.adding(id) }  // the same account: every container stays
+            if p.accountKey == nil, config.accountKey != nil {
+                // Encrypted since this device last synced it (`ubiq encrypt` purged the plain
+                // items): what its engines knew is of the plain account. The folder stays; the
+                // engines start afresh and match it to the sealed items.
+                guard let lock = try HomeLock.acquire(h) else {
+                    try? await client.revoke()
+                    throw CLIError(.invalidRequest, "a daemon is running for this home; stop it first, then sign in again")
+                }
+                for id in config.containers { try Conversion.resetState(h, id) }
+                withExtendedLifetime(lock) {}
+            }
         }
         try config.save(h)
         try FileManager.default.createDirectory(at: h.containerFolder(containerID).appendingPathComponent("Documents"), withIntermediateDirectories: true)

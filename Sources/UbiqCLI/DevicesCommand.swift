@@ -48,8 +48,8 @@ struct DevicesRevoke: AsyncParsableCommand {
     /// the account's list but the revoked one (and to the recovery key), so nothing written from
     /// now on opens on the revoked device.
     static func roll(home: DeviceHome, config: DeviceConfig, revoking d: DeviceInfo, devices: [DeviceInfo]) async throws {
-        guard let ring = try config.keyring() else { return }
-        var config = config
+        guard let ring = try await freshRing(home: home, config: config) else { return }
+        var config = try DeviceConfig.load(home) ?? config
         let key = config.deviceAgreementKey() ?? Curve25519.KeyAgreement.PrivateKey()
         let me = DeviceKeyList.Entry(holder: DeviceEnrolment.holder(config.deviceID), publicKey: key.publicKey.rawRepresentation, name: config.deviceName)
         let rolled = try await core {
@@ -78,11 +78,26 @@ struct DevicesApprove: AsyncParsableCommand {
     @OptionGroup var home: HomeOption
 
     func run() async throws {
-        let (_, config) = try home.config()
-        guard let ring = try? config.keyring() else {
+        let (h, config) = try home.config()
+        guard let ring = try await freshRing(home: h, config: config) else {
             throw CLIError(.keyMissing, "this device holds no key of an encrypted account; approve from one that does")
         }
         let (name, device) = try await core { try await AccountKeyService(client: config.apiClient, user: config.user).approve(code: code, ring: ring) }
         print("approved \(TerminalText.safe(name)) (\(device)): it now holds the account's key")
     }
+}
+
+/// The device's ring, with a generation another device rolled since it last looked taken first
+/// (sealed to this device's key; kept in the config): a list written under a newer key than the
+/// device holds cannot be read, let alone changed.
+func freshRing(home: DeviceHome, config: DeviceConfig) async throws -> AccountKeyring? {
+    guard let ring = try config.keyring() else { return nil }
+    guard let key = config.deviceAgreementKey() else { return ring }
+    let service = AccountKeyService(client: config.apiClient, user: config.user)
+    guard let newer = try await core({ try await service.newerRing(than: ring, holder: DeviceEnrolment.holder(config.deviceID), key: key) }) else { return ring }
+    if var c = try DeviceConfig.load(home) {
+        c.accountKey = newer.text
+        try c.save(home)
+    }
+    return newer
 }

@@ -92,7 +92,11 @@ struct Conversion {
 
     /// Forgets what the device's engine and settings replica knew of the plain account (the
     /// folder stays as it is): the engine starts afresh and sends the folder up sealed.
-    func resetState(_ id: ContainerID) throws {
+    func resetState(_ id: ContainerID) throws { try Self.resetState(home, id) }
+
+    /// The same for any home: also what a device signed out by a conversion does when it signs
+    /// in again (what its engines knew is of the plain account).
+    static func resetState(_ home: DeviceHome, _ id: ContainerID) throws {
         for db in [home.stateDatabase(id), home.keyValueDatabase(id)] {
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 let path = db.path + suffix

@@ -107,6 +107,20 @@ extension ProcessTests {
         #expect(files("tablet") == before, "the new device holds \(files("tablet").count) files, other than the desk's")
         (status, out, err) = try ChildProcess.runUbiq(["kv", "get", "PlainSettingMK", "--home", home("tablet")])
         #expect(status == 0 && out.contains("PlainValueMK"), "\(out)\(err)")
+
+        // The signed-out device signs in again (with the recovery key): its folder, already
+        // holding everything, is matched to the sealed items — no copies, nothing lost, and the
+        // desk gets nothing new from it.
+        (status, out, err) = try login("laptop", ["--recovery-key", recovery])
+        #expect(status == 0, "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("laptop")])
+        #expect(status == 0, "\(out)\(err)")
+        #expect(files("laptop") == before, "the laptop holds \(files("laptop").keys.sorted()) after signing in again")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("desk")])
+        #expect(status == 0, "\(out)\(err)")
+        #expect(files("desk") == before, "the desk holds \(files("desk").keys.sorted())")
+        let live = try await client.changes(container, after: 0, limit: 1000).items.filter { $0.deletedAt == nil }
+        #expect(live.count == 8 + 3 + 1, "\(live.count) live items on the server after the laptop came back")
     }
 }
 

@@ -30,7 +30,7 @@ extension ProcessTests {
         (status, out, err) = try login("desk", ["--encrypted"])
         #expect(status == 0, "\(out)\(err)")
         let recovery = try #require(out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.count == 35 && $0.split(separator: "-").count == 6 })
-        for n in ["laptop", "phone"] {
+        for n in ["laptop", "phone", "spare"] {
             (status, out, err) = try login(n, ["--recovery-key", recovery])
             #expect(status == 0, "\(out)\(err)")
         }
@@ -49,7 +49,7 @@ extension ProcessTests {
         defer { daemon.signal(SIGTERM); daemon.wait(timeout: 30) }
         #expect(daemon.waitForOutput(timeout: 60) { $0.contains("syncing") } != nil, "\(daemon.stderr)")
         (status, out, err) = try ChildProcess.runUbiq(["devices", "revoke", "phone", "--home", home("desk")])
-        #expect(status == 0 && out.contains("revoked phone") && out.contains("rolled the account's key to epoch 2: sealed to 2 devices and the recovery key"),
+        #expect(status == 0 && out.contains("revoked phone") && out.contains("rolled the account's key to epoch 2: sealed to 3 devices and the recovery key"),
                 "\(out)\(err)")
         #expect(try ring("desk").current.epoch == 2)
         // The laptop's daemon takes the new key by push (bounded wait on its config).
@@ -119,6 +119,20 @@ extension ProcessTests {
         #expect(status == 0, "\(out)\(err)")
         #expect((try? String(contentsOf: docs("tablet").appendingPathComponent("after.txt"), encoding: .utf8)) == secret)
         #expect((try? String(contentsOf: docs("tablet").appendingPathComponent("before.txt"), encoding: .utf8)) == "written before the roll")
+
+        // A device that was away during the roll (no daemon: its config still holds epoch 1)
+        // approves a new one: it takes the new generation first, and the new device gets it.
+        #expect(try ring("spare").current.epoch == 1)
+        let waiting = try ChildProcess(ChildProcess.ubiqBinary(), ["login", url, "--user", "fay", "--password-stdin", "--home", home("pad"), "--device", "pad",
+                                                                   "--approval-wait", "60"], stdin: "pw-fay\n")
+        let shown = waiting.waitForOutput(timeout: 60) { $0.contains("ubiq devices approve ") }
+        let code = try #require(shown?.split(separator: "\n").first { $0.contains("ubiq devices approve ") }?.split(separator: " ").last.map(String.init), "\(waiting.stderr)")
+        (status, out, err) = try ChildProcess.runUbiq(["devices", "approve", code, "--home", home("spare")])
+        #expect(status == 0 && out.contains("approved pad"), "\(out)\(err)")
+        #expect(waiting.wait(timeout: 60) == 0, "\(waiting.stdout)\(waiting.stderr)")
+        #expect(try ring("spare") == ring("desk") && ring("pad") == ring("desk"))
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("pad")])
+        #expect(status == 0 && (try? String(contentsOf: docs("pad").appendingPathComponent("after.txt"), encoding: .utf8)) == secret, "\(out)\(err)")
     }
 }
 
