@@ -15,11 +15,16 @@ struct ItemRoutes: Sendable {
     let clock: @Sendable () -> Date
 
     /// A commit request as the store takes it: a folder without content, a delta applied to its base.
-    func commitInput(_ ctx: AuthContext, _ container: ContainerID, _ body: CommitRequest, expansion: inout CommitExpansion) async throws -> CommitInput {
+    func commitInput(_ ctx: AuthContext, _ container: ContainerID, _ body: CommitRequest, expansion: inout CommitExpansion,
+                     generation: Int?) async throws -> CommitInput {
         if body.kind == .folder && (body.manifest != nil || body.manifestDelta != nil) { throw APIFailure(.invalidRequest, "a folder has no content") }
         if let p = body.permissions, !(0...0o777).contains(p) { throw APIFailure(.invalidRequest, "permissions are 0 to 0o777 (511), got \(p)") }
         if let s = body.sealed, s.utf8.count > WireLimits.maxSealedRecordBytes {
             throw APIFailure(.invalidRequest, "a sealed record is at most \(WireLimits.maxSealedRecordBytes) bytes")
+        }
+        if let generation, let s = body.sealed, let epoch = RecordCipher.epoch(of: s), epoch < generation {
+            // The account's key was rolled (a device revoked): nothing new is sealed with an old one.
+            throw APIFailure(.keyMissing, "sealed with the account's key of epoch \(epoch), which was rolled to epoch \(generation): take the new key and send it again")
         }
         var manifest = body.manifest
         if manifest == nil, let delta = body.manifestDelta {
@@ -28,6 +33,13 @@ struct ItemRoutes: Sendable {
         return CommitInput(itemID: body.itemID, versionID: body.versionID, path: body.path, kind: body.kind,
                            base: body.base, modified: body.modified, manifest: manifest, parent: body.parent,
                            permissions: body.kind == .file ? body.permissions : nil, sealed: body.kind == .file ? body.sealed : nil)
+    }
+
+    /// An encrypted account's newest key generation, as its device list says — read only for a
+    /// request that carries sealed records (a plain account's never do).
+    func generation(_ ctx: AuthContext, for commits: [CommitRequest]) async throws -> Int? {
+        guard commits.contains(where: { $0.sealed != nil }) else { return nil }
+        return try await metadata.accountKey(accountID: ctx.accountID, name: DeviceKeyList.serverName).flatMap(DeviceKeyList.epoch(of:))
     }
 
     /// The expansion budget of a commit request: the whole request checked from its bodies first,
@@ -46,7 +58,8 @@ struct ItemRoutes: Sendable {
             let container = try context.container()
             let body = try await request.decodeJSON(CommitRequest.self, limit: WireLimits.maxCommitBody)
             var expansion = try await self.expansion(ctx, for: [body])
-            let input = try await self.commitInput(ctx, container, body, expansion: &expansion)
+            let generation = try await self.generation(ctx, for: [body])
+            let input = try await self.commitInput(ctx, container, body, expansion: &expansion, generation: generation)
             let r = try await self.metadata.commit(ctx, container: container, input, now: self.clock())
             if r.outcome != .unchanged { await self.publisher.notify(ctx, container, cursor: r.cursor) }
             return try json(CommitResponse(outcome: r.outcome, item: r.item, version: r.version, missing: r.missing))
@@ -61,9 +74,12 @@ struct ItemRoutes: Sendable {
             }
             // Inputs that cannot even be read (bad delta) are answered alone; the rest go in one transaction.
             var expansion = try await self.expansion(ctx, for: body.commits)
+            let generation = try await self.generation(ctx, for: body.commits)
             var inputs: [Result<CommitInput, APIFailure>] = []
             for c in body.commits {
-                do { inputs.append(.success(try await self.commitInput(ctx, container, c, expansion: &expansion))) } catch { inputs.append(.failure(APIFailure.from(error))) }
+                do { inputs.append(.success(try await self.commitInput(ctx, container, c, expansion: &expansion, generation: generation))) } catch {
+                    inputs.append(.failure(APIFailure.from(error)))
+                }
             }
             let valid = inputs.compactMap { try? $0.get() }
             var decided = try await self.metadata.commitMany(ctx, container: container, valid, now: self.clock())[...]

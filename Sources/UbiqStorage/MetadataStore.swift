@@ -228,6 +228,8 @@ public typealias MetadataStore = AccountStore & ChunkOwnershipStore & ItemStore 
 public protocol AccountKeyStore: Sendable {
     /// Every sealed key of the account, by name.
     func accountKeys(accountID: Int64) async throws -> [String: String]
+    /// One sealed key of the account, if kept.
+    func accountKey(accountID: Int64, name: String) async throws -> String?
     /// Stores `value` as `name`; with `replace` false, leaves an existing one and returns false;
     /// with `expecting`, replaces only the value it names (read-modify-write without losing a
     /// concurrent writer's change) and returns false when the current one is another.

@@ -9,6 +9,12 @@ extension SQLMetadataStore: AccountKeyStore {
         }
     }
 
+    public func accountKey(accountID: Int64, name: String) async throws -> String? {
+        try await read { db in
+            try db.row("SELECT value FROM account_keys WHERE account_id = ? AND name = ?", [accountID, name]).map { try $0["value"] as String }
+        }
+    }
+
     public func containerNames(accountID: Int64) async throws -> [String] {
         try await read { db in
             var out = Set<String>()

@@ -64,6 +64,14 @@ public struct DeviceKeyList: Sendable, Equatable {
         return l
     }
 
+    /// The generation a list's text says it is of, read without its key (what the server can
+    /// know: it refuses content sealed with an older one); nil when it is not a list.
+    public static func epoch(of text: String) -> Int? {
+        let head = text.prefix(64).split(separator: "\n", maxSplits: 1).first?.split(separator: " ")
+        guard let head, head.count == 2, head[0] == Self.version, let n = Int(head[1]), n >= 1 else { return nil }
+        return n
+    }
+
     func body() -> String {
         var lines = ["\(Self.version) \(epoch)"]
         for e in entries { lines.append("\(e.holder) \(e.publicKey.base64EncodedString()) \(Data(e.name.utf8).base64EncodedString())") }

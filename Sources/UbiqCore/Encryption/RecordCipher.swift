@@ -50,6 +50,10 @@ public struct RecordCipher: Sendable {
         return keys.epoch == 1 ? text : "e\(keys.epoch):\(text)"
     }
 
+    /// The generation of the key a sealed record says it was sealed with (1 without a prefix);
+    /// nil when its prefix is malformed. The server compares it with the account's newest.
+    public static func epoch(of sealed: String) -> Int? { split(sealed)?.epoch }
+
     /// The epoch a sealed record names and its sealed part; nil when the prefix is malformed.
     static func split(_ sealed: String) -> (epoch: Int, body: Substring)? {
         guard let dot = sealed.firstIndex(of: ":") else { return (1, sealed[...]) }  // base64 has no ':'

@@ -5,14 +5,19 @@ import UbiqCore
 /// devices revoke` does), each device taking the new generation at its own moment — one at
 /// once, the others within 1.5 s, as their push channels and refreshes would — while they keep
 /// writing. Devices on the old generation meet records and settings sealed with the new one
-/// (`key_missing`, retried) and chunks named before the roll are uploaded after it; every
-/// device must still end with everything.
+/// (`key_missing`, retried), have their own commits refused by the server until they take it,
+/// and upload after the roll chunks named before it; every device must still end with
+/// everything.
 extension FleetRun {
-    func rollKey() -> String {
+    func rollKey() async -> String {
         guard let current = ring else { return "no key to roll" }
         let next = current.rolled()
         ring = next
         report.keyRolls += 1
+        // The device list says the new generation: the server refuses versions sealed with an
+        // older one, so the devices that take it late have commits refused until they do.
+        let list = (try? DeviceKeyList(epoch: next.current.epoch, entries: []).text(next)) ?? ""
+        let told = (try? await devices[0].config.apiClient.putAccountKey(name: DeviceKeyList.serverName, value: list, replace: true)) != nil
         let order = Array(devices.indices).shuffled(using: &rng)
         var log: [String] = []
         for (i, d) in order.enumerated() {
@@ -20,7 +25,7 @@ extension FleetRun {
             if ms == 0 { takeRing(d) } else { ringDue[d] = .now + .milliseconds(ms) }
             log.append("dev\(d) +\(ms) ms")
         }
-        return "key rolled to epoch \(next.current.epoch): " + log.joined(separator: ", ")
+        return "key rolled to epoch \(next.current.epoch)\(told ? "" : " (the server was not told)"): " + log.joined(separator: ", ")
     }
 
     /// Device `d` takes the newest ring: its running engine at once, its config for restarts.

@@ -250,7 +250,7 @@ public final class FleetRun: @unchecked Sendable {
         case 95..<98:
             return await churn(d, folders)
         case 98 where options.encrypted:
-            return rollKey()
+            return await rollKey()
         default:
             let ms = Int.random(in: 20...400, using: &rng)
             try? await Task.sleep(for: .milliseconds(ms))
