@@ -177,3 +177,50 @@ extension ProcessTests {
         #expect(status == 0 && out.contains("teal"), "\(out)\(err)")
     }
 }
+
+extension ProcessTests {
+    /// Converting from a device that keeps documents only in the cloud (on demand): it fetches
+    /// every one first, so the folder it sends up sealed is the whole account.
+    @Test func anOnDemandDeviceFetchesEverythingBeforeItEncrypts() async throws {
+        let dir = try TempDirectory("ubiq-e2e-convert-ondemand")
+        defer { dir.remove() }
+        let data = dir.url.appendingPathComponent("d").path
+        var (status, out, err) = try ChildProcess.runUbiq(["server", "user", "add", "ivy", "--password-stdin", "--data", data], stdin: "pw-ivy\n")
+        #expect(status == 0, "\(err)")
+        let (server, url) = try startServer(data)
+        defer { server.signal(SIGKILL); server.wait() }
+        func home(_ n: String) -> String { dir.url.appendingPathComponent(n).path }
+        func docs(_ n: String) -> URL { URL(fileURLWithPath: home(n)).appendingPathComponent("Ubiquity/iCloud.default/Documents") }
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "ivy", "--password-stdin", "--home", home("desk")], stdin: "pw-ivy\n")
+        #expect(status == 0, "\(out)\(err)")
+        var rng = SeededRandom.forTest("e2e.convert.ondemand")
+        var written: [String: [UInt8]] = [:]
+        for i in 0..<4 {
+            let bytes = rng.bytes(Int(rng.next() % 120_000) + 10)
+            try Data(bytes).write(to: docs("desk").appendingPathComponent("doc-\(i).bin"))
+            written["doc-\(i).bin"] = bytes
+        }
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("desk")])
+        #expect(status == 0, "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "ivy", "--password-stdin", "--home", home("laptop"), "--download", "on-demand"], stdin: "pw-ivy\n")
+        #expect(status == 0, "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("laptop")])
+        #expect(status == 0, "\(out)\(err)")
+        let heldBefore = written.keys.filter { (try? Data(contentsOf: docs("laptop").appendingPathComponent($0))).map(Array.init) == written[$0] }
+        #expect(heldBefore.isEmpty, "on demand, the laptop held \(heldBefore) before converting")
+
+        (status, out, err) = try ChildProcess.runUbiq(["encrypt", "--yes", "--home", home("laptop")])
+        #expect(status == 0 && out.contains("4 documents"), "\(out)\(err)")
+        for (name, bytes) in written {
+            #expect((try? Data(contentsOf: docs("laptop").appendingPathComponent(name))).map(Array.init) == bytes, "\(name) on the converting device")
+        }
+        let recovery = try #require(out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.count == 35 && $0.split(separator: "-").count == 6 })
+        (status, out, err) = try ChildProcess.runUbiq(["login", url, "--user", "ivy", "--password-stdin", "--home", home("tablet"), "--recovery-key", recovery], stdin: "pw-ivy\n")
+        #expect(status == 0, "\(out)\(err)")
+        (status, out, err) = try ChildProcess.runUbiq(["sync", "--home", home("tablet")])
+        #expect(status == 0, "\(out)\(err)")
+        for (name, bytes) in written {
+            #expect((try? Data(contentsOf: docs("tablet").appendingPathComponent(name))).map(Array.init) == bytes, "\(name) on a new device")
+        }
+    }
+}
