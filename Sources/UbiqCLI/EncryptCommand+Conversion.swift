@@ -71,21 +71,34 @@ struct Conversion {
         _ = try await mapClient { try await client.kvSet(id, deletes) }
     }
 
-    /// Purges the container's plain items: every top-level item whose name is not a sealed name
-    /// of the account is deleted (a folder takes what it holds), then the trash is emptied —
-    /// their versions and the trash's earlier plain items go with it.
+    /// Purges the container's plain items. Each live one is first renamed to a random name in
+    /// its folder, deepest first — so the deletes the server keeps to tell devices (its feed's
+    /// tombstones) hold no name the account had — then every top-level one is deleted (a folder
+    /// takes what it holds) and the trash emptied: their versions and the trash's earlier items
+    /// go with it.
     func purge(_ id: ContainerID, ring: AccountKeyring) async throws {
         let names = ring.keys(for: id).identity.names
         var cursor: Int64 = 0
-        var top: [ItemRecord] = []
+        var live: [ItemID: ItemRecord] = [:]
         while true {
             let page = try await mapClient { try await client.changes(id, after: cursor, limit: 1000) }
-            top += page.items.filter { $0.deletedAt == nil && $0.path.components.count == 1 && (try? names.open(path: $0.path)) == nil }
+            for i in page.items { live[i.id] = i.deletedAt == nil && (try? names.open(path: i.path)) == nil ? i : nil }
             cursor = page.cursor
             if !page.hasMore || page.items.isEmpty { break }
         }
+        // Deepest first: a folder renamed after what it holds carries their random names along.
+        var top: [ItemID] = []
+        for item in live.values.sorted(by: { $0.path.components.count > $1.path.components.count }) {
+            let parent = item.path.components.dropLast().joined(separator: "/")
+            let random = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0 ... .max)) }.joined()
+            let to = try RelativePath(validating: parent.isEmpty ? random : parent + "/" + random)
+            do { _ = try await client.move(id, item: item.id, to: to) } catch let e as ClientError where e.code != .serverUnreachable {
+                // Renaming only keeps the old name out of the tombstone; the delete still happens.
+            }
+            if item.path.components.count == 1 { top.append(item.id) }
+        }
         for item in top {
-            do { _ = try await client.delete(id, item: item.id) } catch let e as ClientError where e.code == .notFound { continue }
+            do { _ = try await client.delete(id, item: item) } catch let e as ClientError where e.code == .notFound { continue }
         }
         _ = try await mapClient { try await client.emptyTrash(id) }
     }

@@ -93,6 +93,11 @@ extension ProcessTests {
             if try await client.versions(container, item: i.id).others.contains(where: { $0.sealed == nil }) { seen.append("plain history left: \(i.path)") }
         }
         #expect(try await client.trash(container).items.isEmpty, "the trash was purged")
+        // The deletes the server keeps to tell devices hold no name of what was live when it was
+        // converted (renamed at random first); only the item deleted before keeps its name.
+        let tombstones = try await client.changes(container, after: 0, limit: 1000).items.filter { $0.deletedAt != nil }
+        let named = tombstones.map(\.path.string).filter { $0.contains("PlainFolderMK") || $0.contains("PlainNameMK") }
+        #expect(named == ["Documents/PlainFolderMK1/PlainNameMK-1.txt"], "\(named)")
         for e in try await client.kvAll(container).entries {
             if case .string(let s)? = e.value, s.contains("PlainValueMK") { seen.append("a plain setting value is left") }
             if e.value != nil && e.key.contains("PlainSettingMK") { seen.append("a plain setting is left") }
