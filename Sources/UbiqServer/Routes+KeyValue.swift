@@ -8,6 +8,9 @@ import UbiqStorage
 struct KeyValueRoutes: Sendable {
     let auth: Authenticator
     let keyValues: any KeyValueStore
+    /// An encrypted account's device list says its newest key generation (values sealed with
+    /// an older one are refused).
+    let accountKeys: any AccountKeyStore
     let publisher: Publisher
     let clock: @Sendable () -> Date
 
@@ -42,6 +45,12 @@ struct KeyValueRoutes: Sendable {
             // A device may only write under its own device ID.
             guard body.entries.allSatisfy({ $0.device == ctx.deviceID }) else {
                 throw APIFailure(.forbidden, "entries must carry the writing device's ID")
+            }
+            if body.entries.contains(where: { $0.value != nil }),
+               let generation = try await self.accountKeys.accountKey(accountID: ctx.accountID, name: DeviceKeyList.serverName).flatMap(DeviceKeyList.epoch(of:)),
+               let stale = body.entries.compactMap({ $0.value.flatMap(SettingsCipher.epoch(of:)) }).filter({ $0 < generation }).first {
+                // The account's key was rolled: nothing new is sealed with an old one.
+                throw APIFailure(.keyMissing, "a setting sealed with the account's key of epoch \(stale), which was rolled to epoch \(generation): take the new key and send it again")
             }
             let r = try await self.keyValues.kvSet(ctx, store: store, entries: body.entries, now: self.clock())
             if !r.applied.isEmpty {

@@ -38,7 +38,7 @@ public enum UbiqServerApp {
         ChunkRoutes(auth: auth, metadata: services.metadata, chunks: services.chunks, quota: services.quota, collector: collector,
                     arrivals: services.arrivals, clock: clock).add(to: router)
         ItemRoutes(auth: auth, metadata: services.metadata, publisher: publisher, collector: collector, clock: clock).add(to: router)
-        KeyValueRoutes(auth: auth, keyValues: services.keyValues, publisher: publisher, clock: clock).add(to: router)
+        KeyValueRoutes(auth: auth, keyValues: services.keyValues, accountKeys: services.metadata, publisher: publisher, clock: clock).add(to: router)
         AdminRoutes(adminToken: services.adminToken, collector: collector).add(to: router)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         wsRouter.middlewares.add(ErrorMiddleware())

@@ -40,6 +40,19 @@ struct KeyGenerationTests {
             }
             let results = try await client.commitMany(notes, batch)
             #expect(results.count == 2 && results[0].response != nil && results[1].error?.code == .keyMissing, "\(results.map { $0.error?.code.rawValue ?? "ok" })")
+
+            // Settings: a value sealed with epoch 1 (`data`) is refused, one of epoch 2 is not,
+            // and a delete carries no key at all.
+            let device = try await client.account().device
+            func entry(_ key: String, _ value: KVValue?, _ wall: Int64) -> KVEntry {
+                KVEntry(key: key, value: value, stamp: HLCTimestamp(wallMillis: Int64(Date().timeIntervalSince1970 * 1000) + wall, counter: 0), device: device)
+            }
+            await expectCode(.keyMissing) { _ = try await client.kvSet(notes, [entry("t1", .data(Data([1, 2, 3])), 0)]) }
+            await expectCode(.keyMissing) { _ = try await client.kvSet(notes, [entry("t2", .array([.int(2), .data(Data([1]))]), 0), entry("t3", .data(Data([9])), 0)]) }
+            _ = try await client.kvSet(notes, [entry("t2", .array([.int(2), .data(Data([1]))]), 1)])
+            _ = try await client.kvSet(notes, [entry("t1", nil, 2)])
+            let kept = try await client.kvAll(notes).entries.filter { $0.value != nil }.map(\.key)
+            #expect(kept == ["t2"], "\(kept)")
         }
     }
 }

@@ -47,6 +47,10 @@ public struct SettingsCipher: Sendable {
         return KVEntry(key: t, value: sealed, stamp: e.stamp, device: e.device)
     }
 
+    /// The generation of the key a sealed value says it was sealed with; nil for a value that is
+    /// not a sealed one. The server compares it with the account's newest.
+    public static func epoch(of value: KVValue) -> Int? { split(value)?.0 }
+
     /// The epoch and sealed bytes of a sealed value; nil for anything else.
     static func split(_ value: KVValue) -> (Int, Data)? {
         if case .data(let d) = value { return (1, d) }
