@@ -27,9 +27,13 @@ public struct AccountKeyService: Sendable {
     /// The account's device list checked with `ring` (nil: the account has none yet — it was
     /// encrypted before lists existed).
     public func deviceList(_ ring: AccountKeyring, in all: [String: String]? = nil) async throws -> DeviceKeyList? {
-        let keys: [String: String]
-        if let all { keys = all } else { keys = try await client.accountKeys() }
-        return try keys[DeviceKeyList.serverName].map { try DeviceKeyList(text: $0, ring: ring) }
+        return try await keys(all)[DeviceKeyList.serverName].map { try DeviceKeyList(text: $0, ring: ring) }
+    }
+
+    /// `all` when the caller has read the account's sealed keys already, else read now.
+    func keys(_ all: [String: String]?) async throws -> [String: String] {
+        if let all { return all }
+        return try await client.accountKeys()
     }
 
     /// Puts `entry` on the device list (making one when there is none), authenticated with the
@@ -101,9 +105,7 @@ public struct AccountKeyService: Sendable {
     /// hold every key `ring` holds (a ring the server made up would not: it never saw them).
     public func newerRing(than ring: AccountKeyring, holder: String, key: Curve25519.KeyAgreement.PrivateKey,
                           in all: [String: String]? = nil) async throws -> AccountKeyring? {
-        let keys: [String: String]
-        if let all { keys = all } else { keys = try await client.accountKeys() }
-        guard let sealed = keys[Self.keyringName(holder)] else { return nil }
+        guard let sealed = try await keys(all)[Self.keyringName(holder)] else { return nil }
         let text = try DeviceEnrolment.open(sealed, with: key, user: user, holder: holder)
         guard let newer = try? AccountKeyring(text: text) else { throw CoreError(.tampered, "the account keys the server relayed for this device are damaged") }
         guard newer.current.epoch > ring.current.epoch else { return nil }

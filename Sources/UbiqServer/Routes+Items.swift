@@ -39,7 +39,7 @@ struct ItemRoutes: Sendable {
     /// request that carries sealed records (a plain account's never do).
     func generation(_ ctx: AuthContext, for commits: [CommitRequest]) async throws -> Int? {
         guard commits.contains(where: { $0.sealed != nil }) else { return nil }
-        return try await metadata.accountKey(accountID: ctx.accountID, name: DeviceKeyList.serverName).flatMap(DeviceKeyList.epoch(of:))
+        return try await metadata.keyGeneration(accountID: ctx.accountID)
     }
 
     /// The expansion budget of a commit request: the whole request checked from its bodies first,

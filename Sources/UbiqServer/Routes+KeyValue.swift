@@ -47,7 +47,7 @@ struct KeyValueRoutes: Sendable {
                 throw APIFailure(.forbidden, "entries must carry the writing device's ID")
             }
             if body.entries.contains(where: { $0.value != nil }),
-               let generation = try await self.accountKeys.accountKey(accountID: ctx.accountID, name: DeviceKeyList.serverName).flatMap(DeviceKeyList.epoch(of:)),
+               let generation = try await self.accountKeys.keyGeneration(accountID: ctx.accountID),
                let stale = body.entries.compactMap({ $0.value.flatMap(SettingsCipher.epoch(of:)) }).filter({ $0 < generation }).first {
                 // The account's key was rolled: nothing new is sealed with an old one.
                 throw APIFailure(.keyMissing, "a setting sealed with the account's key of epoch \(stale), which was rolled to epoch \(generation): take the new key and send it again")

@@ -241,6 +241,14 @@ public protocol AccountKeyStore: Sendable {
     func containerNames(accountID: Int64) async throws -> [String]
 }
 
+extension AccountKeyStore {
+    /// An encrypted account's newest key generation, as its device list says (nil: none — a
+    /// plain account, or one encrypted before lists). One row read.
+    public func keyGeneration(accountID: Int64) async throws -> Int? {
+        try await accountKey(accountID: accountID, name: DeviceKeyList.serverName).flatMap(DeviceKeyList.epoch(of:))
+    }
+}
+
 /// How many sealed keys an account keeps, and how big.
 public enum AccountKeyLimits {
     public static let maxKeys = 256
