@@ -83,6 +83,13 @@ final class RemoteStepRunner {
     /// folder; the change is pulled and the item planned again, never deleted unseen).
     nonisolated(nonsending) func deleteRemote(_ id: ItemID) async throws -> Bool {
         let folder = trees.remote[id].flatMap { $0.node.kind == .folder ? $0.node.path : nil }
+        if let folder, let kept = trees.remote.first(where: { cid, c in c.node.path != folder && c.node.path.isSelfOrDescendant(of: folder) && trees.local[cid] != nil }) {
+            // Something the server still has in the folder is here, elsewhere: the user moved it
+            // out, and its move has not reached the server (it waits, or was refused). The
+            // folder's delete would take it to the trash: it waits for that move.
+            logger.debug("delete of '\(folder)' waits: '\(kept.value.node.path)' was moved out here")
+            return false
+        }
         return try await host.apply(try await steps.delete(id, unchangedSince: min(trees.planCursor, trees.cursor), folder: folder))
     }
 }

@@ -153,6 +153,31 @@ struct MultiDeviceRegressionTests {
         }
     }
 
+    /// A device moves a folder out of a folder it then deletes, into a folder another device
+    /// deleted meanwhile: the server refuses the move, and the delete of the emptied folder must
+    /// not take the moved folder with it (the randomized run, seed 3188877514334503928, lost a
+    /// file to the trash that way). What was moved comes back where the user put it.
+    @Test func aFolderDeletedAfterItsSubfolderMovedOutKeepsTheSubfolderWhenTheMoveIsRefused() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A"), b = try await fleet.device("B")
+            try a.write("Documents/F/d/f.txt", "t1 nobody deleted me")
+            try a.write("Documents/F/old.txt", "old")
+            try mkdirs(a, "Documents/G")
+            #expect(await eventually { b.read("Documents/F/d/f.txt") == "t1 nobody deleted me" && b.exists("Documents/G") })
+            #expect(await eventually { await a.engine.status().idle })
+            await a.stop()
+            try FileManager.default.removeItem(at: b.url("Documents/G"))
+            #expect(await eventually { await b.engine.itemID(at: try! RelativePath(validating: "Documents/G")) == nil })
+            try mv(a, "Documents/F/d", "Documents/G/d")
+            try FileManager.default.removeItem(at: a.url("Documents/F"))
+            try await a.restart()
+            #expect(await converge(a, b), "\(describeDiff(a, b))")
+            #expect(a.read("Documents/G/d/f.txt") == "t1 nobody deleted me", "\(a.snapshot().keys.sorted())")
+            #expect(await eventually { !a.exists("Documents/F") && !b.exists("Documents/F") }, "what the user deleted stays deleted")
+            #expect(await converge(a, b) && b.read("Documents/G/d/f.txt") == "t1 nobody deleted me", "\(describeDiff(a, b))")
+        }
+    }
+
     /// A device moves a file into a folder that another device deleted meanwhile: the folder
     /// comes back with that file (no user deleted it), and only with it.
     @Test func aFileMovedIntoAFolderAnotherDeviceDeletedBringsTheFolderBack() async throws {
