@@ -14,8 +14,12 @@ public enum Planner {
     ///   - abandoned: versions this device committed whose content it stopped uploading because
     ///     the file changed or went away; where the file is gone here, the item is deleted on
     ///     the server (the user deleted it before its content went up), not waited for.
+    ///   - only: the items that may have something to do (`isOpen`), when the caller keeps them
+    ///     (the engine does, from what it wrote since the last plan): the others agree on all
+    ///     three sides, and an item that agrees has nothing to do whatever the others are — so a
+    ///     plan costs what changed, not the account's size. Nil: every item is looked at.
     public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], evicted: Set<ItemID> = [],
-                            streaming: Set<ItemID> = [], abandoned: Set<VersionID> = []) -> [SyncOp] {
+                            streaming: Set<ItemID> = [], abandoned: Set<VersionID> = [], only: Set<ItemID>? = nil) -> [SyncOp] {
         func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
         func fetchable(_ id: ItemID, _ r: RemoteNode) -> Bool { r.uploaded || streaming.contains(id) }
         var ops: [SyncOp] = []
@@ -138,6 +142,11 @@ public enum Planner {
         }
         // Every item is in one of the trees; counting the local and synced nodes met on the way
         // spares looking at those trees again when all of them were met.
+        if let only {
+            for id in only where isOpen(id, in: t) { planOne(id) }
+            planned.sort { $0.id < $1.id }
+            return planned.flatMap(\.ops)
+        }
         var localMet = 0, syncedMet = 0
         for (id, r) in t.remote {
             let s = t.synced[id], l = t.local[id]
@@ -273,6 +282,14 @@ public enum Planner {
             guard let cs = t.synced[cid] else { return c.kind == .folder ? t.local[cid] != nil : wanted(cid) || t.local[cid] != nil }
             return cs.version != c.version || cs.kind != c.kind || !cs.path.isSelfOrDescendant(of: old)
         }?.key
+    }
+
+    /// False when the item is the same on all three sides (`agree`) or in none: the planner has
+    /// nothing for it, whatever the other items are.
+    public static func isOpen(_ id: ItemID, in t: SyncTrees) -> Bool {
+        let r = t.remote[id], s = t.synced[id], l = t.local[id]
+        if let s, let l, let r { return !agree(s, l, r) }
+        return r != nil || s != nil || l != nil
     }
 
     /// True when an item is the same on all three sides, so `planBoth` has nothing for it: the

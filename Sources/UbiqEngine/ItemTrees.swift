@@ -65,6 +65,9 @@ final class ItemTrees {
         planTrees.update(remote: &remote, synced: &synced, local: &local, localHashes: &localHashes)
     }
 
+    /// The items the planner may have something for, as of the last `forPlanner()`.
+    var openItems: Set<ItemID> { planTrees.open }
+
     // MARK: writes
 
     /// The Remote tree's entry for an item the server returned (nil: deleted).

@@ -116,17 +116,39 @@ struct LocalFiles: Sendable {
     /// Starts `scan()` on another thread and returns a function that waits for its result by
     /// blocking (not suspending: a caller on the engine's queue keeps the queue, so nothing
     /// else can change the engine's state while it waits).
-    func startScan() -> () -> Scan {
+    func startScan() -> () -> Scan { Self.onAnotherThread { self.scan() } }
+
+    /// Runs a walk on another thread; the function returned waits for it by blocking.
+    static func onAnotherThread(_ work: @escaping @Sendable () -> Scan) -> () -> Scan {
         final class Box: @unchecked Sendable { var value: Scan? }
         let box = Box(), group = DispatchGroup()
-        DispatchQueue.global(qos: .userInitiated).async(group: group) { box.value = self.scan() }
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { box.value = work() }
         return {
             group.wait()  // the group's wait orders the worker's write before this read
             return box.value!
         }
     }
 
-    private func walk(dir: String, prefix: RelativePath?, into out: inout Scan) {
+    /// An earlier walk with only `dirs` read again (nil: the root): each one's entries, and the
+    /// whole of any folder in it the earlier walk did not have. Exact only when nothing was
+    /// moved or removed since that walk (the watcher's count of such events says so).
+    func scan(only dirs: [RelativePath?], over base: Scan) -> Scan {
+        var out = base
+        for dir in dirs {
+            let full = dir.map(path) ?? rootPath
+            var found = Scan()
+            walk(dir: full, prefix: dir, into: &found, recursing: { out.items[$0] == nil && out.excluded[$0] == nil })
+            out.items.merge(found.items) { _, new in new }
+            out.excluded.merge(found.excluded) { _, new in new }
+            out.opaque.formUnion(found.opaque)
+        }
+        return out
+    }
+
+    /// `scan(only:over:)` on another thread (see `startScan()`).
+    func startScan(only dirs: [RelativePath?], over base: Scan) -> () -> Scan { Self.onAnotherThread { self.scan(only: dirs, over: base) } }
+
+    private func walk(dir: String, prefix: RelativePath?, into out: inout Scan, recursing: ((RelativePath) -> Bool)? = nil) {
         guard let d = opendir(dir) else { return }
         defer { closedir(d) }
         while let ent = readdir(d) {
@@ -145,7 +167,7 @@ struct LocalFiles: Sendable {
                 continue
             }
             if rel.isExcluded { out.excluded[rel] = LocalEntry(kind: kind, stamp: stamp) } else { out.items[rel] = LocalEntry(kind: kind, stamp: stamp) }
-            if kind == .folder { walk(dir: full, prefix: rel, into: &out) }
+            if kind == .folder, recursing?(rel) ?? true { walk(dir: full, prefix: rel, into: &out) }
         }
         WalkHooks.hook(rootPath)?(prefix)
     }

@@ -7,6 +7,9 @@ struct PlanTreeCache {
     private var trees = SyncTrees()
     /// False until the first `update`.
     private(set) var built = false
+    /// The items the planner may have something for (`Planner.isOpen`): kept with the trees,
+    /// so a plan looks at what changed and what still waits, not at every item.
+    private(set) var open: Set<ItemID> = []
 
     /// The trees as of the maps now; takes the maps' written sets.
     mutating func update(remote: inout TrackedMap<RemoteEntry>, synced: inout TrackedMap<SyncedEntry>,
@@ -24,15 +27,33 @@ struct PlanTreeCache {
         guard built else {
             trees = SyncTrees(remote: remote.storage.mapValues(\.node), local: localTree(), synced: synced.storage.mapValues(\.node))
             built = true
+            reopenAll()
             return trees
         }
         if let rw { for id in rw { trees.remote[id] = remote[id]?.node } } else { trees.remote = remote.storage.mapValues(\.node) }
         if let sw { for id in sw { trees.synced[id] = synced[id]?.node } } else { trees.synced = synced.storage.mapValues(\.node) }
-        if let lw, let hw {
-            for id in lw.union(hw) { trees.local[id] = local[id].map { localNode(id, $0) } }
+        let lhw = lw.flatMap { l in hw.map { l.union($0) } }
+        if let lhw {
+            for id in lhw { trees.local[id] = local[id].map { localNode(id, $0) } }
         } else {
             trees.local = localTree()
         }
+        if let rw, let sw, let lhw {
+            for id in rw.union(sw).union(lhw) {
+                if Planner.isOpen(id, in: trees) { open.insert(id) } else { open.remove(id) }
+            }
+        } else {
+            reopenAll()
+        }
         return trees
+    }
+
+    /// Looks at every item again (a tree was written whole).
+    private mutating func reopenAll() {
+        var all: Set<ItemID> = []
+        for id in trees.remote.keys where Planner.isOpen(id, in: trees) { all.insert(id) }
+        for id in trees.local.keys where trees.remote[id] == nil { all.insert(id) }
+        for id in trees.synced.keys where trees.remote[id] == nil && trees.local[id] == nil { all.insert(id) }
+        open = all
     }
 }

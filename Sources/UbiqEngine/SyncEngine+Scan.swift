@@ -13,13 +13,19 @@ extension SyncEngine {
         let scanStart = ContinuousClock.now
         // Writes the kernel has reported so far (read now, not when their events reach us).
         let writesBefore = watcher?.writes(settle: settleTime)
-        let movesBefore = watcher?.structuralEvents()
+        let changes = watcher?.takeChanges()
+        let movesBefore = changes?.structural
         // The folder is walked on another thread while this queue indexes what it knows (and a
         // fresh engine makes the planner's copy of the trees). No suspension until the Local
         // tree is replaced: a command's scan or an eviction running in between would otherwise
         // be overwritten by this walk's older view of the folder, so the walk is waited for by
         // blocking this queue, never by `await`.
-        let walked = files.startScan()
+        // When nothing moved or was removed since the last walk and the watcher saw every
+        // folder, only the folders where something happened are read again (#42: one new file
+        // among 200,000 walked them all).
+        let dirs = changes.flatMap { scans.partial(since: $0, watcherComplete: watcher?.isComplete() == true, now: scanStart) }
+        let walked = dirs.map { files.startScan(only: $0, over: scans.lastWalk!.scan) } ?? files.startScan()
+        scans.lastWalk = nil  // until this walk is done and calm
         let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: identity.newLocalIDs, movedTo: sent.moves)
         if !trees.planned { _ = trees.forPlanner() }
         var walk = walked()
@@ -30,6 +36,7 @@ extension SyncEngine {
         // something moved or was removed during the walk, the folder is walked again; if it
         // keeps changing, this scan is dropped (the Local tree stays as the last calm walk saw
         // it) and another follows shortly.
+        var whole = dirs == nil
         if let w = watcher, var seen = movesBefore {
             var walks = 1
             while case let now = w.structuralEvents(), now != seen {
@@ -40,9 +47,12 @@ extension SyncEngine {
                 }
                 seen = now
                 walk = files.scan()
+                whole = true
                 walks += 1
             }
+            scans.lastWalk = (walk, seen)  // exact as long as the count stays `seen`
         }
+        if whole { scans.lastFull = scanStart; scans.fullWalks += 1 } else { scans.partialWalks += 1 }
         let (entries, excludedEntries) = (walk.items, walk.excluded)
         if excludedEntries != trees.excludedLocal {
             for p in Set(excludedEntries.keys).union(trees.excludedLocal.keys) where excludedEntries[p] != trees.excludedLocal[p] { changeLog.note(ListingState.excludedID(p)) }
@@ -60,7 +70,7 @@ extension SyncEngine {
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.
         let now = ContinuousClock.now
-        var unstableCount = 0
+        var unstableCount = 0, coordinated = 0
         var toHash: [(ItemID, String, FileStamp)] = []
         for id in check {
             let l = result[id]!
@@ -70,7 +80,7 @@ extension SyncEngine {
             }
             if let m = contents.manifest(for: l.entry.stamp) { hashes[id] = m.hash; continue }
             if scheduler.isBeingWritten(l.path, now: now) { unstableCount += 1; continue }  // still being written
-            if coordination.beingWritten(l.path.string) { continue }  // a program writes it (it asks for a pass when done)
+            if coordination.beingWritten(l.path.string) { coordinated += 1; continue }  // a program writes it (it asks for a pass when done)
             if writesBefore?.recent[l.path.string] != nil { unstableCount += 1; continue }
             toHash.append((id, files.path(l.path), l.entry.stamp))
         }
@@ -104,6 +114,7 @@ extension SyncEngine {
             }
         }
         unstable = unstableCount
+        scans.unhashed = coordinated
         localHashes.replace(with: hashes, same: ==)
         contents.trim()
     }

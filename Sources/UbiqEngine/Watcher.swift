@@ -40,6 +40,13 @@ final class DirectoryWatcher: @unchecked Sendable {
     /// (moves, removals, an overflow, a watch dropped): a walk of the folder during one of them
     /// may have seen a moved folder twice, or not at all.
     private var structural: UInt64 = 0
+    /// Every folder of the tree has its watch (none was refused): no event is missed, so a folder
+    /// that reported nothing since it was last read is unchanged.
+    private var complete = true
+    /// The folders (relative paths, "" for the root) where anything happened since the engine
+    /// last took them (`takeChanges`): its own placements included, which change what a walk
+    /// finds though they are not foreign.
+    private var dirty: Set<String> = []
     private static let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF
                                      | IN_MOVE_SELF | IN_ATTRIB) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
 
@@ -74,7 +81,12 @@ final class DirectoryWatcher: @unchecked Sendable {
     private func addRecursive(_ rel: String) {
         let full = rel.isEmpty ? root : root + "/" + rel
         let wd = inotify_add_watch(fd, full, Self.mask)
-        if wd < 0 { return }  // vanished meanwhile (ENOENT) or out of watches (ENOSPC): periodic scans cover it
+        if wd < 0 {
+            // Vanished meanwhile (ENOENT: its removal is an event of its own), or out of watches
+            // (ENOSPC) or refused: a part of the folder goes unwatched, so every pass reads it all.
+            if errno != ENOENT { complete = false }
+            return
+        }
         paths[wd] = rel
         guard let d = opendir(full) else { return }
         defer { closedir(d) }
@@ -136,6 +148,20 @@ final class DirectoryWatcher: @unchecked Sendable {
         }
     }
 
+    /// Reads what the kernel has queued and hands over the count of moves and removals so far and
+    /// the folders where anything happened since the last call (then forgotten here): a scan
+    /// that starts from an earlier walk reads only those again, when the count did not change.
+    func takeChanges() -> (structural: UInt64, dirty: Set<String>) {
+        queue.sync {
+            if fd >= 0 { drain() }
+            defer { dirty.removeAll() }
+            return (structural, dirty)
+        }
+    }
+
+    /// True when every folder of the tree has its watch (no watch was refused since the start).
+    func isComplete() -> Bool { queue.sync { fd >= 0 && complete } }
+
     /// Reads what the kernel has queued and returns how many moves and removals (not the
     /// engine's own renames) were seen so far: equal counts around a walk mean no folder moved
     /// while it ran.
@@ -179,6 +205,7 @@ final class DirectoryWatcher: @unchecked Sendable {
                 let name = String(decoding: nameBytes, as: UTF8.self)
                 let rel = name.isEmpty ? dir : (dir.isEmpty ? name : dir + "/" + name)
                 let isDir = mask & UInt32(bitPattern: IN_ISDIR) != 0
+                dirty.insert(dir)
                 if !isDir && mask & UInt32(IN_MOVED_TO) != 0, let x = expectedMoves[rel], x.count > 0, ContinuousClock.now < x.until {
                     expectedMoves[rel] = x.count > 1 ? (x.count - 1, x.until) : nil
                     continue  // a download the engine put in place

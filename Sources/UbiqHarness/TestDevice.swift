@@ -19,6 +19,8 @@ public final class TestDevice: @unchecked Sendable {
     public let disk: (any FolderAccess)?
     /// The engine's recent log lines (printed when a bounded wait of the test runs out).
     public let log: RingLog
+    /// How long its engine trusts the watcher without reading the whole folder.
+    public var fullScanEvery = FolderScans.standardFullEvery
 
     public var folder: URL { home.containerFolder(config.container) }
 
@@ -28,7 +30,7 @@ public final class TestDevice: @unchecked Sendable {
                             container: ContainerID = try! ContainerID(validating: "TEAM.com.example.notes"),
                             download: DeviceConfig.DownloadPolicy = .all, via: String? = nil, start: Bool = true,
                             wrap: ((UbiqAPIClient) -> any SyncServer)? = nil, disk: (any FolderAccess)? = nil,
-                            accountKey: AccountKey? = nil) async throws -> TestDevice {
+                            accountKey: AccountKey? = nil, fullScanEvery: Duration = FolderScans.standardFullEvery) async throws -> TestDevice {
         let dir = try TempDirectory("ubiq-device-\(name)")
         let home = DeviceHome.rooted(at: dir.url)
         let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL, trusting: server.trusted).login(user: user, password: password, deviceName: name)
@@ -40,8 +42,9 @@ public final class TestDevice: @unchecked Sendable {
         let log = RingLog(name: "device \(name)").registerWithCurrentTest()
         let stand = wrap.map { $0(config.apiClient) }
         let engine = try SyncEngine(home: home, config: config, server: stand, disk: disk ?? SystemFolder(),
-                                    logger: log.logger(label: "device.\(name)", fallback: .error), settleTime: .milliseconds(300))
+                                    logger: log.logger(label: "device.\(name)", fallback: .error), settleTime: .milliseconds(300), fullScanEvery: fullScanEvery)
         let d = TestDevice(home: home, dir: dir, config: config, engine: engine, server: stand, disk: disk, log: log)
+        d.fullScanEvery = fullScanEvery
         if start { await engine.start() }
         return d
     }
@@ -55,7 +58,8 @@ public final class TestDevice: @unchecked Sendable {
     public func restart(start: Bool = true) async throws {
         await engine.stop()
         engine = try SyncEngine(home: home, config: config, server: server, disk: disk ?? SystemFolder(),
-                                logger: log.logger(label: "device.\(config.deviceName)", fallback: .error), settleTime: .milliseconds(300))
+                                logger: log.logger(label: "device.\(config.deviceName)", fallback: .error), settleTime: .milliseconds(300),
+                                fullScanEvery: fullScanEvery)
         if start { await engine.start() }
     }
 

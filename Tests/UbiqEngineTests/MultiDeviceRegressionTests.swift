@@ -64,6 +64,9 @@ struct MultiDeviceRegressionTests {
                 }
             }
             defer { WalkHooks.set(root, nil) }
+            // A removal, so the pass walks the whole folder (a new file alone rereads only its own).
+            try a.write("Documents/poke.tmp", "a pass")
+            try FileManager.default.removeItem(at: a.url("Documents/poke.tmp"))
             try a.write("Documents/poke.txt", "a pass")
             #expect(await eventually { moved.lock.withLock { moved.done } != nil })
             let to = try #require(moved.lock.withLock { moved.done })
