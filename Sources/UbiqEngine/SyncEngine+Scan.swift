@@ -25,6 +25,9 @@ extension SyncEngine {
         // among 200,000 walked them all).
         let dirs = changes.flatMap { scans.partial(since: $0, watcherComplete: watcher?.isComplete() == true, now: scanStart) }
         let walked = dirs.map { files.startScan(only: $0, over: scans.lastWalk!.scan) } ?? files.startScan()
+        if dirs == nil {
+            logger.debug("scan: the whole folder (moves and removals \(changes.map { "\($0.structural)" } ?? "-"), at the last walk \(scans.lastWalk.map { "\($0.structural)" } ?? "-"), \(changes?.dirty.count ?? 0) folder(s) changed)")
+        }
         scans.lastWalk = nil  // until this walk is done and calm
         let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: identity.newLocalIDs, movedTo: sent.moves)
         if !trees.planned { _ = trees.forPlanner() }

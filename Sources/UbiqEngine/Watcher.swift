@@ -174,6 +174,8 @@ final class DirectoryWatcher: @unchecked Sendable {
 
     private func drain() {
         var events: [WatchEvent] = []
+        // Paths a placement renamed into in this read (see the exchange's other half below).
+        var placed: Set<String> = []
         var buf = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -208,7 +210,14 @@ final class DirectoryWatcher: @unchecked Sendable {
                 dirty.insert(dir)
                 if !isDir && mask & UInt32(IN_MOVED_TO) != 0, let x = expectedMoves[rel], x.count > 0, ContinuousClock.now < x.until {
                     expectedMoves[rel] = x.count > 1 ? (x.count - 1, x.until) : nil
+                    placed.insert(rel)
                     continue  // a download the engine put in place
+                }
+                if !isDir && mask & UInt32(IN_MOVED_FROM) != 0, placed.remove(rel) != nil || (expectedMoves[rel].map { $0.count > 0 && ContinuousClock.now < $0.until } ?? false) {
+                    // The other half of a placement's `RENAME_EXCHANGE` (reported just before or
+                    // after it): the file it replaced, swapped out. Not a move: the path never
+                    // stood empty, so a walk meanwhile saw a file there.
+                    continue
                 }
                 foreign += 1
                 if mask & UInt32(IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF) != 0 { structural += 1 }
