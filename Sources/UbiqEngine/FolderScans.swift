@@ -21,6 +21,9 @@ public struct FolderScans: Sendable {
     var unhashed = 0
     /// Walks so far, of the whole folder and of changed folders only.
     var fullWalks = 0, partialWalks = 0
+    /// The items of the last full claim, by path: a partial walk that found only edits finds
+    /// their items here (each checked against the Local tree, which moves on meanwhile).
+    var idsByPath: [RelativePath: ItemID] = [:]
     /// The last calm walk, and the watcher's count of moves and removals it is exact for.
     var lastWalk: (scan: LocalFiles.Scan, structural: UInt64)?
 

@@ -104,6 +104,9 @@ struct LocalFiles: Sendable {
         var items: [RelativePath: LocalEntry] = [:]
         var excluded: [RelativePath: LocalEntry] = [:]
         var opaque: Set<RelativePath> = []
+        /// Of a partial walk (`scan(only:over:)`): the files and folders the folders read again
+        /// hold (nil for a whole walk, or when they also hold something else).
+        var reread: [RelativePath: LocalEntry]?
     }
 
     /// Walks the whole folder.
@@ -134,11 +137,14 @@ struct LocalFiles: Sendable {
     /// moved or removed since that walk (the watcher's count of such events says so).
     func scan(only dirs: [RelativePath?], over base: Scan) -> Scan {
         var out = base
+        out.reread = [:]
         for dir in dirs {
             let full = dir.map(path) ?? rootPath
             var found = Scan()
             walk(dir: full, prefix: dir, into: &found, recursing: { out.items[$0] == nil && out.excluded[$0] == nil })
             out.items.merge(found.items) { _, new in new }
+            // Something neither file nor folder, or excluded: the whole folder is claimed.
+            out.reread = found.opaque.isEmpty && found.excluded.isEmpty ? out.reread?.merging(found.items) { _, new in new } : nil
             out.excluded.merge(found.excluded) { _, new in new }
             out.opaque.formUnion(found.opaque)
         }

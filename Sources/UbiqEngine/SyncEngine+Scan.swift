@@ -13,6 +13,7 @@ extension SyncEngine {
         let scanStart = ContinuousClock.now
         // Writes the kernel has reported so far (read now, not when their events reach us).
         let writesBefore = watcher?.writes(settle: settleTime)
+        let settledBefore = unstable == 0 && scans.unhashed == 0 && outcomes.errors.isEmpty
         let changes = watcher?.takeChanges()
         let movesBefore = changes?.structural
         // The folder is walked on another thread while this queue indexes what it knows (and a
@@ -61,22 +62,42 @@ extension SyncEngine {
             for p in Set(excludedEntries.keys).union(trees.excludedLocal.keys) where excludedEntries[p] != trees.excludedLocal[p] { changeLog.note(ListingState.excludedID(p)) }
             trees.excludedLocal = excludedEntries
         }
-        let claimed = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) })
-        let result = claimed.result, check = claimed.check
-        var hashes = (consume claimed).hashes  // the one reference left: its writes below copy nothing
-        // New items keep their IDs by identity while they exist; IDs of files and folders gone
-        // from the folder are forgotten (an identity is never reused, but the map must not grow).
-        var stillNew: [UInt64: ItemID] = [:]
-        for (id, l) in result where synced[id] == nil { stillNew[l.entry.stamp.inode] = id }
-        do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") }
-        local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
+        let result: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID]
+        var hashes: [ItemID: ContentHash]
+        // Only edits in the folders read again (every name there is an item the Local tree has
+        // at that name, with its identity): those entries change, nothing else does.
+        // (Not while the last scan left a file unhashed: it is looked at again with the rest.)
+        let edited = dirs == nil || !settledBefore ? nil : Self.edits(walk.reread, local: local, synced: synced, at: scans.idsByPath)
+        if let edited {
+            result = edited.changed
+            check = edited.check
+            hashes = [:]
+            for (id, l) in result { local[id] = l }
+            #if DEBUG
+            let whole = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) }).result
+            precondition(whole.count == local.count && whole.allSatisfy { id, l in local[id].map { $0.path == l.path && $0.entry == l.entry } ?? false },
+                         "the claims of the edits differ from the claims of the whole folder")
+            #endif
+        } else {
+            let claimed = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) })
+            result = claimed.result
+            check = claimed.check
+            hashes = (consume claimed).hashes  // the one reference left: its writes below copy nothing
+            // New items keep their IDs by identity while they exist; IDs of files and folders gone
+            // from the folder are forgotten (an identity is never reused, but the map must not grow).
+            var stillNew: [UInt64: ItemID] = [:]
+            for (id, l) in result where synced[id] == nil { stillNew[l.entry.stamp.inode] = id }
+            do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") }
+            local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
+            scans.idsByPath = Dictionary(result.lazy.map { ($0.value.path, $0.key) }, uniquingKeysWith: { a, _ in a })
+        }
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.
         let now = ContinuousClock.now
         var unstableCount = 0, coordinated = 0
         var toHash: [(ItemID, String, FileStamp)] = []
         for id in check {
-            let l = result[id]!
+            guard let l = result[id] ?? local[id] else { continue }
             if let s = synced[id], s.stamp == l.entry.stamp, let h = s.stampHash {
                 hashes[id] = h
                 continue
@@ -100,7 +121,7 @@ extension SyncEngine {
         let writesAfter = watcher?.writes(settle: settleTime)
         var pathsOf: [ItemID: String] = [:]
         if let before = writesBefore?.seq, let after = writesAfter, after.seq > before {
-            for (id, _, _) in jobs { pathsOf[id] = result[id]?.path.string }
+            for (id, _, _) in jobs { pathsOf[id] = (result[id] ?? local[id])?.path.string }
         }
         for (id, expected, r) in hashed {
             if let p = pathsOf[id], let s = writesAfter?.recent[p], s > (writesBefore?.seq ?? 0) {
@@ -118,7 +139,30 @@ extension SyncEngine {
         }
         unstable = unstableCount
         scans.unhashed = coordinated
-        localHashes.replace(with: hashes, same: ==)
+        if edited != nil {
+            for id in check where localHashes[id] != hashes[id] { localHashes[id] = hashes[id] }
+        } else {
+            localHashes.replace(with: hashes, same: ==)
+        }
         contents.trim()
+    }
+
+    /// The Local tree's changes when every entry a partial walk read again is an item it already
+    /// has at that path with the same identity and kind (edits and attribute changes: nothing
+    /// new, since nothing moved or was removed); nil otherwise (the whole folder is claimed).
+    /// `check`: the files whose stamps changed (their hashes are looked at again).
+    static func edits(_ reread: [RelativePath: LocalEntry]?, local: TrackedMap<(path: RelativePath, entry: LocalEntry)>,
+                      synced: TrackedMap<SyncedEntry>, at ids: [RelativePath: ItemID]) -> (changed: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID])? {
+        guard let reread else { return nil }
+        var changed: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:], check: [ItemID] = []
+        for (p, e) in reread {
+            guard let id = ids[p], let l = local[id], l.path == p, l.entry.kind == e.kind, l.entry.stamp.inode == e.stamp.inode else { return nil }
+            if l.entry != e { changed[id] = (l.path, e) }
+            // As the claims of the whole folder do, a file whose stamp is not the merge base's (with
+            // its hash) is looked at; so is one whose stamp changed (its hash is the base's again,
+            // or new).
+            if e.kind == .file, l.entry != e || synced[id].map({ $0.stamp != e.stamp || $0.stampHash == nil }) ?? true { check.append(id) }
+        }
+        return (changed, check)
     }
 }
