@@ -145,7 +145,15 @@ public enum Planner {
         if let only {
             for id in only where isOpen(id, in: t) { planOne(id) }
             planned.sort { $0.id < $1.id }
-            return planned.flatMap(\.ops)
+            let some = planned.flatMap(\.ops)
+            #if DEBUG
+            // Tests hold the plan over the open items to the plan over every item.
+            if t.remote.count + t.local.count < 20_000 {
+                let whole = plan(t, policy: policy, pinned: pinned, evicted: evicted, streaming: streaming, abandoned: abandoned)
+                precondition(some == whole, "the plan over the open items \(some) is not the plan over all \(whole)")
+            }
+            #endif
+            return some
         }
         var localMet = 0, syncedMet = 0
         for (id, r) in t.remote {

@@ -14,83 +14,29 @@ extension SyncEngine {
         // Writes the kernel has reported so far (read now, not when their events reach us).
         let writesBefore = watcher?.writes(settle: settleTime)
         let settledBefore = unstable == 0 && scans.unhashed == 0 && outcomes.errors.isEmpty
-        let changes = watcher?.takeChanges()
-        let movesBefore = changes?.structural
         // The folder is walked on another thread while this queue indexes what it knows (and a
         // fresh engine makes the planner's copy of the trees). No suspension until the Local
         // tree is replaced: a command's scan or an eviction running in between would otherwise
         // be overwritten by this walk's older view of the folder, so the walk is waited for by
         // blocking this queue, never by `await`.
-        // When nothing moved or was removed since the last walk and the watcher saw every
-        // folder, only the folders where something happened are read again (#42: one new file
-        // among 200,000 walked them all).
-        let dirs = changes.flatMap { scans.partial(since: $0, watcherComplete: watcher?.isComplete() == true, now: scanStart) }
-        let walked = dirs.map { files.startScan(only: $0, over: scans.lastWalk!.scan) } ?? files.startScan()
-        if dirs == nil {
-            logger.debug("scan: the whole folder (moves and removals \(changes.map { "\($0.structural)" } ?? "-"), at the last walk \(scans.lastWalk.map { "\($0.structural)" } ?? "-"), \(changes?.dirty.count ?? 0) folder(s) changed)")
+        var claims: IdentityClaims?
+        guard let (walk, dirs) = scans.read(files, watcher: watcher, now: scanStart, logger: logger, meanwhile: {
+            claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: identity.newLocalIDs, movedTo: sent.moves)
+            if !trees.planned { _ = trees.forPlanner() }
+        }), let claims else {
+            unstable = max(unstable, 1)  // things kept moving while the folder was read: the next scan decides
+            return
         }
-        scans.lastWalk = nil  // until this walk is done and calm
-        let claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: identity.newLocalIDs, movedTo: sent.moves)
-        if !trees.planned { _ = trees.forPlanner() }
-        var walk = walked()
-        // The walk is not one instant: a folder moved while it ran can be seen at both places
-        // (its old place read before the move, its new one after) or at neither. Seen twice,
-        // the copy at the new place took a new ID and the item at the old place was deleted
-        // with what it held — files other devices had put in it ended in the trash. So when
-        // something moved or was removed during the walk, the folder is walked again; if it
-        // keeps changing, this scan is dropped (the Local tree stays as the last calm walk saw
-        // it) and another follows shortly.
-        var whole = dirs == nil
-        if let w = watcher, var seen = movesBefore {
-            var walks = 1
-            while case let now = w.structuralEvents(), now != seen {
-                guard walks < 3 else {
-                    logger.debug("scan: things moved in the folder while it was read, \(walks) times; the next scan decides")
-                    unstable = max(unstable, 1)
-                    return
-                }
-                seen = now
-                walk = files.scan()
-                whole = true
-                walks += 1
-            }
-            scans.lastWalk = (walk, seen)  // exact as long as the count stays `seen`
-        }
-        if whole { scans.lastFull = scanStart; scans.fullWalks += 1 } else { scans.partialWalks += 1 }
-        let (entries, excludedEntries) = (walk.items, walk.excluded)
+        let excludedEntries = walk.excluded
         if excludedEntries != trees.excludedLocal {
             for p in Set(excludedEntries.keys).union(trees.excludedLocal.keys) where excludedEntries[p] != trees.excludedLocal[p] { changeLog.note(ListingState.excludedID(p)) }
             trees.excludedLocal = excludedEntries
         }
-        let result: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID]
-        var hashes: [ItemID: ContentHash]
-        // Only edits in the folders read again (every name there is an item the Local tree has
-        // at that name, with its identity): those entries change, nothing else does.
-        // (Not while the last scan left a file unhashed: it is looked at again with the rest.)
-        let edited = dirs == nil || !settledBefore ? nil : Self.edits(walk.reread, local: local, synced: synced, at: scans.idsByPath)
-        if let edited {
-            result = edited.changed
-            check = edited.check
-            hashes = [:]
-            for (id, l) in result { local[id] = l }
-            #if DEBUG
-            let whole = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) }).result
-            precondition(whole.count == local.count && whole.allSatisfy { id, l in local[id].map { $0.path == l.path && $0.entry == l.entry } ?? false },
-                         "the claims of the edits differ from the claims of the whole folder")
-            #endif
-        } else {
-            let claimed = claims.claim(entries, opaque: walk.opaque, newID: { ItemID(uuid: newUUID()) })
-            result = claimed.result
-            check = claimed.check
-            hashes = (consume claimed).hashes  // the one reference left: its writes below copy nothing
-            // New items keep their IDs by identity while they exist; IDs of files and folders gone
-            // from the folder are forgotten (an identity is never reused, but the map must not grow).
-            var stillNew: [UInt64: ItemID] = [:]
-            for (id, l) in result where synced[id] == nil { stillNew[l.entry.stamp.inode] = id }
-            do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") }
-            local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
-            scans.idsByPath = Dictionary(result.lazy.map { ($0.value.path, $0.key) }, uniquingKeysWith: { a, _ in a })
-        }
+        // (Only the edits, when the last scan left no file unhashed: it is looked at with the rest.)
+        var (result, check, hashes, stillNew) = scans.claim(walk, partial: dirs != nil && settledBefore, claims: claims, local: &local, synced: synced,
+                                                             newID: { ItemID(uuid: newUUID()) })
+        let edited = stillNew == nil
+        if let stillNew { do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") } }
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.
         let now = ContinuousClock.now
@@ -139,30 +85,11 @@ extension SyncEngine {
         }
         unstable = unstableCount
         scans.unhashed = coordinated
-        if edited != nil {
+        if edited {
             for id in check where localHashes[id] != hashes[id] { localHashes[id] = hashes[id] }
         } else {
             localHashes.replace(with: hashes, same: ==)
         }
         contents.trim()
-    }
-
-    /// The Local tree's changes when every entry a partial walk read again is an item it already
-    /// has at that path with the same identity and kind (edits and attribute changes: nothing
-    /// new, since nothing moved or was removed); nil otherwise (the whole folder is claimed).
-    /// `check`: the files whose stamps changed (their hashes are looked at again).
-    static func edits(_ reread: [RelativePath: LocalEntry]?, local: TrackedMap<(path: RelativePath, entry: LocalEntry)>,
-                      synced: TrackedMap<SyncedEntry>, at ids: [RelativePath: ItemID]) -> (changed: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID])? {
-        guard let reread else { return nil }
-        var changed: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:], check: [ItemID] = []
-        for (p, e) in reread {
-            guard let id = ids[p], let l = local[id], l.path == p, l.entry.kind == e.kind, l.entry.stamp.inode == e.stamp.inode else { return nil }
-            if l.entry != e { changed[id] = (l.path, e) }
-            // As the claims of the whole folder do, a file whose stamp is not the merge base's (with
-            // its hash) is looked at; so is one whose stamp changed (its hash is the base's again,
-            // or new).
-            if e.kind == .file, l.entry != e || synced[id].map({ $0.stamp != e.stamp || $0.stampHash == nil }) ?? true { check.append(id) }
-        }
-        return (changed, check)
     }
 }

@@ -334,17 +334,10 @@ public actor SyncEngine {
         if unstable > 0 { requestPass(after: .milliseconds(200)) }
     }
 
-    /// True when reading the folder again would find what the last scan found: the watcher
-    /// covers every folder and saw nothing but this engine's own placements since, no file was
-    /// still being written (by anyone, or by a program under coordination) or failed, and the
-    /// last full read is recent (a change inotify does
-    /// not report — a write through a memory map, a hard link's other name — waits at most
-    /// `FolderScans.fullEvery`). A pass for another device's change then costs no walk of the
-    /// whole folder (#42: at 200,000 files every pass walked them all).
+    /// True when reading the folder again would find what the last scan found (see
+    /// `FolderScans.unchanged`).
     func folderKnownUnchanged() -> Bool {
-        guard let w = watcher, w.isComplete(), let at = scans.lastFull, ContinuousClock.now - at < scans.fullEvery,
-              unstable == 0, scans.unhashed == 0, outcomes.errors.isEmpty else { return false }
-        return w.foreignEvents() == foreignAtScan
+        scans.unchanged(watcher, foreignAtScan: foreignAtScan, settled: unstable == 0 && outcomes.errors.isEmpty, now: .now)
     }
 
     /// Pulls the change feed for a pass; on failure marks the engine offline and schedules a
@@ -374,15 +367,8 @@ public actor SyncEngine {
         let t = trees.forPlanner()
         let abandoned = abandonedVersions()
         let policy: Planner.Policy = config.download == .all ? .all : .onDemand, pinned = wishes.pinnedForPlan(remote: remote), streaming = transfers.streamable()
-        let planned = Planner.plan(t, policy: policy, pinned: pinned, evicted: evicted, streaming: streaming, abandoned: abandoned, only: trees.openItems)
-        #if DEBUG
-        // Tests hold the plan over the items kept open to the plan over every item.
-        if t.remote.count + t.local.count < 20_000 {
-            let whole = Planner.plan(t, policy: policy, pinned: pinned, evicted: evicted, streaming: streaming, abandoned: abandoned)
-            precondition(planned == whole, "the plan over the open items \(planned) is not the plan over all \(whole)")
-        }
-        #endif
-        var ops = withoutWaiting(planned)
+        var ops = withoutWaiting(Planner.plan(t, policy: policy, pinned: pinned, evicted: evicted, streaming: streaming, abandoned: abandoned,
+                                              only: trees.openItems))
         if !transfers.held.isEmpty { ops.removeAll { $0.isTransfer && transfers.held.contains($0.item) } }
         if !coordination.isEmpty {
             ops.removeAll { op in
