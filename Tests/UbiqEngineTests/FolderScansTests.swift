@@ -48,6 +48,14 @@ struct FolderScansTests {
             try b.write("Documents/d1/from-b.txt", "from b")
             #expect(await eventually { a.read("Documents/d1/from-b.txt") == "from b" })
             #expect(await eventually { await a.engine.status().idle })
+            // B's edit of a file A has is placed on A by exchanging it in (RENAME_EXCHANGE): the
+            // file it swaps out is the engine's own move, so A's next local edit still rereads
+            // only its folder.
+            try b.write("Documents/d4/f.txt", "edited on b")
+            #expect(await eventually { a.read("Documents/d4/f.txt") == "edited on b" })
+            #expect(await eventually { await a.engine.status().idle })
+            try a.write("Documents/d5/f.txt", "edited on a after")
+            #expect(await eventually { b.read("Documents/d5/f.txt") == "edited on a after" })
             let aAfter = await a.engine.scans
             #expect(aAfter.fullWalks == aBefore.fullWalks, "another device's change walked the whole folder")
             // A removal reads everything again (a moved folder could be seen twice or not at all).
