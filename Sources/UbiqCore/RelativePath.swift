@@ -4,11 +4,17 @@ import Foundation
 ///
 /// Invariants (checked by ``init(validating:)``): valid UTF-8, Unicode NFC, `/`-separated,
 /// not absolute, no empty, `.` or `..` segments, no NUL or control characters,
-/// each name at most 255 bytes, the whole path at most 4096 bytes.
+/// each name at most 400 bytes (`maxStoredNameBytes`: an encrypted account's names travel
+/// sealed, longer than the names they seal), the whole path at most 4096 bytes. A folder on a
+/// device holds names of at most `maxNameBytes` (255) bytes; the names a device makes up
+/// (`numbered`, `suffixed`) keep to that.
 /// Used by the server and the engine alike, so both sides agree on what a path is.
 public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
-    /// Largest number of UTF-8 bytes in one name.
+    /// Largest number of UTF-8 bytes in one name in a folder on a device (Linux's `NAME_MAX`).
     public static let maxNameBytes = 255
+    /// Largest number of UTF-8 bytes in one name of a path on the server or the wire: a sealed
+    /// name of 255 bytes (`NameCipher`) is 363 characters, and a restore may add ` (restored N)`.
+    public static let maxStoredNameBytes = 400
     /// Largest number of UTF-8 bytes in a whole path.
     public static let maxPathBytes = 4096
 
@@ -45,7 +51,7 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
             let n = i - start
             if n == 0 { return "path has an empty segment" }
             if u[start] == 0x2E && (n == 1 || (n == 2 && u[start + 1] == 0x2E)) { return "path may not contain '.' or '..'" }
-            if n > maxNameBytes { return "a name is longer than \(maxNameBytes) bytes" }
+            if n > maxStoredNameBytes { return "a name is longer than \(maxStoredNameBytes) bytes" }
             start = i + 1
         }
         return nil
@@ -78,7 +84,7 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
         // Checking the one new name is enough: the rest was checked when `self` was made. A
         // plain ASCII name (the common case) is checked byte by byte; anything else in full.
         let u = name.utf8
-        guard u.count <= Self.maxNameBytes, string.utf8.count + 1 + u.count <= Self.maxPathBytes,
+        guard u.count <= Self.maxStoredNameBytes, string.utf8.count + 1 + u.count <= Self.maxPathBytes,
               !u.isEmpty, name != ".", name != "..",
               u.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x2F }) else {
             return try RelativePath(validating: string + "/" + name)
@@ -143,13 +149,18 @@ extension RelativePath {
     /// The same path with ` (n)` before the name's extension (`notes (2).txt`, `Folder (3)`): the
     /// visible rename an item gets when another item took its name first, as iCloud Drive does.
     public func numbered(_ n: Int) -> RelativePath {
-        let name = self.name
-        let newName: String
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
-            newName = "\(name[..<dot]) (\(n))\(name[dot...])"
-        } else {
-            newName = "\(name) (\(n))"
-        }
+        let newName = Self.suffixed(name, " (\(n))")
         return (try? parent.map { try $0.appending(newName) } ?? RelativePath(validating: newName)) ?? self
+    }
+
+    /// `name` with `suffix` before its extension (`notes.txt` → `notes (restored).txt`), the
+    /// stem cut short (on a character) so the result is at most `limit` bytes — a long name keeps
+    /// its extension and its suffix rather than becoming one a folder cannot hold.
+    public static func suffixed(_ name: String, _ suffix: String, limit: Int = maxNameBytes) -> String {
+        var stem: Substring = name[...], ext: Substring = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex { stem = name[..<dot]; ext = name[dot...] }
+        if stem.utf8.count + suffix.utf8.count + ext.utf8.count > limit, ext.utf8.count + suffix.utf8.count >= limit - 1 { ext = "" }  // an "extension" as long as the name
+        while stem.utf8.count + suffix.utf8.count + ext.utf8.count > limit, stem.count > 1 { stem = stem.dropLast() }
+        return String(stem) + suffix + String(ext)
     }
 }

@@ -111,5 +111,9 @@ extension FolderAccess {
     }
 }
 
-/// The text of an error number.
-func errnoText(_ e: Int32) -> String { String(cString: strerror(e)) }
+/// The text of an error number (a name too long for a folder says what to do about it: the
+/// server keeps names no folder holds — another client's, a restore's suffix).
+func errnoText(_ e: Int32) -> String {
+    if e == ENAMETOOLONG { return "its name is longer than a folder holds (255 bytes); give it a shorter name on the server or another device" }
+    return String(cString: strerror(e))
+}

@@ -202,15 +202,14 @@ extension SQLMetadataStore: ItemStore {
     }
 
     /// `notes.txt` → `notes (restored).txt`, then `notes (restored 2).txt`, …
+    /// A name longer than a folder holds is an encrypted account's sealed token (a device opens
+    /// it and adds the suffix to the real name): the suffix goes after it whole. A name a folder
+    /// holds is cut to keep fitting one — a sealed token that short (at most 235 characters: no
+    /// token is 236 to 255 long) never needs the cut.
     static func restoredName(_ path: RelativePath, attempt: Int) throws -> RelativePath {
-        let name = path.name
         let suffix = attempt == 1 ? " (restored)" : " (restored \(attempt))"
-        let newName: String
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
-            newName = String(name[..<dot]) + suffix + String(name[dot...])
-        } else {
-            newName = name + suffix
-        }
+        let long = path.name.utf8.count > RelativePath.maxNameBytes
+        let newName = RelativePath.suffixed(path.name, suffix, limit: long ? RelativePath.maxStoredNameBytes : RelativePath.maxNameBytes)
         return try path.parent.map { try $0.appending(newName) } ?? RelativePath(validating: newName)
     }
 

@@ -64,22 +64,32 @@ struct EncryptionTests {
         var seenTokens: [String: String] = [:]
         for _ in 0..<300 {
             var name = ""
-            let length = 1 + Int(rng.next() % 60)
+            let length = 1 + Int(rng.next() % 140)
             for _ in 0..<length { name.unicodeScalars.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
             name = name.precomposedStringWithCanonicalMapping
             guard name.utf8.count <= NameCipher.maxNameBytes, (try? RelativePath(validating: name)) != nil else { continue }
             let token = try names.seal(name: name)
-            #expect(token.utf8.count <= 235 && (try? RelativePath(validating: token)) != nil, "seed \(rng.seed)")
+            #expect(token.utf8.count <= 363 && (try? RelativePath(validating: token)) != nil, "seed \(rng.seed)")
             #expect(try names.open(name: token) == name, "seed \(rng.seed)")
             #expect(try names.seal(name: name) == token, "deterministic; seed \(rng.seed)")
             if let earlier = seenTokens[token] { #expect(earlier == name, "two names, one token; seed \(rng.seed)") }
             seenTokens[token] = name
         }
-        // The longest name fits with the server's restore suffix; a longer one is refused.
-        let longest = String(repeating: "é", count: NameCipher.maxNameBytes / 2)
+        // The longest name a folder holds (255 bytes) is kept, and fits with the server's
+        // restore suffix; the restored name is cut to fit a folder, keeping its extension.
+        let longest = String(repeating: "é", count: 125) + "x.txt"
+        #expect(longest.utf8.count == RelativePath.maxNameBytes && NameCipher.maxNameBytes == RelativePath.maxNameBytes)
         let t = try names.seal(name: longest)
-        #expect(try RelativePath(validating: t + " (restored 99)").name.utf8.count <= RelativePath.maxNameBytes)
+        #expect(try RelativePath(validating: t + " (restored 99)").name.utf8.count <= RelativePath.maxStoredNameBytes)
+        let restored = try names.open(name: t + " (restored 99)")
+        #expect(restored.utf8.count <= RelativePath.maxNameBytes && restored.hasSuffix("é (restored 99).txt"), "\(restored)")
         #expect(throws: CoreError.self) { try names.seal(name: longest + "x") }
+        // No token is 236 to 255 characters long: the server tells a sealed name it must not cut
+        // on a restore from a plain one by its length alone (`restoredName`).
+        for n in 1...RelativePath.maxNameBytes {
+            let t = try names.seal(name: String(repeating: "n", count: n)).utf8.count
+            #expect(t <= 235 || t > RelativePath.maxNameBytes, "a name of \(n) bytes seals to \(t) characters")
+        }
         // The server's rename on a restore (`notes (restored).txt`) comes through on the real name.
         let notesTxt = try names.seal(name: "notes.txt"), folder = try names.seal(name: "Folder")
         #expect(try names.open(name: notesTxt + " (restored)") == "notes (restored).txt")

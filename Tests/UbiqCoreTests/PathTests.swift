@@ -15,7 +15,7 @@ struct PathTests {
 
     @Test func rejectsHostilePaths() {
         let bad = ["", "/etc/passwd", "a//b", "a/", "/", ".", "..", "../x", "a/../b", "a/./b", "a\u{0}b", "a\nb", "a\tb", "x\u{7F}",
-                   String(repeating: "n", count: 256), String(repeating: "a/", count: 2100) + "a"]
+                   String(repeating: "n", count: 401), String(repeating: "a/", count: 2100) + "a"]
         for p in bad {
             #expect(throws: CoreError.self, "accepted \(p.debugDescription.prefix(40))") { try RelativePath(validating: p) }
         }
@@ -64,7 +64,7 @@ struct PathTests {
             guard !raw.isEmpty, s.utf8.count <= RelativePath.maxPathBytes, !s.hasPrefix("/") else { return nil }
             guard !s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) else { return nil }
             for seg in s.split(separator: "/", omittingEmptySubsequences: false) {
-                if seg.isEmpty || seg == "." || seg == ".." || seg.utf8.count > RelativePath.maxNameBytes { return nil }
+                if seg.isEmpty || seg == "." || seg == ".." || seg.utf8.count > RelativePath.maxStoredNameBytes { return nil }
             }
             return s
         }

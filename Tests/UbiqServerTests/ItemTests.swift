@@ -295,3 +295,77 @@ struct ConditionalItemTests {
         }
     }
 }
+
+/// The longest paths the server takes (names of up to 400 bytes — an encrypted account's sealed
+/// names — and 4,096 bytes in all) are kept, listed, moved, deleted and restored. PostgreSQL's
+/// B-tree index holds at most 2,704 bytes of one: past that a clear `invalid_path` (it was a
+/// `storage_failure` the device retried).
+@Suite("Longest paths")
+struct LongestPathTests {
+    @Test(arguments: DatabaseKind.available) func theLongestPathsAreKeptListedMovedAndRestored(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
+            let (c, _) = try await server.device("alice", name: "laptop")
+            if db == .postgres {
+                // PostgreSQL's index keeps at most 2,704 bytes of a path: a longer one is refused
+                // as the request's fault (not a 503 the device would retry forever), and the
+                // server carries on.
+                var rng = SeededRandom.forTest("server.pg-path-limit")
+                let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+                let long = try RelativePath(validating: (0..<8).map { _ in String((0..<390).map { _ in letters[Int(rng.next() % 64)] }) }.joined(separator: "/"))
+                await expectCode(.invalidPath) {
+                    _ = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: long, kind: .folder,
+                                                                base: nil, modified: Date(), manifest: nil))
+                }
+                let short = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path("a/b"), kind: .folder,
+                                                                    base: nil, modified: Date(), manifest: nil))
+                #expect(short.outcome == .created)
+                return
+            }
+            // 10 folders of 400-byte names, and a file: 4,096 bytes — of random letters, as sealed
+            // names are (an index may compress repeated ones).
+            var rng = SeededRandom.forTest("server.longest-paths")
+            let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+            func random(_ n: Int) -> String { String((0..<n).map { _ in letters[Int(rng.next() % 64)] }) }
+            var folders: [RelativePath] = []
+            for _ in 0..<10 {
+                let name = random(RelativePath.maxStoredNameBytes)
+                let p = try folders.last.map { try $0.appending(name) } ?? RelativePath(validating: name)
+                _ = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: p, kind: .folder,
+                                                            base: nil, modified: Date(), manifest: nil))
+                folders.append(p)
+            }
+            let fileName = random(RelativePath.maxPathBytes - folders.last!.string.utf8.count - 1)
+            let file = try folders.last!.appending(fileName)
+            #expect(file.string.utf8.count == RelativePath.maxPathBytes)
+            #expect(throws: CoreError.self) { _ = try folders.last!.appending(fileName + "x") }
+            let m = try await upload(c, Array("deep".utf8))
+            let r = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: file, kind: .file,
+                                                            base: nil, modified: Date(), manifest: m))
+            #expect(r.outcome == .created)
+            let listed = try await c.changes(notes, after: 0).items
+            #expect(listed.count == 11 && listed.contains { $0.path == file && $0.current?.uploaded == true })
+            // The top folder renamed: everything under it follows.
+            let top = try #require(listed.first { $0.path == folders[0] })
+            let renamed = try RelativePath(validating: random(RelativePath.maxStoredNameBytes - 1) + "9")
+            _ = try await c.move(notes, item: top.id, to: renamed)
+            let moved = try await c.changes(notes, after: 0).items
+            #expect(moved.contains { $0.id == r.item.id && $0.path == file.rebased(from: folders[0], to: renamed) })
+            // Deleted, the name taken again, restored: ` (restored)` after a name of 400 bytes.
+            _ = try await c.delete(notes, item: top.id)
+            _ = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: renamed, kind: .folder,
+                                                        base: nil, modified: Date(), manifest: nil))
+            let restored = try await c.restore(notes, item: top.id)
+            #expect(restored.path.string.utf8.count == RelativePath.maxStoredNameBytes && restored.path.string.hasSuffix(" (restored)"))
+            #expect(try await c.changes(notes, after: 0).items.contains { $0.id == r.item.id && $0.deletedAt == nil && $0.path.string.utf8.count == RelativePath.maxPathBytes })
+            // A name a folder holds gets its suffix within 255 bytes.
+            let leaf = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()),
+                                                               path: try RelativePath(validating: String(repeating: "l", count: 250) + ".txt"),
+                                                               kind: .file, base: nil, modified: Date(), manifest: m))
+            _ = try await c.delete(notes, item: leaf.item.id)
+            _ = try await c.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: leaf.item.path,
+                                                        kind: .file, base: nil, modified: Date(), manifest: m))
+            let back = try await c.restore(notes, item: leaf.item.id)
+            #expect(back.path.string == String(repeating: "l", count: 240) + " (restored).txt", "\(back.path)")
+        }
+    }
+}

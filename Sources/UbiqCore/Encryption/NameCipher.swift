@@ -9,16 +9,16 @@ import Foundation
 /// carries its contents, the trash and versions work — without reading a name. It learns the
 /// tree's shape, that two names are equal, and names' lengths to 16 bytes (`ThreatModel.md`).
 ///
-/// A sealed name is at most 235 bytes, which leaves room for the server's own suffix on a
-/// restore (`TOKEN (restored 2)`); so names of an encrypted account are at most
-/// `maxNameBytes` bytes.
+/// A name of 255 bytes seals to 363 characters: the server keeps names of up to
+/// `RelativePath.maxStoredNameBytes` (400) in its paths, which leaves room for its own suffix on
+/// a restore (`TOKEN (restored 2)`). So an encrypted account keeps every name a folder holds.
 public struct NameCipher: Sendable {
     let key: SymmetricKey
     /// Names sealed and opened lately, both ways: most names of most paths are their folders'
     /// (every file of `Documents/Reports/` says `Documents` and `Reports` again).
     let cache = NameCache()
-    /// The longest name (UTF-8 bytes) an encrypted account keeps.
-    public static let maxNameBytes = 160
+    /// The longest name (UTF-8 bytes) an encrypted account keeps: any a folder holds.
+    public static let maxNameBytes = RelativePath.maxNameBytes
     static let nonce = try! AES.GCM._SIV.Nonce(data: [UInt8](repeating: 0, count: 12))
     static let associated = Array("ubiq-name-e2e-v1".utf8)
 
@@ -66,7 +66,8 @@ public struct NameCipher: Sendable {
         }
         var name = Array(plain)
         while name.last == 0 { name.removeLast() }
-        guard let s = String(validating: name, as: UTF8.self), !s.isEmpty, !s.contains("/"), (try? RelativePath(validating: s)) != nil else {
+        guard let s = String(validating: name, as: UTF8.self), !s.isEmpty, !s.contains("/"), s.utf8.count <= Self.maxNameBytes,
+              (try? RelativePath(validating: s)) != nil else {
             throw CoreError(.tampered, "a sealed name from the server is not a name")
         }
         guard let attempt else {
@@ -90,9 +91,7 @@ public struct NameCipher: Sendable {
 
     /// The server's restore rename (`SQLMetadataStore.restoredName`) done on the real name.
     static func restored(_ name: String, attempt: Int) -> String {
-        let suffix = attempt == 1 ? " (restored)" : " (restored \(attempt))"
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex { return String(name[..<dot]) + suffix + String(name[dot...]) }
-        return name + suffix
+        RelativePath.suffixed(name, attempt == 1 ? " (restored)" : " (restored \(attempt))")
     }
 }
 

@@ -163,6 +163,11 @@ enum PGFailure {
             return StorageError(.storageFailure, "the database at \(location.redacted) did not answer within \(t.seconds) s")
         }
         if let e = error as? PSQLError {
+            // 54000: a path whose index entry is over PostgreSQL's B-tree limit (2,704 bytes
+            // after compression) — the request's fault, not the database's: said, not retried.
+            if e.serverInfo?[.sqlState] == "54000", let message = e.serverInfo?[.message], message.contains("index row") {
+                return StorageError(.invalidPath, "the path is too long for this server's PostgreSQL index (about 2,700 bytes on the server; an encrypted account's names are a third longer there): give it a shorter name or fewer folders")
+            }
             if let message = e.serverInfo?[.message] {
                 return StorageError(.storageFailure, "database error \(e.serverInfo?[.sqlState] ?? ""): \(message)")
             }
