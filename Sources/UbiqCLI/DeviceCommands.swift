@@ -282,6 +282,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         print("conflicts: \(status.conflicts)")
         if let e = status.lastError { print("last error: \(e)") }
+        if let w = status.watch { print("watching: \(w)") }
     }
 }
 

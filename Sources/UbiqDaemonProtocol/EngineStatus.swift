@@ -45,6 +45,9 @@ public struct EngineStatus: Codable, Sendable, Equatable {
     /// On an encrypted account: the names of new devices waiting to be let in (their
     /// `ubiq login` shows a code to approve); absent when none waits.
     public var joining: [String]?
+    /// When some folder is not watched (inotify out of watches, or unavailable): how many, what
+    /// the engine does instead and how to fix it; absent when every folder is watched.
+    public var watch: String?
 
     /// An item that is stuck: its path, the stable error code, what went wrong, since when.
     public struct ItemError: Codable, Sendable, Equatable {
@@ -83,6 +86,7 @@ public struct EngineStatus: Codable, Sendable, Equatable {
         waiting = try c.decodeIfPresent(Int.self, forKey: .waiting)
         retryIn = try c.decodeIfPresent(Double.self, forKey: .retryIn)
         joining = try c.decodeIfPresent([String].self, forKey: .joining)
+        watch = try c.decodeIfPresent(String.self, forKey: .watch)
     }
 
     public static let signedOut = EngineStatus(state: .signedOut, idle: true, account: nil, server: nil, device: nil, container: nil)

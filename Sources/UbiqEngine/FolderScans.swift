@@ -13,6 +13,16 @@ public struct FolderScans: Sendable {
     public static let standardFullEvery: Duration = .seconds(300)
     /// This engine's (tests shorten it).
     let fullEvery: Duration
+    /// The most inotify watches the engine's watcher adds (nil: what the kernel gives; tests
+    /// run out of watches with it).
+    let watchLimit: Int?
+    /// What the log was last told about folders not watched (said once per change).
+    var unwatchedSaid: String?
+
+    init(fullEvery: Duration, watchLimit: Int? = nil) {
+        self.fullEvery = fullEvery
+        self.watchLimit = watchLimit
+    }
     /// More folders changed than this: the whole folder is read.
     static let partialLimit = 256
     /// When the last complete scan began (nil: the next scan reads everything).
@@ -69,6 +79,14 @@ public struct FolderScans: Sendable {
     /// it, and another follows shortly). `dirs`: the folders read again, nil for a whole walk.
     mutating func read(_ files: LocalFiles, watcher: DirectoryWatcher?, now: ContinuousClock.Instant, logger: Logger,
                        meanwhile: () -> Void) -> (walk: LocalFiles.Scan, dirs: [RelativePath?]?)? {
+        if let w = watcher, !w.isComplete() {
+            // Out of watches (or refused): try again — the limit may have been raised — and say
+            // so once. The walk that follows reads everything, watched or not.
+            w.rewatch()
+            let notice = w.notice()
+            if notice != unwatchedSaid, let notice { logger.warning("\(notice)") }
+            unwatchedSaid = notice
+        }
         let changes = watcher?.takeChanges()
         var dirs = changes.flatMap { partial(since: $0, watcherComplete: watcher?.isComplete() == true, now: now) }
         let walked = dirs.map { files.startScan(only: $0, over: lastWalk!.scan) } ?? files.startScan()

@@ -106,13 +106,14 @@ public actor SyncEngine {
     /// requests), `disk` for the folder's file system (tests: a disk that fails).
     public init(home: DeviceHome, config: DeviceConfig, server: (any SyncServer)? = nil, disk: any FolderAccess = SystemFolder(),
                 logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2), now: @escaping @Sendable () -> Date = { Date() },
-                random: @escaping @Sendable () -> UInt64 = { .random(in: .min ... .max) }, fullScanEvery: Duration = FolderScans.standardFullEvery) throws {
+                random: @escaping @Sendable () -> UInt64 = { .random(in: .min ... .max) }, fullScanEvery: Duration = FolderScans.standardFullEvery,
+                watchLimit: Int? = nil) throws {
         self.executor = QueueExecutor(label: "ubiq.engine.\(config.container)")
         self.home = home
         self.config = config
         self.logger = logger
         self.settleTime = settleTime
-        self.scans = FolderScans(fullEvery: fullScanEvery)
+        self.scans = FolderScans(fullEvery: fullScanEvery, watchLimit: watchLimit)
         self.now = now
         self.random = random
         self.scheduler = PassScheduler(settleTime: settleTime)
@@ -154,7 +155,7 @@ public actor SyncEngine {
 
     /// Watches the folder and keeps the push channel open; passes run on every change.
     public func start() {
-        let w = DirectoryWatcher(root: folder.path) { [weak self] events in
+        let w = DirectoryWatcher(root: folder.path, limit: scans.watchLimit) { [weak self] events in
             guard let self else { return }
             Task { await self.noteEvents(events) }
         }
@@ -415,6 +416,7 @@ public actor SyncEngine {
         s.folder = files.rootPath
         s.paused = scheduler.paused ? true : nil
         s.waiting = trees.waitingCount()
+        s.watch = watcher == nil ? "the folder is not watched (inotify is unavailable): changes are found by reading it every 30 seconds" : watcher?.notice()
         let joining = self.joining.names
         s.joining = joining.isEmpty ? nil : joining
         if !online, let due = scheduler.delayed?.due {

@@ -43,6 +43,12 @@ final class DirectoryWatcher: @unchecked Sendable {
     /// Every folder of the tree has its watch (none was refused): no event is missed, so a folder
     /// that reported nothing since it was last read is unchanged.
     private var complete = true
+    /// Folders whose watch was refused since the start (or the last `rewatch`), and why (the
+    /// last refusal's errno): out of watches (`ENOSPC`) is the usual one.
+    private var refused = 0, refusal: Int32 = 0
+    /// The most watches this watcher adds (nil: as many as the kernel gives); past it a folder is
+    /// refused as if the kernel were out of watches (tests run out of watches with it).
+    private let limit: Int?
     /// The folders (relative paths, "" for the root) where anything happened since the engine
     /// last took them (`takeChanges`): its own placements included, which change what a walk
     /// finds though they are not foreign.
@@ -50,8 +56,9 @@ final class DirectoryWatcher: @unchecked Sendable {
     private static let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF
                                      | IN_MOVE_SELF | IN_ATTRIB) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
 
-    init(root: String, onEvents: @escaping @Sendable ([WatchEvent]) -> Void) {
+    init(root: String, limit: Int? = nil, onEvents: @escaping @Sendable ([WatchEvent]) -> Void) {
         self.root = root
+        self.limit = limit
         self.onEvents = onEvents
     }
 
@@ -80,11 +87,20 @@ final class DirectoryWatcher: @unchecked Sendable {
 
     private func addRecursive(_ rel: String) {
         let full = rel.isEmpty ? root : root + "/" + rel
-        let wd = inotify_add_watch(fd, full, Self.mask)
+        var wd = inotify_add_watch(fd, full, Self.mask)
+        if wd >= 0, let limit, paths[wd] == nil, paths.count >= limit {
+            inotify_rm_watch(fd, wd)
+            wd = -1
+            errno = ENOSPC
+        }
         if wd < 0 {
             // Vanished meanwhile (ENOENT: its removal is an event of its own), or out of watches
             // (ENOSPC) or refused: a part of the folder goes unwatched, so every pass reads it all.
-            if errno != ENOENT { complete = false }
+            if errno != ENOENT {
+                complete = false
+                refused += 1
+                refusal = errno
+            }
             return
         }
         paths[wd] = rel
@@ -161,6 +177,37 @@ final class DirectoryWatcher: @unchecked Sendable {
 
     /// True when every folder of the tree has its watch (no watch was refused since the start).
     func isComplete() -> Bool { queue.sync { fd >= 0 && complete } }
+
+    /// Tries again to watch every folder (those already watched keep their watches): after
+    /// watches ran out, once the user raised the limit or removed folders, the engine goes back
+    /// to reading only what changed. True when every folder has its watch now.
+    @discardableResult
+    func rewatch() -> Bool {
+        queue.sync {
+            guard fd >= 0 else { return false }
+            complete = true
+            refused = 0
+            addRecursive("")
+            return complete
+        }
+    }
+
+    /// What a person should know when some folder is not watched (nil when every one is): how
+    /// many, why, what the engine does instead and how to fix it.
+    func notice() -> String? {
+        queue.sync {
+            guard fd >= 0, !complete else { return nil }
+            let folders = refused == 1 ? "1 folder is" : "\(refused) folders are"
+            guard refusal == ENOSPC else {
+                return "\(folders) not watched (\(String(cString: strerror(refusal)))): changes in them are found by reading the whole folder, every 30 seconds"
+            }
+            let max = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))
+                .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let now = limit.map { "this device's watch limit (\($0))" } ?? "fs.inotify.max_user_watches (\(max.map(String.init) ?? "?"))"
+            return "\(folders) not watched: inotify is out of watches at \(now). Changes in them are found by reading the whole folder, every 30 seconds; "
+                + "to watch them, raise the limit: sudo sysctl fs.inotify.max_user_watches=\(Swift.max(524_288, (max ?? 0) * 2)) (and in /etc/sysctl.d/ to keep it)"
+        }
+    }
 
     /// Reads what the kernel has queued and returns how many moves and removals (not the
     /// engine's own renames) were seen so far: equal counts around a walk mean no folder moved

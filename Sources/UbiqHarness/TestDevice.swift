@@ -21,6 +21,8 @@ public final class TestDevice: @unchecked Sendable {
     public let log: RingLog
     /// How long its engine trusts the watcher without reading the whole folder.
     public var fullScanEvery = FolderScans.standardFullEvery
+    /// The most inotify watches its engine adds (nil: the kernel's limit).
+    public var watchLimit: Int?
 
     public var folder: URL { home.containerFolder(config.container) }
 
@@ -30,7 +32,8 @@ public final class TestDevice: @unchecked Sendable {
                             container: ContainerID = try! ContainerID(validating: "TEAM.com.example.notes"),
                             download: DeviceConfig.DownloadPolicy = .all, via: String? = nil, start: Bool = true,
                             wrap: ((UbiqAPIClient) -> any SyncServer)? = nil, disk: (any FolderAccess)? = nil,
-                            accountKey: AccountKey? = nil, fullScanEvery: Duration = FolderScans.standardFullEvery) async throws -> TestDevice {
+                            accountKey: AccountKey? = nil, fullScanEvery: Duration = FolderScans.standardFullEvery,
+                            watchLimit: Int? = nil) async throws -> TestDevice {
         let dir = try TempDirectory("ubiq-device-\(name)")
         let home = DeviceHome.rooted(at: dir.url)
         let (_, r) = try await UbiqAPIClient(baseURL: server.baseURL, trusting: server.trusted).login(user: user, password: password, deviceName: name)
@@ -42,9 +45,11 @@ public final class TestDevice: @unchecked Sendable {
         let log = RingLog(name: "device \(name)").registerWithCurrentTest()
         let stand = wrap.map { $0(config.apiClient) }
         let engine = try SyncEngine(home: home, config: config, server: stand, disk: disk ?? SystemFolder(),
-                                    logger: log.logger(label: "device.\(name)", fallback: .error), settleTime: .milliseconds(300), fullScanEvery: fullScanEvery)
+                                    logger: log.logger(label: "device.\(name)", fallback: .error), settleTime: .milliseconds(300), fullScanEvery: fullScanEvery,
+                                    watchLimit: watchLimit)
         let d = TestDevice(home: home, dir: dir, config: config, engine: engine, server: stand, disk: disk, log: log)
         d.fullScanEvery = fullScanEvery
+        d.watchLimit = watchLimit
         if start { await engine.start() }
         return d
     }
@@ -59,7 +64,7 @@ public final class TestDevice: @unchecked Sendable {
         await engine.stop()
         engine = try SyncEngine(home: home, config: config, server: server, disk: disk ?? SystemFolder(),
                                 logger: log.logger(label: "device.\(config.deviceName)", fallback: .error), settleTime: .milliseconds(300),
-                                fullScanEvery: fullScanEvery)
+                                fullScanEvery: fullScanEvery, watchLimit: watchLimit)
         if start { await engine.start() }
     }
 

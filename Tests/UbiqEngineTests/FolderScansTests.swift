@@ -93,4 +93,40 @@ struct FolderScansTests {
             #expect(await eventually { b.read("Documents/doc.txt") == "two, unseen by inotify" }, "\(describeDiff(a, b))")
         }
     }
+
+    /// #42: past the watch limit (`max_user_watches`; here the engine's own, 4) the device says
+    /// so — how many folders, what it does instead, how to raise the limit — every pass reads
+    /// the whole folder, so a change in an unwatched folder is still found; once watches are
+    /// free again (folders removed, or the limit raised) it watches everything and says nothing.
+    @Test func pastTheWatchLimitNothingIsMissedAndTheDeviceSaysWhy() async throws {
+        try await withFleet { fleet in
+            let a = try await fleet.device("A", watchLimit: 4)
+            let b = try await fleet.device("B")
+            for i in 1...5 {
+                try FileManager.default.createDirectory(at: a.url("Documents/f\(i)"), withIntermediateDirectories: true)
+                try a.write("Documents/f\(i)/x.txt", "one \(i)")
+            }
+            #expect(await eventually { (1...5).allSatisfy { b.read("Documents/f\($0)/x.txt") == "one \($0)" } }, "\(describeDiff(a, b))")
+            let said = await eventually { await a.engine.status().watch?.contains("out of watches at this device's watch limit (4)") == true }
+            let watch = await a.engine.status().watch
+            #expect(said, "\(watch ?? "nothing said")")
+            #expect(watch?.contains("sudo sysctl fs.inotify.max_user_watches=") == true && watch?.contains("every 30 seconds") == true)
+            #expect(await b.engine.status().watch == nil)
+            #expect(await eventually { await a.engine.status().idle })
+            // Edits in every folder, watched or not: each reaches B (a pass on A reads it all).
+            for i in 1...5 { try a.write("Documents/f\(i)/x.txt", "two \(i)") }
+            try b.write("Documents/poke.txt", "a pass on A")
+            #expect(await eventually { (1...5).allSatisfy { b.read("Documents/f\($0)/x.txt") == "two \($0)" } }, "\(describeDiff(a, b))")
+            // Three folders removed: their watches are free, the next pass watches the rest.
+            for i in 1...3 { try FileManager.default.removeItem(at: a.url("Documents/f\(i)")) }
+            #expect(await eventually { !b.exists("Documents/f1") && !b.exists("Documents/f3") })
+            try b.write("Documents/poke.txt", "another pass on A")
+            let quiet = await eventually { await a.engine.status().watch == nil }
+            let still = await a.engine.status().watch
+            #expect(quiet, "\(still ?? "")")
+            // Watched again: an edit there arrives with no help.
+            try a.write("Documents/f5/x.txt", "three")
+            #expect(await eventually { b.read("Documents/f5/x.txt") == "three" })
+        }
+    }
 }

@@ -29,9 +29,9 @@ final class Fleet: @unchecked Sendable {
 
     func device(_ name: String, user: String = "alice", download: DeviceConfig.DownloadPolicy = .all,
                 wrap: ((UbiqAPIClient) -> any SyncServer)? = nil, disk: (any FolderAccess)? = nil,
-                fullScanEvery: Duration = FolderScans.standardFullEvery) async throws -> TestDevice {
+                fullScanEvery: Duration = FolderScans.standardFullEvery, watchLimit: Int? = nil) async throws -> TestDevice {
         let d = try await TestDevice.make(server, user: user, name: name, download: download, wrap: wrap, disk: disk, accountKey: keys[user],
-                                          fullScanEvery: fullScanEvery)
+                                          fullScanEvery: fullScanEvery, watchLimit: watchLimit)
         devices.append(d)
         return d
     }

@@ -56,6 +56,7 @@ extension AppState {
             status.waiting = s.waiting ?? 0
             status.retryIn = s.retryIn
             status.joining = s.joining ?? []
+            status.watch = s.watch
             // An error about being offline goes once the engine is online again (#44 row 5: it
             // stayed after the server came back).
             if s.state == .online, flash?.aboutOffline == true { flash = nil }

@@ -24,5 +24,7 @@ public struct StatusInfo: Equatable, Sendable {
     public var retryIn: Double?
     /// New devices waiting to join an encrypted account (the status line asks to `:approve`).
     public var joining: [String] = []
+    /// Why some folder is not watched (the engine reads the whole folder every 30 s instead).
+    public var watch: String?
     public init() {}
 }

@@ -175,6 +175,11 @@ public enum Renderer {
             let more = st.joining.count > 1 ? " (+\(st.joining.count - 1))" : ""
             x += s.put(TextWidth.fit("\(first)\(more) asks to join: :approve CODE (the code it shows)", max(0, s.width - x - 1)), x: x, y: y, role: "status.conflict") + 1
         }
+        if st.watch != nil, st.joining.isEmpty, state.flash == nil {
+            // inotify ran out of watches: changes are found, but only every 30 s.
+            x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
+            x += s.put(TextWidth.fit("not every folder is watched: changes seen within 30 s (ubiq status)", max(0, s.width - x - 1)), x: x, y: y, role: "status.conflict") + 1
+        }
         if let f = state.flash {
             x += s.put(c.bar + " ", x: x, y: y, role: "ui.border")
             s.put(TextWidth.fit(f.text, s.width - x - 1), x: x, y: y, role: "ui.flash.\(f.level.rawValue)")
