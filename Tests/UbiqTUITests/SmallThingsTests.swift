@@ -194,6 +194,20 @@ struct OfflineStateTests {
         #expect(Renderer.render(s, width: 100, height: 24, context: ctx).lines[22].contains("up to date"))
     }
 
+    /// #42: out of inotify watches, the status line says that changes are seen late, and where
+    /// to read why; it goes when the engine watches everything again.
+    @Test func theStateLineSaysWhenNotEveryFolderIsWatched() {
+        var s = Fixtures.state()
+        var st = status(.online, waiting: 0)
+        st.watch = "12 folders are not watched: inotify is out of watches …"
+        _ = s.apply(.status(st, throughput: 0))
+        let line = Renderer.render(s, width: 120, height: 24, context: ctx).lines[22]
+        #expect(line.contains("up to date") && line.contains("not every folder is watched: changes seen within 30 s (ubiq status)"), "\(line)")
+        st.watch = nil
+        _ = s.apply(.status(st, throughput: 0))
+        #expect(!Renderer.render(s, width: 120, height: 24, context: ctx).lines[22].contains("watched"))
+    }
+
     @Test func anOfflineErrorGoesWhenTheServerIsBack() {
         var s = Fixtures.state()
         _ = s.apply(.failed("cannot reach http://127.0.0.1:8737: connection refused", code: .serverUnreachable))
