@@ -38,7 +38,7 @@ extension SQLMetadataStore: AccountStore {
     }
 
     public func authenticate(tokenHash: String, now: Date) async throws -> AuthContext? {
-        try await read { db in
+        try await readEach { db in
             guard let r = try db.row("""
                 SELECT t.account_id, a.name AS user_name, t.device_id, d.name AS device_name
                 FROM tokens t JOIN accounts a ON a.id = t.account_id
@@ -64,7 +64,7 @@ extension SQLMetadataStore: AccountStore {
 
 extension SQLMetadataStore: ChunkOwnershipStore {
     public func missingChunks(accountID: Int64, hashes: [ContentHash]) async throws -> [ContentHash] {
-        try await read { db in try db.missingHashes(accountID: accountID, hashes) }
+        try await readEach { db in try db.missingHashes(accountID: accountID, hashes) }
     }
 
     public func recordChunk(accountID: Int64, hash: ContentHash, size: Int, now: Date) async throws {
@@ -108,11 +108,11 @@ extension SQLMetadataStore: ChunkOwnershipStore {
     }
 
     public func ownsChunk(accountID: Int64, hash: ContentHash) async throws -> Bool {
-        try await read { db in try db.ownsChunk(accountID: accountID, hash: hash) }
+        try await readEach { db in try db.ownsChunk(accountID: accountID, hash: hash) }
     }
 
     public func usage(accountID: Int64) async throws -> (quota: Int64, used: Int64) {
-        try await read { db in
+        try await readEach { db in
             guard let a = try db.row("SELECT quota, used FROM accounts WHERE id = ?", [accountID]) else {
                 throw StorageError(.unauthorized, "account no longer exists")
             }
@@ -121,7 +121,7 @@ extension SQLMetadataStore: ChunkOwnershipStore {
     }
 
     public func referenceRoom(accountID: Int64) async throws -> Int64 {
-        try await read { db in
+        try await readEach { db in
             guard let a = try db.row("SELECT quota, refs FROM accounts WHERE id = ?", [accountID]) else {
                 throw StorageError(.unauthorized, "account no longer exists")
             }

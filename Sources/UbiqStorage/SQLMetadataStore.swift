@@ -40,4 +40,9 @@ public final class SQLMetadataStore: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await database.read(body)
     }
+
+    /// Runs a read whose statements each stand alone (`SQLDatabase.readEach`).
+    func readEach<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await database.readEach(body)
+    }
 }

@@ -88,6 +88,10 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
         try await run { try self.transaction(readOnly: false, body) }
     }
 
+    public func readEach<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await run { try self.transaction(readOnly: true, alone: true, body) }
+    }
+
     /// `body`'s result, computed on a pool thread. Not cut short by the calling task's
     /// cancellation: what `body` took (a connection, a lock) always comes back to its caller.
     func onPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -125,7 +129,8 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
     /// Runs `body` in a transaction on a pooled connection (on a pool thread), again when it
     /// lost a race it may retry (see the type's notes).
     /// `bounded`: each statement has the location's deadline (schema upgrades are not bounded).
-    func transaction<T>(readOnly: Bool, bounded: Bool = true, _ body: (any SQLConnection) throws -> T) throws -> T {
+    /// `alone`: no transaction — each of `body`'s statements is one of its own (`readEach`).
+    func transaction<T>(readOnly: Bool, bounded: Bool = true, alone: Bool = false, _ body: (any SQLConnection) throws -> T) throws -> T {
         let deadline: TimeAmount? = bounded ? .seconds(Int64(location.statementTimeout)) : nil
         // Connecting, again after a lost connection included, takes at most `connectBound` in
         // all: a database that takes connections but never answers (frozen, partitioned) is not
@@ -140,16 +145,18 @@ public final class PostgreSQLDatabase: SQLDatabase, @unchecked Sendable {
                 let c = try checkout(connectBy: connectBy)
                 connection = c
                 let db = PGConnection(c, logger, deadline: deadline)
-                try db.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")
+                if !alone { try db.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN") }
                 let result = try body(db)
-                committing = true
-                try db.execute("COMMIT")
+                committing = !alone
+                if !alone { try db.execute("COMMIT") }
                 checkin(c)
                 return result
             } catch {
                 if let c = connection {
                     if c.isClosed || PGFailure.connectionLost(error) || error is StatementTimeout {
                         discard(c)
+                    } else if alone {
+                        checkin(c)
                     } else if (try? PGConnection(c, logger, deadline: deadline).execute("ROLLBACK")) != nil {
                         checkin(c)
                     } else {
@@ -249,7 +256,7 @@ extension PostgreSQLDatabase {
 extension PostgreSQLDatabase {
     /// Sends `payload` to every session listening on `channel` (the other servers).
     public func notify(_ channel: String, _ payload: String) async throws {
-        _ = try await write { db in try db.execute("SELECT pg_notify(?, ?)", [channel, payload]) }
+        _ = try await run { try self.transaction(readOnly: false, alone: true) { db in try db.execute("SELECT pg_notify(?, ?)", [channel, payload]) } }
     }
 
     /// Hands `deliver` each payload sent on `channel`, on a connection of its own, until the

@@ -63,4 +63,12 @@ public protocol SQLDatabase: Sendable {
 
 extension SQLDatabase {
     public func close() async {}
+
+    /// Runs `body`'s statements each on its own, outside a transaction: for reads that need not
+    /// see one state of the database throughout (one statement; look-ups each complete in
+    /// itself). On PostgreSQL that saves the round trips of `BEGIN` and `COMMIT` — a token's
+    /// check before every request is one statement. Elsewhere it is `read`.
+    public func readEach<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await read(body)
+    }
 }
