@@ -78,7 +78,7 @@ public struct FolderScans: Sendable {
     /// keeps changing, nil (the scan is dropped: the Local tree stays as the last calm walk saw
     /// it, and another follows shortly). `dirs`: the folders read again, nil for a whole walk.
     mutating func read(_ files: LocalFiles, watcher: DirectoryWatcher?, now: ContinuousClock.Instant, logger: Logger,
-                       meanwhile: () -> Void) -> (walk: LocalFiles.Scan, dirs: [RelativePath?]?)? {
+                       meanwhile: (_ whole: Bool) -> Void) -> (walk: LocalFiles.Scan, dirs: [RelativePath?]?)? {
         if let w = watcher, !w.isComplete() {
             // Out of watches (or refused): try again — the limit may have been raised — and say
             // so once. The walk that follows reads everything, watched or not.
@@ -94,7 +94,7 @@ public struct FolderScans: Sendable {
             logger.debug("scan: the whole folder (moves and removals \(changes.map { "\($0.structural)" } ?? "-"), at the last walk \(lastWalk.map { "\($0.structural)" } ?? "-"), \(changes?.dirty.count ?? 0) folder(s) changed)")
         }
         lastWalk = nil  // until this walk is done and calm
-        meanwhile()
+        meanwhile(dirs == nil)
         var walk = walked()
         if let w = watcher, var seen = changes?.structural {
             var walks = 1
@@ -143,19 +143,19 @@ public struct FolderScans: Sendable {
     /// items the Local tree has (`edits`), just those entries change (debug builds check that
     /// the claims of the whole folder agree); otherwise the whole folder is claimed
     /// (`IdentityClaims`) and `stillNew` lists the identities of items new here, to keep.
-    mutating func claim(_ walk: LocalFiles.Scan, partial: Bool, claims: IdentityClaims, local: inout TrackedMap<(path: RelativePath, entry: LocalEntry)>,
+    mutating func claim(_ walk: LocalFiles.Scan, partial: Bool, claims: () -> IdentityClaims, local: inout TrackedMap<(path: RelativePath, entry: LocalEntry)>,
                         synced: TrackedMap<SyncedEntry>, newID: () -> ItemID)
         -> (result: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID], hashes: [ItemID: ContentHash], stillNew: [UInt64: ItemID]?) {
         if partial, let edited = Self.edits(walk.reread, local: local, synced: synced, at: idsByPath) {
             for (id, l) in edited.changed { local[id] = l }
             #if DEBUG
-            let whole = claims.claim(walk.items, opaque: walk.opaque, newID: newID).result
+            let whole = claims().claim(walk.items, opaque: walk.opaque, newID: newID).result
             precondition(whole.count == local.count && whole.allSatisfy { id, l in local[id].map { $0.path == l.path && $0.entry == l.entry } ?? false },
                          "the claims of the edits differ from the claims of the whole folder")
             #endif
             return (edited.changed, edited.check, [:], nil)
         }
-        let claimed = claims.claim(walk.items, opaque: walk.opaque, newID: newID)
+        let claimed = claims().claim(walk.items, opaque: walk.opaque, newID: newID)
         let result = claimed.result
         // New items keep their IDs by identity while they exist; IDs of files and folders gone
         // from the folder are forgotten (an identity is never reused, but the map must not grow).

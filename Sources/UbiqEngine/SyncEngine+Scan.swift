@@ -19,11 +19,14 @@ extension SyncEngine {
         // tree is replaced: a command's scan or an eviction running in between would otherwise
         // be overwritten by this walk's older view of the folder, so the walk is waited for by
         // blocking this queue, never by `await`.
+        // The identity rules' indexes (O(items)) are made while a whole walk runs, and after a
+        // partial one only if it found more than edits.
         var claims: IdentityClaims?
-        guard let (walk, dirs) = scans.read(files, watcher: watcher, now: scanStart, logger: logger, meanwhile: {
-            claims = IdentityClaims(synced: synced.storage, remote: remote.storage, newLocalIDs: identity.newLocalIDs, movedTo: sent.moves)
+        let makeClaims = { IdentityClaims(synced: self.synced.storage, remote: self.remote.storage, newLocalIDs: self.identity.newLocalIDs, movedTo: self.sent.moves) }
+        guard let (walk, dirs) = scans.read(files, watcher: watcher, now: scanStart, logger: logger, meanwhile: { whole in
+            if whole { claims = makeClaims() }
             if !trees.planned { _ = trees.forPlanner() }
-        }), let claims else {
+        }) else {
             unstable = max(unstable, 1)  // things kept moving while the folder was read: the next scan decides
             return
         }
@@ -33,7 +36,7 @@ extension SyncEngine {
             trees.excludedLocal = excludedEntries
         }
         // (Only the edits, when the last scan left no file unhashed: it is looked at with the rest.)
-        var (result, check, hashes, stillNew) = scans.claim(walk, partial: dirs != nil && settledBefore, claims: claims, local: &local, synced: synced,
+        var (result, check, hashes, stillNew) = scans.claim(walk, partial: dirs != nil && settledBefore, claims: { claims ?? makeClaims() }, local: &local, synced: synced,
                                                              newID: { ItemID(uuid: newUUID()) })
         let edited = stillNew == nil
         if let stillNew { do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") } }
