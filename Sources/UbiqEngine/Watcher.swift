@@ -197,7 +197,7 @@ final class DirectoryWatcher: @unchecked Sendable {
     func notice() -> String? {
         queue.sync {
             guard fd >= 0, !complete else { return nil }
-            let folders = refused == 1 ? "1 folder is" : "\(refused) folders are"
+            let folders = refused == 1 ? "1 folder (with the folders inside it) is" : "\(refused) folders (with the folders inside them) are"
             guard refusal == ENOSPC else {
                 return "\(folders) not watched (\(String(cString: strerror(refusal)))): changes in them are found by reading the whole folder, every 30 seconds"
             }
