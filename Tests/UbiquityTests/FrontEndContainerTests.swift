@@ -30,7 +30,9 @@ extension DaemonSuites {
 
             try t.type(":container TEAM.com.example.notes")
             try t.send("Enter")
-            #expect(t.waitFor("container TEAM.com.example.notes"), "\(t.capture())")
+            // The flash, not the prompt still being typed: the switch was made (the next
+            // `Documents/` is the new container's).
+            #expect(t.waitFor { $0.contains("container TEAM.com.example.notes") && !$0.contains("command (") }, "\(t.capture())")
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor { $0.contains("team-only.txt") && !$0.contains("default-only.txt") }, "\(t.capture())")
@@ -92,7 +94,9 @@ extension DaemonSuites {
             #expect(t.waitFor { $0.contains("default-only.txt") && $0.contains("alice@") }, "\(t.capture())")
             try t.type(":container TEAM.com.example.notes")
             try t.send("Enter")
-            #expect(t.waitFor("container TEAM.com.example.notes"), "\(t.capture())")
+            // The flash, not the prompt still being typed: the switch was made (the next
+            // `Documents/` is the new container's).
+            #expect(t.waitFor { $0.contains("container TEAM.com.example.notes") && !$0.contains("command (") }, "\(t.capture())")
             #expect(t.waitFor("Documents/"), "\(t.capture())")
             try t.send("Enter")
             #expect(t.waitFor("Plans/"), "\(t.capture())")
