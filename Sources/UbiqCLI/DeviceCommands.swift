@@ -227,13 +227,17 @@ struct SyncCommand: AsyncParsableCommand {
     static func describe(_ s: EngineStatus) -> String { DeviceService.describe(s) }
 
     func run() async throws {
-        let (h, config) = try home.config()
+        let (h, found) = try home.config()
         guard let lock = try HomeLock.acquire(h) else {
-            let r = try await DaemonAnswer.ask(h, explicitHome: home.home, .sync, container: config.container)
+            let r = try await DaemonAnswer.ask(h, explicitHome: home.home, .sync, container: found.container)
             if !r.ok { throw CLIError(.invalidRequest, r.message ?? "not in sync") }
             print("in sync")
             return
         }
+        // On an encrypted account, a generation another device rolled is taken first: what
+        // comes down may be sealed with it, and what goes up must be.
+        var config = found
+        if config.accountKey != nil, let ring = try? await freshRing(home: h, config: config) { config.accountKey = ring.text }
         let engine = try SyncEngine(home: h, config: config, settleTime: .milliseconds(500))
         for _ in 0..<20 {
             await engine.syncNow()

@@ -47,25 +47,28 @@ struct DevicesRevoke: AsyncParsableCommand {
     /// On an encrypted account: a new generation of the account key, sealed to every device on
     /// the account's list but the revoked one (and to the recovery key), so nothing written from
     /// now on opens on the revoked device.
-    static func roll(home: DeviceHome, config: DeviceConfig, revoking d: DeviceInfo, devices: [DeviceInfo]) async throws {
-        guard let ring = try await freshRing(home: home, config: config) else { return }
+    /// Without `d` (`ubiq rekey --roll`), every device on the list gets the new generation.
+    @discardableResult
+    static func roll(home: DeviceHome, config: DeviceConfig, revoking d: DeviceInfo?, devices: [DeviceInfo]) async throws -> AccountKeyring? {
+        guard let ring = try await freshRing(home: home, config: config) else { return nil }
         var config = try DeviceConfig.load(home) ?? config
         let key = config.deviceAgreementKey() ?? Curve25519.KeyAgreement.PrivateKey()
         let me = DeviceKeyList.Entry(holder: DeviceEnrolment.holder(config.deviceID), publicKey: key.publicKey.rawRepresentation, name: config.deviceName)
         let rolled = try await core {
-            try await AccountKeyService(client: config.apiClient, user: config.user).roll(ring, revoking: DeviceEnrolment.holder(d.id), me: me)
+            try await AccountKeyService(client: config.apiClient, user: config.user).roll(ring, revoking: d.map { DeviceEnrolment.holder($0.id) }, me: me)
         }
         config.accountKey = rolled.ring.text
         config.deviceKey = key.rawRepresentation.base64EncodedString()
         try config.save(home)
         let devicesSealed = rolled.sealedTo.filter { $0 != DeviceKeyList.recovery }.count
-        print("rolled the account's key to epoch \(rolled.ring.current.epoch): sealed to \(devicesSealed) device\(devicesSealed == 1 ? "" : "s")\(rolled.sealedTo.contains(DeviceKeyList.recovery) ? " and the recovery key" : ""); nothing written from now on opens on \(TerminalText.safe(d.name))")
+        print("rolled the account's key to epoch \(rolled.ring.current.epoch): sealed to \(devicesSealed) device\(devicesSealed == 1 ? "" : "s")\(rolled.sealedTo.contains(DeviceKeyList.recovery) ? " and the recovery key" : "")\(d.map { "; nothing written from now on opens on \(TerminalText.safe($0.name))" } ?? "")")
         if !rolled.sealedTo.contains(DeviceKeyList.recovery) {
             print("warning: the recovery key is not on this account's device list (it was encrypted before lists existed): it opens only what was written before epoch \(rolled.ring.current.epoch)")
         }
-        for other in devices where other.signedIn && other.id != d.id && !other.current && !rolled.sealedTo.contains(DeviceEnrolment.holder(other.id)) {
+        for other in devices where other.signedIn && other.id != d?.id && !other.current && !rolled.sealedTo.contains(DeviceEnrolment.holder(other.id)) {
             print("warning: \(TerminalText.safe(other.name)) is not on the account's device list; sign it in again there (ubiq login shows a code to approve)")
         }
+        return rolled.ring
     }
 }
 

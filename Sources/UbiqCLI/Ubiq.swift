@@ -16,7 +16,7 @@ public struct Ubiq: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [ServerCommand.self, LoginCommand.self, LogoutCommand.self, DevicesCommand.self, DaemonCommand.self, SyncCommand.self, StatusCommand.self,
                       ListCommand.self, DownloadCommand.self, EvictCommand.self, PinCommand.self, RetryCommand.self, PauseCommand.self, ResumeCommand.self, VersionsCommand.self, ResolveCommand.self,
-                      RemoveCommand.self, TrashCommand.self, KVCommand.self, TUICommand.self, DemoCommand.self, ThemesCommand.self, ConfigCommand.self, ServiceCommand.self, ContainersCommand.self, EncryptCommand.self]
+                      RemoveCommand.self, TrashCommand.self, KVCommand.self, TUICommand.self, DemoCommand.self, ThemesCommand.self, ConfigCommand.self, ServiceCommand.self, ContainersCommand.self, EncryptCommand.self, RekeyCommand.self]
     )
     public init() {}
 

@@ -67,6 +67,9 @@ public enum DeviceRequest: Codable, Sendable, Equatable {
     case kvWatch(local: String? = nil)
     /// The account's devices (names for the settings' "changed by").
     case devices
+    /// `ubiq rekey`: what was sealed with an older generation of an encrypted account's key
+    /// sealed again with the newest (documents as new versions, settings written again).
+    case rekey
     /// The first `limit` bytes of one version's content (previews).
     case versionContent(path: String, version: String, limit: Int, offset: Int? = nil)
     /// On an encrypted account: lets in the new device that shows `code` (`ubiq devices

@@ -17,7 +17,8 @@ public final class DeviceRuntime: Sendable {
     public init(home: DeviceHome, config: DeviceConfig, logger: Logger = Logger(label: "ubiq.engine"), settleTime: Duration = .seconds(2)) throws {
         engine = try SyncEngine(home: home, config: config, logger: logger, settleTime: settleTime)
         kv = try SettingsReplica(home: home, config: config, keyring: engine.keyring, logger: logger)
-        service = DeviceService(engine: engine, kv: kv)
+        let (e, k) = (engine, kv)
+        service = DeviceService(engine: engine, kv: kv) { await Self.takeNewerKeys(engine: e, kv: k, home: home, logger: logger) }
         self.home = home
         self.logger = logger
     }
@@ -41,7 +42,9 @@ public final class DeviceRuntime: Sendable {
     /// to its key by the device that rolled it): the engine and the settings replica seal with
     /// it from now on, and the config keeps it. True when there was one.
     @discardableResult
-    public func refreshKeys() async -> Bool {
+    public func refreshKeys() async -> Bool { await Self.takeNewerKeys(engine: engine, kv: kv, home: home, logger: logger) }
+
+    static func takeNewerKeys(engine: SyncEngine, kv: SettingsReplica, home: DeviceHome, logger: Logger) async -> Bool {
         let config = engine.config
         guard let keyring = engine.keyring, let key = config.deviceAgreementKey(), let held = try? config.keyring() else { return false }
         do {
@@ -69,6 +72,7 @@ public final class DeviceRuntime: Sendable {
 
     /// One look at the server and the folder without starting anything (one-shot commands).
     public func refresh() async {
+        if engine.keyring != nil { await refreshKeys() }  // what it writes is sealed with the newest key
         _ = await engine.peek()
         await kv.synchronize()
     }

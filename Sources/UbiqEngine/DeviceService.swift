@@ -7,8 +7,15 @@ import UbiqDaemonProtocol
 public struct DeviceService: Sendable {
     public let engine: SyncEngine
     public let kv: SettingsReplica
+    /// Takes a newer generation of an encrypted account's key the server relays for this
+    /// device; true when there was one (`rekey` seals with the newest).
+    let takeNewerKeys: @Sendable () async -> Bool
 
-    public init(engine: SyncEngine, kv: SettingsReplica) { self.engine = engine; self.kv = kv }
+    public init(engine: SyncEngine, kv: SettingsReplica, takeNewerKeys: @escaping @Sendable () async -> Bool = { false }) {
+        self.engine = engine
+        self.kv = kv
+        self.takeNewerKeys = takeNewerKeys
+    }
 
     /// Sends stream events through `emit` (which returns false once the listener has gone) and
     /// returns the final answer.
@@ -110,6 +117,13 @@ public struct DeviceService: Sendable {
                 return Self.results(await engine.evict(try paths.map(RelativePath.init(validating:))))
             case .cancel(let paths):
                 return Self.results(await engine.cancelTransfers(try paths.map(RelativePath.init(validating:))))
+            case .rekey:
+                _ = await takeNewerKeys()
+                var report = try await engine.rekey()
+                report.settings = try await kv.rekey()
+                var r = DeviceResponse(ok: report.absent == 0 && report.left == 0, message: Self.describe(report))
+                if !r.ok { r.code = ErrorCode.invalidRequest.rawValue }
+                return r
             case .devices:
                 var r = DeviceResponse(ok: true)
                 r.devices = try await engine.config.apiClient.devices()
@@ -208,6 +222,15 @@ public struct DeviceService: Sendable {
     }
 
     /// Why a device is not in sync, in one line.
+    /// One line for `ubiq rekey`: what was sealed again, and what is left and why.
+    public static func describe(_ r: RekeyReport) -> String {
+        var parts = ["sealed \(Counted.of(r.resealed, "document")) and \(Counted.of(r.settings, "setting")) again with the account's key of epoch \(r.epoch)"
+            + (r.current > 0 ? " (\(Counted.of(r.current, "document")) already were)" : "")]
+        if r.absent > 0 { parts.append("\(Counted.of(r.absent, "document")) \(r.absent == 1 ? "is" : "are") not on this device (on demand or evicted): 'ubiq download' them, or run 'ubiq rekey' on a device that holds them") }
+        if r.left > 0 { parts.append("\(Counted.of(r.left, "document")) changed while it ran or could not be sent ('ubiq status' says why): run 'ubiq rekey' again") }
+        return parts.joined(separator: "; ")
+    }
+
     public static func describe(_ s: EngineStatus) -> String {
         if s.state == .offline { return "offline: \(s.lastError ?? "cannot reach the server")" }
         let n = s.uploads.queued + s.uploads.running + s.downloads.queued + s.downloads.running

@@ -27,6 +27,20 @@ extension SettingsReplica {
         return online && pending.isEmpty
     }
 
+    /// `ubiq rekey`: every value the server holds sealed with an older generation of the
+    /// account's key is written again (the same value, a new stamp) and so sealed with the
+    /// newest; returns how many. The replica is brought in step first, so a value written
+    /// elsewhere is not written over with an older one.
+    public func rekey() async throws -> Int {
+        guard await synchronize() else { throw EngineError(.serverUnreachable, "the settings could not be brought in step: \(lastError ?? "offline")") }
+        let keys = try await client.sealedWithAnOlderKey(storeID, known: entries.keys)
+        var values: [String: KVValue?] = [:]
+        for k in keys { if let v = entries[k]?.value { values[k] = v } }
+        try setValues(values, origin: "rekey")
+        guard await synchronize() else { throw EngineError(.serverUnreachable, "the settings sealed again could not be sent: \(lastError ?? "offline")") }
+        return values.count
+    }
+
     func syncOnce() async {
         do {
             let held = try await push()

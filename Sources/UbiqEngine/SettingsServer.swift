@@ -42,6 +42,17 @@ struct SettingsServer: Sendable {
         }
     }
 
+    /// The keys (among `known`) whose value on the server was sealed with an older generation
+    /// of the account's key than the newest this device holds (`ubiq rekey` seals them again).
+    func sealedWithAnOlderKey(_ store: ContainerID, known: some Sequence<String>) async throws -> [String] {
+        guard let keyring else { return [] }
+        let ring = keyring.keys, cipher = SettingsCipher(ring: ring)
+        let older = Set(try await client.kvAll(store).entries.compactMap { e in
+            e.value.flatMap(SettingsCipher.epoch(of:)).map { $0 < ring.current.epoch ? e.key : nil } ?? nil
+        })
+        return known.filter { older.contains(cipher.token($0)) }
+    }
+
     func set(_ store: ContainerID, _ entries: [KVEntry]) async throws {
         _ = try await client.kvSet(store, cipher.map { c in entries.map(c.seal) } ?? entries)
     }

@@ -93,6 +93,9 @@ extension SyncEngine: CommandHost {
     /// Copies files (or folders) to a new folder beside (never inside) the container folder and returns it.
     public func rescue(_ paths: [RelativePath]) throws -> URL { try commands.rescue(paths) }
 
+    /// `ubiq rekey`: documents sealed with an older generation of the account's key sent again sealed with the newest.
+    public func rekey() async throws -> RekeyReport { try await commands.rekey(keyring) }
+
     /// Status after one look at the server and the folder, without changing anything.
     public func peek() async -> EngineStatus {
         do {

@@ -19,6 +19,10 @@ extension Transfers {
         let target = w.target
         let base = synced[id]?.node.version.flatMap { v in (try? store.indexedChunks(item: id)).map { (v, $0) } }
         let m = try await downloads.manifest(w, base: base)
+        if let here = await alreadyHere([(w, m)]).first {
+            try await host.apply(downloads: [here], swapped: false)
+            return true
+        }
         // Still being uploaded by another device: chunks not on the server yet are waited for.
         let streaming = !r.node.uploaded
         running[id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(m.size))
@@ -90,10 +94,18 @@ extension Transfers {
         }
         guard !wanted.isEmpty else { return 0 }
         for w in wanted { running[w.id] = Transfer(direction: .down, bytesDone: 0, bytesTotal: Int64(w.remote.node.size)) }
-        defer { for w in wanted { end(w.id) } }
+        let all = wanted.map(\.id)
+        defer { for id in all { end(id) } }
         let t0 = ContinuousClock.now
         // Manifests, in one request, each checked against its version's hash.
-        let ms = try await downloads.manifests(wanted)
+        var ms = try await downloads.manifests(wanted)
+        let here = await alreadyHere(Array(zip(wanted, ms)))
+        if !here.isEmpty {
+            try await host.apply(downloads: here, swapped: false)
+            let placed = Set(here.map(\.wanted.id))
+            (wanted, ms) = (wanted.indices.filter { !placed.contains(wanted[$0].id) }.map { wanted[$0] }, ms.indices.filter { !placed.contains(wanted[$0].id) }.map { ms[$0] })
+            guard !wanted.isEmpty else { return here.count }
+        }
         let t1 = ContinuousClock.now
 
         // 1. Chunks: from this device's files when it holds them (checked), else fetched.
@@ -123,7 +135,7 @@ extension Transfers {
         let placed = zip(jobs, stamps).compactMap { job, stamp in stamp.map { DownloadPipeline.Placed(wanted: job.0, manifest: job.1, stamp: $0) } }
         try await host.apply(downloads: placed, swapped: jobs.contains { $0.0.expected != nil })
         logger.debug("download batch: manifests \(t1 - t0), chunks \(t2 - t1), written, flushed and placed \(t3 - t2), recorded \(ContinuousClock.now - t3)")
-        return placed.count
+        return here.count + placed.count
     }
 
     /// The chunks of `ms`: read from this device's files where it holds them (checked), the rest
@@ -139,6 +151,30 @@ extension Transfers {
             if let bytes = readChunk(c.hash, at: locations[c.hash] ?? []) { have[c.hash] = bytes } else { fetch.append(c) }
         }
         return have.merging(try await ChunkTransport(client: client).fetchAll(fetch)) { a, _ in a }
+    }
+
+    /// The downloads whose content this device already holds. After `ubiq rekey` on another
+    /// device, a new version holds the same bytes as the merge base with its chunks named under
+    /// a newer key (so no chunk of the file being replaced matches): a file unchanged here since
+    /// it was synced, of the version's size, is hashed under the newest key and, when that gives
+    /// the version's hash, recorded as placed — nothing fetched or written. Only a ring of
+    /// several generations names one content two ways, so nothing else pays for the look.
+    nonisolated(nonsending) func alreadyHere(_ jobs: [(DownloadPipeline.Wanted, Manifest)]) async -> [DownloadPipeline.Placed] {
+        guard files.chunker.naming.generations > 1 else { return [] }
+        var candidates: [(wanted: DownloadPipeline.Wanted, manifest: Manifest, path: String, stamp: FileStamp)] = []
+        for (w, m) in jobs {
+            guard let s = synced[w.id], let stamp = s.stamp, w.expected == stamp, stamp.size == Int64(m.size), s.node.hash != m.hash,
+                  local[w.id]?.path == w.target else { continue }
+            candidates.append((w, m, files.path(w.target), stamp))
+        }
+        guard !candidates.isEmpty else { return [] }
+        let chunker = files.chunker, work = candidates.map { ($0.path, $0.stamp) }
+        let hashes = await Task.detached(priority: .utility) {
+            work.map { path, stamp in ((try? LocalFiles.manifest(path: path, chunker: chunker)) ?? nil).flatMap { $0.1 == stamp ? $0.0.hash : nil } }
+        }.value
+        return zip(candidates, hashes).compactMap { c, hash in
+            hash == c.manifest.hash && remote[c.wanted.id]?.node.version == c.wanted.version ? DownloadPipeline.Placed(wanted: c.wanted, manifest: c.manifest, stamp: c.stamp) : nil
+        }
     }
 
     /// What this device holds of a download window: chunks read from the file being replaced

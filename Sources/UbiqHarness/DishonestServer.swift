@@ -31,6 +31,10 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
     private var previous: [UInt8]?
     /// How many answers were altered.
     public private(set) var told = 0
+    /// How many chunks it sent down (honest or not).
+    public var chunksSent: Int { lock.withLock { sent } }
+    private var sent = 0
+    private func count(_ n: Int) { lock.withLock { sent += n } }
 
     public init(_ real: UbiqAPIClient) { self.real = real }
 
@@ -113,11 +117,16 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
     public func uploadChunks(named chunks: [(hash: ContentHash, size: Int)], fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
         try await real.uploadChunks(named: chunks, fill: fill)
     }
-    public func downloadChunk(_ hash: ContentHash) async throws -> [UInt8] { altered([try await real.downloadChunk(hash)])[0] }
+    public func downloadChunk(_ hash: ContentHash) async throws -> [UInt8] {
+        count(1)
+        return altered([try await real.downloadChunk(hash)])[0]
+    }
     public func downloadChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> [[UInt8]] {
-        altered(try await real.downloadChunks(hashes, waitSeconds: waitSeconds))
+        count(hashes.count)
+        return altered(try await real.downloadChunks(hashes, waitSeconds: waitSeconds))
     }
     public func fetchChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> FetchedChunks {
+        count(hashes.count)
         let got = try await real.fetchChunks(hashes, waitSeconds: waitSeconds)
         guard current != .none else { return got }
         return FetchedChunks(chunks: altered((0..<got.count).map { got.bytes($0) }))

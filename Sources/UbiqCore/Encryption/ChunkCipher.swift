@@ -125,6 +125,11 @@ public struct ChunkNaming: Sendable {
     /// SHA-256 of the bytes.
     public static let plain = ChunkNaming(cipher: nil)
 
+    /// How many generations of the account's key name chunks (1 for a plain account): with
+    /// several, one content may have been named two ways (sealed with an older key, and again
+    /// with the newest by `ubiq rekey`).
+    public var generations: Int { shared?.keys.epochs.count ?? 1 }
+
     /// The name of the chunk `buffer` holds.
     public func name(_ buffer: UnsafeRawBufferPointer) -> ContentHash {
         guard let cipher else { return .of(buffer: buffer) }
