@@ -28,6 +28,20 @@ extension FleetRun {
         return "key rolled to epoch \(next.current.epoch)\(told ? "" : " (the server was not told)"): " + log.joined(separator: ", ")
     }
 
+    /// `ubiq rekey` on device `d` while the others keep writing: what it holds sealed with an
+    /// older generation goes up again sealed with the newest it holds (it may not have taken the
+    /// last roll yet). Its edits racing another device's are what any edit's race is.
+    func rekey(_ d: Int) async -> String {
+        guard let ring, ring.keys.count > 1 else { return "dev\(d) rekey: one generation, nothing to seal again" }
+        do {
+            let r = try await devices[d].engine.rekey()
+            report.rekeys += 1
+            return "dev\(d) rekey: epoch \(r.epoch), \(r.resealed) sealed again, \(r.current) already, \(r.absent) not here, \(r.left) left"
+        } catch {
+            return "dev\(d) rekey failed: \(error)"
+        }
+    }
+
     /// Device `d` takes the newest ring: its running engine at once, its config for restarts.
     func takeRing(_ d: Int) {
         guard let ring else { return }

@@ -45,6 +45,8 @@ public final class FleetRun: @unchecked Sendable {
         public var skipped = 0
         /// Generations of the account key rolled mid-run (an encrypted fleet).
         public var keyRolls = 0
+        /// `ubiq rekey` runs on a device mid-run (an encrypted fleet, after a roll).
+        public var rekeys = 0
         public var quietAfter: Duration = .zero
         public var files = 0
         public var folders = 0
@@ -251,6 +253,8 @@ public final class FleetRun: @unchecked Sendable {
             return await churn(d, folders)
         case 98 where options.encrypted:
             return await rollKey()
+        case 99 where options.encrypted:
+            return await rekey(d)
         default:
             let ms = Int.random(in: 20...400, using: &rng)
             try? await Task.sleep(for: .milliseconds(ms))
