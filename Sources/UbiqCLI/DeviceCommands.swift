@@ -277,7 +277,11 @@ struct StatusCommand: AsyncParsableCommand {
         guard status.state != .signedOut else { print("signed out"); return }
         print("\(status.account ?? "?")@\(status.server ?? "?") · device \(status.device ?? "?") · container \(status.container ?? "?")")
         var state = status.paused == true ? "paused" : status.state.rawValue
-        if status.state == .offline, let r = status.retryIn { state += " (trying again in \(max(1, Int(r.rounded(.up)))) s)" }
+        // Offline and not paused: when it tries again, or that it is trying (no retry is due
+        // while an attempt runs).
+        if status.state == .offline, status.paused != true {
+            state += status.retryIn.map { " (trying again in \(max(1, Int($0.rounded(.up)))) s)" } ?? " (trying now)"
+        }
         print("state: \(state)\(status.idle ? ", up to date" : "")")
         if let w = status.waiting { print("waiting: \(w) change\(w == 1 ? "" : "s") made here, not yet on the server") }
         for (name, t) in [("uploads", status.uploads), ("downloads", status.downloads)] {

@@ -123,19 +123,27 @@ public struct FolderScans: Sendable {
     /// has at that path with the same identity and kind (edits and attribute changes: nothing
     /// new, since nothing moved or was removed); nil otherwise (the whole folder is claimed).
     /// `check`: the files whose stamps changed (their hashes are looked at again).
+    /// Entries at paths the last claims did not have are left in `added` (see `claimNew`).
     static func edits(_ reread: [RelativePath: LocalEntry]?, local: TrackedMap<(path: RelativePath, entry: LocalEntry)>,
-                      synced: TrackedMap<SyncedEntry>, at ids: [RelativePath: ItemID]) -> (changed: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID])? {
+                      synced: TrackedMap<SyncedEntry>, at ids: [RelativePath: ItemID],
+                      added: inout [(RelativePath, LocalEntry)]) -> (changed: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID])? {
         guard let reread else { return nil }
         var changed: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:], check: [ItemID] = []
         for (p, e) in reread {
-            guard let id = ids[p], let l = local[id], l.path == p, l.entry.kind == e.kind, l.entry.stamp.inode == e.stamp.inode else { return nil }
-            if l.entry != e { changed[id] = (l.path, e) }
-            // As the claims of the whole folder do, a file whose stamp is not the merge base's (with
-            // its hash) is looked at; so is one whose stamp changed (its hash is the base's again,
-            // or new).
-            if e.kind == .file, l.entry != e || synced[id].map({ $0.stamp != e.stamp || $0.stampHash == nil }) ?? true { check.append(id) }
+            guard let id = ids[p] else { added.append((p, e)); continue }
+            guard let l = local[id], l.path == p, l.entry.kind == e.kind, l.entry.stamp.inode == e.stamp.inode else { return nil }
+            noteEdit(id, l, e, synced: synced, changed: &changed, check: &check)
         }
         return (changed, check)
+    }
+
+    /// An entry of an item the Local tree has at its path: changed when its stamp moved on. As
+    /// the claims of the whole folder do, a file whose stamp is not the merge base's (with its
+    /// hash) is looked at; so is one whose stamp changed (its hash is the base's again, or new).
+    static func noteEdit(_ id: ItemID, _ l: (path: RelativePath, entry: LocalEntry), _ e: LocalEntry, synced: TrackedMap<SyncedEntry>,
+                         changed: inout [ItemID: (path: RelativePath, entry: LocalEntry)], check: inout [ItemID]) {
+        if l.entry != e { changed[id] = (l.path, e) }
+        if e.kind == .file, l.entry != e || synced[id].map({ $0.stamp != e.stamp || $0.stampHash == nil }) ?? true { check.append(id) }
     }
 
     /// The Local tree after a walk, with the files whose hashes are to be looked at (`check`)
@@ -144,16 +152,30 @@ public struct FolderScans: Sendable {
     /// the claims of the whole folder agree); otherwise the whole folder is claimed
     /// (`IdentityClaims`) and `stillNew` lists the identities of items new here, to keep.
     mutating func claim(_ walk: LocalFiles.Scan, partial: Bool, claims: () -> IdentityClaims, local: inout TrackedMap<(path: RelativePath, entry: LocalEntry)>,
-                        synced: TrackedMap<SyncedEntry>, newID: () -> ItemID)
-        -> (result: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID], hashes: [ItemID: ContentHash], stillNew: [UInt64: ItemID]?) {
-        if partial, let edited = Self.edits(walk.reread, local: local, synced: synced, at: idsByPath) {
-            for (id, l) in edited.changed { local[id] = l }
+                        synced: TrackedMap<SyncedEntry>, remote: TrackedMap<RemoteEntry>, facts: @autoclosure () -> NewItemFacts, newID: () -> ItemID)
+        -> (result: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID], hashes: [ItemID: ContentHash], stillNew: [UInt64: ItemID]?,
+            new: [UInt64: ItemID]) {
+        var added: [(RelativePath, LocalEntry)] = []
+        if partial, var (changed, check) = Self.edits(walk.reread, local: local, synced: synced, at: idsByPath, added: &added),
+           let new = added.isEmpty ? NewClaims() : Self.claimNew(added, entries: walk.items, local: local, synced: synced, remote: remote, facts: facts(), newID: newID) {
+            for (p, id) in new.seen {
+                guard let l = local[id], let e = walk.items[p] else { continue }
+                Self.noteEdit(id, l, e, synced: synced, changed: &changed, check: &check)
+                idsByPath[p] = id
+            }
+            var fresh: [UInt64: ItemID] = [:]
+            for (id, c) in new.claimed {
+                changed[id] = c
+                if c.entry.kind == .file { check.append(id) }
+                idsByPath[c.path] = id
+                if synced[id] == nil { fresh[c.entry.stamp.inode] = id }
+            }
+            for (id, l) in changed { local[id] = l }
             #if DEBUG
-            let whole = claims().claim(walk.items, opaque: walk.opaque, newID: newID).result
-            precondition(whole.count == local.count && whole.allSatisfy { id, l in local[id].map { $0.path == l.path && $0.entry == l.entry } ?? false },
-                         "the claims of the edits differ from the claims of the whole folder")
+            Self.checkAgainstWholeClaims(claims().claim(walk.items, opaque: walk.opaque, newID: newID).result, local: local, fresh: Set(new.claimed.keys),
+                                         known: { synced[$0] != nil || remote[$0] != nil || facts().newLocalIDs.values.contains($0) || facts().movedTo[$0] != nil })
             #endif
-            return (edited.changed, edited.check, [:], nil)
+            return (changed, check, [:], nil, fresh)
         }
         let claimed = claims().claim(walk.items, opaque: walk.opaque, newID: newID)
         let result = claimed.result
@@ -164,6 +186,24 @@ public struct FolderScans: Sendable {
         local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
         idsByPath = Dictionary(result.lazy.map { ($0.value.path, $0.key) }, uniquingKeysWith: { a, _ in a })
         let check = claimed.check
-        return (result, check, (consume claimed).hashes, stillNew)  // the one reference left: the caller's writes copy nothing
+        return (result, check, (consume claimed).hashes, stillNew, [:])  // the one reference left: the caller's writes copy nothing
     }
+
+    #if DEBUG
+    /// Debug builds check every partial claim against the claims of the whole folder: the same
+    /// items at the same paths, but for new IDs (each side makes its own for an entry no rule
+    /// gives an item: `fresh` here, unknown to the trees there).
+    static func checkAgainstWholeClaims(_ whole: [ItemID: (path: RelativePath, entry: LocalEntry)], local: TrackedMap<(path: RelativePath, entry: LocalEntry)>,
+                                        fresh: Set<ItemID>, known: (ItemID) -> Bool) {
+        var unmatched: [RelativePath: LocalEntry] = [:]
+        for (id, l) in whole {
+            if let mine = local[id], mine.path == l.path, mine.entry == l.entry { continue }
+            precondition(!known(id), "the claims of the changes differ from the claims of the whole folder at \(l.path)")
+            unmatched[l.path] = l.entry
+        }
+        let mineFresh = fresh.filter { id in local[id].map { whole[id] == nil && unmatched[$0.path] == $0.entry } ?? false }
+        precondition(whole.count == local.count && mineFresh.count == unmatched.count,
+                     "the claims of the changes differ from the claims of the whole folder (\(whole.count) and \(local.count) items, \(unmatched.count) new)")
+    }
+    #endif
 }

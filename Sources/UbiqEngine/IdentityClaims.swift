@@ -77,9 +77,14 @@ struct IdentityClaims {
     /// matches); nil when the nearest claimed folder above it did not move. `folders`: claimed
     /// folders by their path now.
     static func pathBeforeFolderMoves(_ p: RelativePath, folders: [RelativePath: ItemID], synced: [ItemID: SyncedEntry]) -> RelativePath? {
+        pathBeforeFolderMoves(p, folderAt: { folders[$0] }, syncedPath: { synced[$0]?.node.path })
+    }
+
+    /// `pathBeforeFolderMoves(_:folders:synced:)` with lookups in place of the maps.
+    static func pathBeforeFolderMoves(_ p: RelativePath, folderAt: (RelativePath) -> ItemID?, syncedPath: (ItemID) -> RelativePath?) -> RelativePath? {
         var a = p.parent
         while let ancestor = a {
-            if let f = folders[ancestor], let sp = synced[f]?.node.path {
+            if let f = folderAt(ancestor), let sp = syncedPath(f) {
                 return sp == ancestor ? nil : p.rebased(from: ancestor, to: sp)
             }
             a = ancestor.parent

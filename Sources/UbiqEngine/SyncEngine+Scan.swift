@@ -36,10 +36,10 @@ extension SyncEngine {
             trees.excludedLocal = excludedEntries
         }
         // (Only the edits, when the last scan left no file unhashed: it is looked at with the rest.)
-        var (result, check, hashes, stillNew) = scans.claim(walk, partial: dirs != nil && settledBefore, claims: { claims ?? makeClaims() }, local: &local, synced: synced,
-                                                             newID: { ItemID(uuid: newUUID()) })
+        var (result, check, hashes, stillNew, new) = scans.claim(walk, partial: dirs != nil && settledBefore, claims: { claims ?? makeClaims() }, local: &local, synced: synced,
+                                                                  remote: remote, facts: .init(newLocalIDs: identity.newLocalIDs, movedTo: sent.moves), newID: { ItemID(uuid: newUUID()) })
         let edited = stillNew == nil
-        if let stillNew { do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") } }
+        if let stillNew { do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") } } else { identity.newLocalIDs.merge(new) { $1 } }
 
         // Hashes: reuse when the stamp is unchanged; hash stable files otherwise, off the control queue.
         let now = ContinuousClock.now
