@@ -32,6 +32,8 @@ public struct FolderScans: Sendable {
     var unhashed = 0
     /// Walks so far, of the whole folder and of changed folders only.
     var fullWalks = 0, partialWalks = 0
+    /// Claims of the whole folder so far (a partial walk's new and edited entries are claimed alone).
+    var wholeClaims = 0
     /// The items of the last full claim, by path: a partial walk that found only edits finds
     /// their items here (each checked against the Local tree, which moves on meanwhile).
     var idsByPath: [RelativePath: ItemID] = [:]
@@ -178,6 +180,7 @@ public struct FolderScans: Sendable {
             return (changed, check, [:], nil, fresh)
         }
         let claimed = claims().claim(walk.items, opaque: walk.opaque, newID: newID)
+        wholeClaims += 1
         let result = claimed.result
         // New items keep their IDs by identity while they exist; IDs of files and folders gone
         // from the folder are forgotten (an identity is never reused, but the map must not grow).
