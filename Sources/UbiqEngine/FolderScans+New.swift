@@ -38,8 +38,12 @@ extension FolderScans {
             var a: RelativePath? = p
             while let x = a, wanted.insert(x).inserted { a = x.parent }
         }
+        // Each pass through a tree tells paths apart by their length first (an O(1) look at a
+        // native string; hashing every path of a big tree was most of a pass).
+        func lengths(_ paths: Set<RelativePath>) -> Set<Int> { Set(paths.map(\.string.utf8.count)) }
         var localAt: [RelativePath: ItemID] = [:]
-        for (id, l) in local.storage where wanted.contains(l.path) { localAt[l.path] = id }
+        let wantedLengths = lengths(wanted)
+        for (id, l) in local.storage where wantedLengths.contains(l.path.string.utf8.count) && wanted.contains(l.path) { localAt[l.path] = id }
         var out = NewClaims()
         var fresh: [(RelativePath, LocalEntry)] = []
         for (p, e) in added {
@@ -57,8 +61,9 @@ extension FolderScans {
         }
         let looked = Set(fresh.map(\.0)).union(before.values)
         var syncedAt: [RelativePath: ItemID] = [:], remoteAt: [RelativePath: ItemID] = [:]
-        for (id, s) in synced.storage where looked.contains(s.node.path) { syncedAt[s.node.path] = id }
-        for (id, r) in remote.storage where looked.contains(r.node.path) { remoteAt[r.node.path] = id }
+        let lookedLengths = lengths(looked)
+        for (id, s) in synced.storage where lookedLengths.contains(s.node.path.string.utf8.count) && looked.contains(s.node.path) { syncedAt[s.node.path] = id }
+        for (id, r) in remote.storage where lookedLengths.contains(r.node.path.string.utf8.count) && looked.contains(r.node.path) { remoteAt[r.node.path] = id }
         var movedTo: [RelativePath: ItemID] = [:]
         for (id, to) in facts.movedTo { movedTo[to] = id }
         var taken = Set<ItemID>()
