@@ -19,7 +19,8 @@ public enum Planner {
     ///     three sides, and an item that agrees has nothing to do whatever the others are — so a
     ///     plan costs what changed, not the account's size. Nil: every item is looked at.
     public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], evicted: Set<ItemID> = [],
-                            streaming: Set<ItemID> = [], abandoned: Set<VersionID> = [], only: Set<ItemID>? = nil) -> [SyncOp] {
+                            streaming: Set<ItemID> = [], abandoned: Set<VersionID> = [], only: Set<ItemID>? = nil,
+                            remoteByPath: [RelativePath: ItemID]? = nil) -> [SyncOp] {
         func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
         func fetchable(_ id: ItemID, _ r: RemoteNode) -> Bool { r.uploaded || streaming.contains(id) }
         var ops: [SyncOp] = []
@@ -43,7 +44,7 @@ public enum Planner {
             for (id, n) in nodes { m[path(n)] = id }
             return m
         }
-        var remoteAtMap: [RelativePath: ItemID]?, localAtMap: [RelativePath: ItemID]?
+        var remoteAtMap = remoteByPath, localAtMap: [RelativePath: ItemID]?
         func remoteAt(_ p: RelativePath) -> ItemID? {
             if remoteAtMap == nil { remoteAtMap = byPath(t.remote, \.path) }
             return remoteAtMap![p]

@@ -68,6 +68,9 @@ final class ItemTrees {
     /// The items the planner may have something for, as of the last `forPlanner()`.
     var openItems: Set<ItemID> { planTrees.open }
 
+    /// The Remote tree's items by path, as of the last `forPlanner()`.
+    var remoteByPath: [RelativePath: ItemID] { planTrees.remoteAt }
+
     // MARK: writes
 
     /// The Remote tree's entry for an item the server returned (nil: deleted).
