@@ -18,9 +18,11 @@ public enum Planner {
     ///     (the engine does, from what it wrote since the last plan): the others agree on all
     ///     three sides, and an item that agrees has nothing to do whatever the others are — so a
     ///     plan costs what changed, not the account's size. Nil: every item is looked at.
+    ///   - byPath: each tree's items by path, when the caller keeps them (the engine does); nil:
+    ///     made from the trees when a plan first needs one.
     public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], evicted: Set<ItemID> = [],
                             streaming: Set<ItemID> = [], abandoned: Set<VersionID> = [], only: Set<ItemID>? = nil,
-                            remoteByPath: [RelativePath: ItemID]? = nil) -> [SyncOp] {
+                            byPath: (remote: [RelativePath: ItemID], local: [RelativePath: ItemID], synced: [RelativePath: ItemID])? = nil) -> [SyncOp] {
         func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
         func fetchable(_ id: ItemID, _ r: RemoteNode) -> Bool { r.uploaded || streaming.contains(id) }
         var ops: [SyncOp] = []
@@ -38,19 +40,19 @@ public enum Planner {
             return u
         }
         // Items by path on each side, made when first needed.
-        func byPath<N>(_ nodes: [ItemID: N], _ path: (N) -> RelativePath) -> [RelativePath: ItemID] {
+        func index<N>(_ nodes: [ItemID: N], _ path: (N) -> RelativePath) -> [RelativePath: ItemID] {
             var m: [RelativePath: ItemID] = [:]
             m.reserveCapacity(nodes.count)
             for (id, n) in nodes { m[path(n)] = id }
             return m
         }
-        var remoteAtMap = remoteByPath, localAtMap: [RelativePath: ItemID]?
+        var remoteAtMap = byPath?.remote, localAtMap = byPath?.local
         func remoteAt(_ p: RelativePath) -> ItemID? {
-            if remoteAtMap == nil { remoteAtMap = byPath(t.remote, \.path) }
+            if remoteAtMap == nil { remoteAtMap = index(t.remote, \.path) }
             return remoteAtMap![p]
         }
         func localAt(_ p: RelativePath) -> ItemID? {
-            if localAtMap == nil { localAtMap = byPath(t.local, \.path) }
+            if localAtMap == nil { localAtMap = index(t.local, \.path) }
             return localAtMap![p]
         }
         // New local items (never synced) by path: a server move onto one of them cannot be
@@ -101,9 +103,9 @@ public enum Planner {
         // deleted): the item's own move is this device's, and it wins. Taking the server's place
         // put the file back into the folder the user had emptied and deleted — and the folder's
         // delete then took it to the trash (the randomized runs: a file lost from every device).
-        var syncedAtMap: [RelativePath: ItemID]?
+        var syncedAtMap = byPath?.synced
         func baseMovedWithFolders(_ s: SyncedNode, local l: LocalNode, remote r: RemoteNode) -> SyncedNode {
-            if syncedAtMap == nil { syncedAtMap = byPath(t.synced, \.path) }
+            if syncedAtMap == nil { syncedAtMap = index(t.synced, \.path) }
             var a = s.path.parent
             while let ancestor = a {
                 if let f = syncedAtMap![ancestor], let fr = t.remote[f] {

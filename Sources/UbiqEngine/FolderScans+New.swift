@@ -6,8 +6,8 @@ import UbiqCore
 /// identity rules (`IdentityClaims`) only the third can apply to a new entry: the synced item
 /// at its path (or where it was before folders above it moved), this device's own move there,
 /// an ID given to its inode before, a server item at its path, else a new ID. Each is looked
-/// up for just the new paths in one pass through the trees — O(items) with a small constant,
-/// with no index of the whole folder built.
+/// up for just the new paths in the trees' indexes by path (`PathIndex`, kept with the
+/// planner's trees): O(new entries).
 extension FolderScans {
     /// What the rules need besides the trees.
     struct NewItemFacts {
@@ -15,6 +15,8 @@ extension FolderScans {
         let newLocalIDs: [UInt64: ItemID]
         /// Moves this device sent whose answers it has not heard (item → where to).
         let movedTo: [ItemID: RelativePath]
+        /// Each tree's item at a path (the Local tree as it was before this walk).
+        let localAt: (RelativePath) -> ItemID?, syncedAt: (RelativePath) -> ItemID?, remoteAt: (RelativePath) -> ItemID?
     }
 
     /// What the claims of the new entries found.
@@ -32,22 +34,11 @@ extension FolderScans {
     static func claimNew(_ added: [(RelativePath, LocalEntry)], entries: [RelativePath: LocalEntry], local: TrackedMap<(path: RelativePath, entry: LocalEntry)>,
                          synced: TrackedMap<SyncedEntry>, remote: TrackedMap<RemoteEntry>, facts: NewItemFacts, newID: () -> ItemID) -> NewClaims? {
         let added = added.sorted { $0.0 < $1.0 }
-        // The Local tree's items at the new paths and at their ancestors (for folder moves).
-        var wanted = Set<RelativePath>()
-        for (p, _) in added {
-            var a: RelativePath? = p
-            while let x = a, wanted.insert(x).inserted { a = x.parent }
-        }
-        // Each pass through a tree tells paths apart by their length first (an O(1) look at a
-        // native string; hashing every path of a big tree was most of a pass).
-        func lengths(_ paths: Set<RelativePath>) -> Set<Int> { Set(paths.map(\.string.utf8.count)) }
-        var localAt: [RelativePath: ItemID] = [:]
-        let wantedLengths = lengths(wanted)
-        for (id, l) in local.storage where wantedLengths.contains(l.path.string.utf8.count) && wanted.contains(l.path) { localAt[l.path] = id }
+        let localAt = facts.localAt
         var out = NewClaims()
         var fresh: [(RelativePath, LocalEntry)] = []
         for (p, e) in added {
-            guard let id = localAt[p] else { fresh.append((p, e)); continue }
+            guard let id = localAt(p) else { fresh.append((p, e)); continue }
             guard let l = local[id], l.entry.kind == e.kind, l.entry.stamp.inode == e.stamp.inode else { return nil }
             out.seen[p] = id
         }
@@ -56,14 +47,10 @@ extension FolderScans {
         // folder's claims look at the folders claimed before the new entries, not at new ones).
         var before: [RelativePath: RelativePath] = [:]
         for (p, _) in fresh {
-            if let b = IdentityClaims.pathBeforeFolderMoves(p, folderAt: { localAt[$0].flatMap { local[$0]?.entry.kind == .folder ? $0 : nil } },
+            if let b = IdentityClaims.pathBeforeFolderMoves(p, folderAt: { localAt($0).flatMap { local[$0]?.entry.kind == .folder ? $0 : nil } },
                                                             syncedPath: { synced[$0]?.node.path }) { before[p] = b }
         }
-        let looked = Set(fresh.map(\.0)).union(before.values)
-        var syncedAt: [RelativePath: ItemID] = [:], remoteAt: [RelativePath: ItemID] = [:]
-        let lookedLengths = lengths(looked)
-        for (id, s) in synced.storage where lookedLengths.contains(s.node.path.string.utf8.count) && looked.contains(s.node.path) { syncedAt[s.node.path] = id }
-        for (id, r) in remote.storage where lookedLengths.contains(r.node.path.string.utf8.count) && looked.contains(r.node.path) { remoteAt[r.node.path] = id }
+        let syncedAt = facts.syncedAt, remoteAt = facts.remoteAt
         var movedTo: [RelativePath: ItemID] = [:]
         for (id, to) in facts.movedTo { movedTo[to] = id }
         var taken = Set<ItemID>()
@@ -72,17 +59,17 @@ extension FolderScans {
         for (path, e) in fresh {
             // As `IdentityClaims.claim` decides an unassigned entry (its `before` is looked up
             // only when no synced item is at the path).
-            let b = syncedAt[path] == nil ? before[path] : nil
+            let b = syncedAt(path) == nil ? before[path] : nil
             var id: ItemID
-            if let sid = syncedAt[path], synced[sid]!.node.kind == e.kind, free(sid) {
+            if let sid = syncedAt(path), synced[sid]!.node.kind == e.kind, free(sid) {
                 id = sid
-            } else if let b, let sid = syncedAt[b], synced[sid]!.node.kind == e.kind, free(sid), entries[b] == nil {
+            } else if let b, let sid = syncedAt(b), synced[sid]!.node.kind == e.kind, free(sid), entries[b] == nil {
                 id = sid
             } else if let mid = movedTo[path] ?? b.flatMap({ movedTo[$0] }), let s = synced[mid], s.node.kind == e.kind, free(mid), entries[s.node.path] == nil {
                 id = mid
             } else if let nid = facts.newLocalIDs[e.stamp.inode], free(nid), (remote[nid]?.node.kind ?? synced[nid]?.node.kind) ?? e.kind == e.kind {
                 id = nid
-            } else if let rid = remoteAt[path] ?? b.flatMap({ remoteAt[$0] }), remote[rid]!.node.kind == e.kind, free(rid),
+            } else if let rid = remoteAt(path) ?? b.flatMap(remoteAt), remote[rid]!.node.kind == e.kind, free(rid),
                       synced[rid].map({ $0.node.path != path && entries[$0.node.path] == nil }) ?? true {
                 id = rid
             } else {

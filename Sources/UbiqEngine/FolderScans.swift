@@ -32,8 +32,8 @@ public struct FolderScans: Sendable {
     var unhashed = 0
     /// Walks so far, of the whole folder and of changed folders only.
     var fullWalks = 0, partialWalks = 0
-    /// Claims of the whole folder so far (a partial walk's new and edited entries are claimed alone).
-    var wholeClaims = 0
+    /// Claims of the whole folder so far, and of a partial walk's new entries alone.
+    var wholeClaims = 0, newClaims = 0
     /// The items of the last full claim, by path: a partial walk that found only edits finds
     /// their items here (each checked against the Local tree, which moves on meanwhile).
     var idsByPath: [RelativePath: ItemID] = [:]
@@ -166,6 +166,7 @@ public struct FolderScans: Sendable {
                 idsByPath[p] = id
             }
             var fresh: [UInt64: ItemID] = [:]
+            if !new.claimed.isEmpty { newClaims += 1 }
             for (id, c) in new.claimed {
                 changed[id] = c
                 if c.entry.kind == .file { check.append(id) }

@@ -68,8 +68,10 @@ final class ItemTrees {
     /// The items the planner may have something for, as of the last `forPlanner()`.
     var openItems: Set<ItemID> { planTrees.open }
 
-    /// The Remote tree's items by path, as of the last `forPlanner()`.
-    var remoteByPath: [RelativePath: ItemID] { planTrees.remoteAt }
+    /// Each tree's items by path, as of the last `forPlanner()`.
+    var remoteByPath: [RelativePath: ItemID] { planTrees.remoteAt.at }
+    var syncedByPath: [RelativePath: ItemID] { planTrees.syncedAt.at }
+    var localByPath: [RelativePath: ItemID] { planTrees.localAt.at }
 
     // MARK: writes
 

@@ -10,12 +10,9 @@ struct PlanTreeCache {
     /// The items the planner may have something for (`Planner.isOpen`): kept with the trees,
     /// so a plan looks at what changed and what still waits, not at every item.
     private(set) var open: Set<ItemID> = []
-    /// The Remote tree's items by path (the planner's `remoteAt`), kept with the trees: a plan
-    /// for one new item used to index every item of the server first (#42).
-    private(set) var remoteAt: [RelativePath: ItemID] = [:]
-    /// Paths two or more Remote items share for a moment (a feed page shows one's new place
-    /// before the other's move away), with all of them: when one leaves, another stays indexed.
-    private var shared: [RelativePath: Set<ItemID>] = [:]
+    /// Each tree's items by path (the planner's `remoteAt`, `localAt`, `syncedAt`; the claims
+    /// of new entries), kept with the trees (#42).
+    private(set) var remoteAt = PathIndex(), localAt = PathIndex(), syncedAt = PathIndex()
 
     /// The trees as of the maps now; takes the maps' written sets.
     mutating func update(remote: inout TrackedMap<RemoteEntry>, synced: inout TrackedMap<SyncedEntry>,
@@ -39,30 +36,39 @@ struct PlanTreeCache {
         }
         if let rw {
             for id in rw {
-                let old = trees.remote[id], new = remote[id]?.node
-                trees.remote[id] = new
-                guard old?.path != new?.path else { continue }
-                if let o = old { unindex(id, o.path) }
-                if let n = new { index(id, n.path) }
+                let old = trees.remote[id]?.path
+                trees.remote[id] = remote[id]?.node
+                remoteAt.moved(id, from: old, to: trees.remote[id]?.path)
             }
         } else {
             trees.remote = remote.storage.mapValues(\.node)
-            reindex()
+            remoteAt = PathIndex(trees.remote, path: \.path)
         }
-        #if DEBUG
-        // As an index made afresh: each path of the tree names one of its items there (two
-        // items can share a path for a moment: a feed page shows one's new place before the
-        // other's move away).
-        precondition(remoteAt.allSatisfy { trees.remote[$0.value]?.path == $0.key } && trees.remote.values.allSatisfy { remoteAt[$0.path] != nil },
-                     "the Remote tree's index by path differs from the tree")
-        #endif
-        if let sw { for id in sw { trees.synced[id] = synced[id]?.node } } else { trees.synced = synced.storage.mapValues(\.node) }
+        if let sw {
+            for id in sw {
+                let old = trees.synced[id]?.path
+                trees.synced[id] = synced[id]?.node
+                syncedAt.moved(id, from: old, to: trees.synced[id]?.path)
+            }
+        } else {
+            trees.synced = synced.storage.mapValues(\.node)
+            syncedAt = PathIndex(trees.synced, path: \.path)
+        }
         let lhw = lw.flatMap { l in hw.map { l.union($0) } }
         if let lhw {
-            for id in lhw { trees.local[id] = local[id].map { localNode(id, $0) } }
+            for id in lhw {
+                let old = trees.local[id]?.path
+                trees.local[id] = local[id].map { localNode(id, $0) }
+                localAt.moved(id, from: old, to: trees.local[id]?.path)
+            }
         } else {
             trees.local = localTree()
+            localAt = PathIndex(trees.local, path: \.path)
         }
+        #if DEBUG
+        precondition(remoteAt.agrees(with: trees.remote.mapValues(\.path)) && syncedAt.agrees(with: trees.synced.mapValues(\.path))
+                     && localAt.agrees(with: trees.local.mapValues(\.path)), "a tree's index by path differs from the tree")
+        #endif
         if let rw, let sw, let lhw {
             for id in rw.union(sw).union(lhw) {
                 if Planner.isOpen(id, in: trees) { open.insert(id) } else { open.remove(id) }
@@ -73,27 +79,11 @@ struct PlanTreeCache {
         return trees
     }
 
-    private mutating func index(_ id: ItemID, _ p: RelativePath) {
-        if let other = remoteAt[p], other != id { shared[p, default: [other]].insert(id) }
-        remoteAt[p] = id
-    }
-
-    private mutating func unindex(_ id: ItemID, _ p: RelativePath) {
-        guard var all = shared[p] else {
-            if remoteAt[p] == id { remoteAt[p] = nil }
-            return
-        }
-        all.remove(id)
-        shared[p] = all.count > 1 ? all : nil
-        if remoteAt[p] == id || all.count <= 1 { remoteAt[p] = all.first }
-    }
-
-    /// The index made afresh from the Remote tree.
+    /// The indexes made afresh from the trees.
     private mutating func reindex() {
-        remoteAt = [:]
-        shared = [:]
-        remoteAt.reserveCapacity(trees.remote.count)
-        for (id, n) in trees.remote { index(id, n.path) }
+        remoteAt = PathIndex(trees.remote, path: \.path)
+        syncedAt = PathIndex(trees.synced, path: \.path)
+        localAt = PathIndex(trees.local, path: \.path)
     }
 
     /// Looks at every item again (a tree was written whole).

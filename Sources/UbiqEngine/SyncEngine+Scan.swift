@@ -25,7 +25,7 @@ extension SyncEngine {
         let makeClaims = { IdentityClaims(synced: self.synced.storage, remote: self.remote.storage, newLocalIDs: self.identity.newLocalIDs, movedTo: self.sent.moves) }
         guard let (walk, dirs) = scans.read(files, watcher: watcher, now: scanStart, logger: logger, meanwhile: { whole in
             if whole { claims = makeClaims() }
-            if !trees.planned { _ = trees.forPlanner() }
+            _ = trees.forPlanner()  // also brings the trees' indexes by path up to date (the claims of new entries read them)
         }) else {
             unstable = max(unstable, 1)  // things kept moving while the folder was read: the next scan decides
             return
@@ -37,7 +37,8 @@ extension SyncEngine {
         }
         // (Only the edits, when the last scan left no file unhashed: it is looked at with the rest.)
         var (result, check, hashes, stillNew, new) = scans.claim(walk, partial: dirs != nil && settledBefore, claims: { claims ?? makeClaims() }, local: &local, synced: synced,
-                                                                  remote: remote, facts: .init(newLocalIDs: identity.newLocalIDs, movedTo: sent.moves), newID: { ItemID(uuid: newUUID()) })
+                                                                  remote: remote, facts: .init(newLocalIDs: identity.newLocalIDs, movedTo: sent.moves, localAt: { self.trees.localByPath[$0] },
+                                                                                               syncedAt: { self.trees.syncedByPath[$0] }, remoteAt: { self.trees.remoteByPath[$0] }), newID: { ItemID(uuid: newUUID()) })
         let edited = stillNew == nil
         if let stillNew { do { try identity.keepNew(stillNew) } catch { logger.warning("\(error)") } } else { identity.newLocalIDs.merge(new) { $1 } }
 

@@ -369,7 +369,7 @@ public actor SyncEngine {
         let abandoned = abandonedVersions()
         let policy: Planner.Policy = config.download == .all ? .all : .onDemand, pinned = wishes.pinnedForPlan(remote: remote), streaming = transfers.streamable()
         var ops = withoutWaiting(Planner.plan(t, policy: policy, pinned: pinned, evicted: evicted, streaming: streaming, abandoned: abandoned,
-                                              only: trees.openItems, remoteByPath: trees.remoteByPath))
+                                              only: trees.openItems, byPath: (trees.remoteByPath, trees.localByPath, trees.syncedByPath)))
         if !transfers.held.isEmpty { ops.removeAll { $0.isTransfer && transfers.held.contains($0.item) } }
         if !coordination.isEmpty {
             ops.removeAll { op in

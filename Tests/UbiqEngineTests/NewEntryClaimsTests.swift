@@ -102,7 +102,9 @@ struct NewEntryClaimsTests {
             let local = TrackedMap(first, log: log), syncedMap = TrackedMap(synced, log: log), remoteMap = TrackedMap(remote, log: log)
             var all = entries
             for (p, e) in added { all[p] = e }
-            let facts = FolderScans.NewItemFacts(newLocalIDs: newLocalIDs, movedTo: movedTo)
+            let (localIndex, syncedIndex, remoteIndex) = (PathIndex(first, path: \.path), PathIndex(synced, path: \.node.path), PathIndex(remote, path: \.node.path))
+            let facts = FolderScans.NewItemFacts(newLocalIDs: newLocalIDs, movedTo: movedTo, localAt: { localIndex[$0] }, syncedAt: { syncedIndex[$0] },
+                                                 remoteAt: { remoteIndex[$0] })
             let claimedAlone = FolderScans.claimNew(added, entries: all, local: local, synced: syncedMap, remote: remoteMap, facts: facts, newID: newID)
             let mine = try #require(claimedAlone, "round \(round)")
             #expect(mine.seen.isEmpty)
@@ -136,7 +138,7 @@ struct NewEntryClaimsTests {
         let id = ItemID(uuid: UUID()), path = Self.p("Documents/placed.txt")
         let st = FileStamp(inode: 77, size: 4, mtimeNanos: 1, ctimeNanos: 1)
         let local = TrackedMap([id: (path: path, entry: LocalEntry(kind: .file, stamp: st))], log: log)
-        let empty = FolderScans.NewItemFacts(newLocalIDs: [:], movedTo: [:])
+        let empty = FolderScans.NewItemFacts(newLocalIDs: [:], movedTo: [:], localAt: { $0 == path ? id : nil }, syncedAt: { _ in nil }, remoteAt: { _ in nil })
         var edited = st
         edited.size = 5
         let same = try #require(FolderScans.claimNew([(path, LocalEntry(kind: .file, stamp: edited))], entries: [path: LocalEntry(kind: .file, stamp: edited)], local: local,
