@@ -34,6 +34,8 @@ public struct FolderScans: Sendable {
     var fullWalks = 0, partialWalks = 0
     /// Claims of the whole folder so far, and of a partial walk's new entries alone.
     var wholeClaims = 0, newClaims = 0
+    /// Items of the last whole claims held by links (in the Local tree, not in the walk).
+    var held = 0
     /// The items of the last full claim, by path: a partial walk that found only edits finds
     /// their items here (each checked against the Local tree, which moves on meanwhile).
     var idsByPath: [RelativePath: ItemID] = [:]
@@ -159,7 +161,11 @@ public struct FolderScans: Sendable {
             new: [UInt64: ItemID]) {
         var added: [(RelativePath, LocalEntry)] = []
         if partial, var (changed, check) = Self.edits(walk.reread, local: local, synced: synced, at: idsByPath, added: &added),
-           let new = added.isEmpty ? NewClaims() : Self.claimNew(added, entries: walk.items, local: local, synced: synced, remote: remote, facts: facts(), newID: newID) {
+           let new = added.isEmpty ? NewClaims() : Self.claimNew(added, entries: walk.items, local: local, synced: synced, remote: remote, facts: facts(), newID: newID),
+           // Every entry of the walk is an item of the Local tree (with the synced items links
+           // hold): else the tree lost one the folder still has (a change the engine recorded
+           // that did not happen), and the whole folder's claims find it again.
+           local.count + new.claimed.count == walk.items.count + held {
             for (p, id) in new.seen {
                 guard let l = local[id], let e = walk.items[p] else { continue }
                 Self.noteEdit(id, l, e, synced: synced, changed: &changed, check: &check)
@@ -176,13 +182,15 @@ public struct FolderScans: Sendable {
             for (id, l) in changed { local[id] = l }
             #if DEBUG
             Self.checkAgainstWholeClaims(claims().claim(walk.items, opaque: walk.opaque, newID: newID).result, local: local, fresh: Set(new.claimed.keys),
-                                         known: { synced[$0] != nil || remote[$0] != nil || facts().newLocalIDs.values.contains($0) || facts().movedTo[$0] != nil })
+                                         known: { synced[$0] != nil || remote[$0] != nil || facts().newLocalIDs.values.contains($0) || facts().movedTo[$0] != nil },
+                                         about: { p in "synced there: \(synced.storage.filter { $0.value.node.path == p }.map { "\($0.key) \($0.value.stamp.map { String($0.inode) } ?? "-")" }), remote there: \(remote.storage.filter { $0.value.node.path == p }.map { "\($0.key)" }), index: synced \(facts().syncedAt(p).map { "\($0)" } ?? "-") remote \(facts().remoteAt(p).map { "\($0)" } ?? "-") local \(facts().localAt(p).map { "\($0)" } ?? "-"), added: \(added.map { "\($0.0)" })" })
             #endif
             return (changed, check, [:], nil, fresh)
         }
         let claimed = claims().claim(walk.items, opaque: walk.opaque, newID: newID)
         wholeClaims += 1
         let result = claimed.result
+        held = result.count - walk.items.count
         // New items keep their IDs by identity while they exist; IDs of files and folders gone
         // from the folder are forgotten (an identity is never reused, but the map must not grow).
         var stillNew: [UInt64: ItemID] = [:]
@@ -198,16 +206,16 @@ public struct FolderScans: Sendable {
     /// items at the same paths, but for new IDs (each side makes its own for an entry no rule
     /// gives an item: `fresh` here, unknown to the trees there).
     static func checkAgainstWholeClaims(_ whole: [ItemID: (path: RelativePath, entry: LocalEntry)], local: TrackedMap<(path: RelativePath, entry: LocalEntry)>,
-                                        fresh: Set<ItemID>, known: (ItemID) -> Bool) {
+                                        fresh: Set<ItemID>, known: (ItemID) -> Bool, about: (RelativePath) -> String) {
         var unmatched: [RelativePath: LocalEntry] = [:]
         for (id, l) in whole {
             if let mine = local[id], mine.path == l.path, mine.entry == l.entry { continue }
-            precondition(!known(id), "the claims of the changes differ from the claims of the whole folder at \(l.path)")
+            precondition(!known(id), "the claims of the changes differ from the claims of the whole folder at \(l.path): \(id) there, \(local.first { $0.value.path == l.path }.map { "\($0.key) \($0.value.entry)" } ?? "nothing") here; \(id) here: \(local[id].map { "\($0.path) \($0.entry)" } ?? "none"); entry \(l.entry); \(about(l.path))")
             unmatched[l.path] = l.entry
         }
         let mineFresh = fresh.filter { id in local[id].map { whole[id] == nil && unmatched[$0.path] == $0.entry } ?? false }
         precondition(whole.count == local.count && mineFresh.count == unmatched.count,
-                     "the claims of the changes differ from the claims of the whole folder (\(whole.count) and \(local.count) items, \(unmatched.count) new)")
+                     "the claims of the changes differ from the claims of the whole folder (\(whole.count) and \(local.count) items, \(unmatched.count) new): only there \(whole.filter { local[$0.key] == nil }.map { "\($0.key) \($0.value.path) \($0.value.entry)" }), only here \(local.storage.filter { whole[$0.key] == nil }.map { "\($0.key) \($0.value.path) \($0.value.entry)" }), unmatched \(unmatched.keys.map(\.string)), \(unmatched.keys.map { about($0) })")
     }
     #endif
 }
