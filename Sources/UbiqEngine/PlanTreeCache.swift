@@ -34,37 +34,10 @@ struct PlanTreeCache {
             reindex()
             return trees
         }
-        if let rw {
-            for id in rw {
-                let old = trees.remote[id]?.path
-                trees.remote[id] = remote[id]?.node
-                remoteAt.moved(id, from: old, to: trees.remote[id]?.path)
-            }
-        } else {
-            trees.remote = remote.storage.mapValues(\.node)
-            remoteAt = PathIndex(trees.remote, path: \.path)
-        }
-        if let sw {
-            for id in sw {
-                let old = trees.synced[id]?.path
-                trees.synced[id] = synced[id]?.node
-                syncedAt.moved(id, from: old, to: trees.synced[id]?.path)
-            }
-        } else {
-            trees.synced = synced.storage.mapValues(\.node)
-            syncedAt = PathIndex(trees.synced, path: \.path)
-        }
+        Self.take(rw, into: &trees.remote, index: &remoteAt, node: { remote[$0]?.node }, all: { remote.storage.mapValues(\.node) })
+        Self.take(sw, into: &trees.synced, index: &syncedAt, node: { synced[$0]?.node }, all: { synced.storage.mapValues(\.node) })
         let lhw = lw.flatMap { l in hw.map { l.union($0) } }
-        if let lhw {
-            for id in lhw {
-                let old = trees.local[id]?.path
-                trees.local[id] = local[id].map { localNode(id, $0) }
-                localAt.moved(id, from: old, to: trees.local[id]?.path)
-            }
-        } else {
-            trees.local = localTree()
-            localAt = PathIndex(trees.local, path: \.path)
-        }
+        Self.take(lhw, into: &trees.local, index: &localAt, node: { id in local[id].map { localNode(id, $0) } }, all: localTree)
         #if DEBUG
         precondition(remoteAt.agrees(with: trees.remote.mapValues(\.path)) && syncedAt.agrees(with: trees.synced.mapValues(\.path))
                      && localAt.agrees(with: trees.local.mapValues(\.path)), "a tree's index by path differs from the tree")
@@ -77,6 +50,22 @@ struct PlanTreeCache {
             reopenAll()
         }
         return trees
+    }
+
+    /// One planner tree brought up to date with its map's written items (nil: written whole),
+    /// its index by path with it.
+    private static func take<N: PathNode>(_ written: Set<ItemID>?, into nodes: inout [ItemID: N], index: inout PathIndex,
+                                          node: (ItemID) -> N?, all: () -> [ItemID: N]) {
+        guard let written else {
+            nodes = all()
+            index = PathIndex(nodes, path: \.path)
+            return
+        }
+        for id in written {
+            let old = nodes[id]?.path
+            nodes[id] = node(id)
+            index.moved(id, from: old, to: nodes[id]?.path)
+        }
     }
 
     /// The indexes made afresh from the trees.
@@ -95,3 +84,9 @@ struct PlanTreeCache {
         open = all
     }
 }
+
+/// A planner tree's node: it has a path.
+protocol PathNode { var path: RelativePath { get } }
+extension RemoteNode: PathNode {}
+extension SyncedNode: PathNode {}
+extension LocalNode: PathNode {}
