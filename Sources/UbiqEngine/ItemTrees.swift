@@ -47,13 +47,27 @@ final class ItemTrees {
 
     /// Changes made here the server does not have yet: items only this device has (new files
     /// and folders), and files whose content here is neither the merge base's nor the server's.
+    /// Each is an item the planner has open (it differs somewhere), so only those are looked at,
+    /// with the planner's copy brought up to date first (O(what changed)): a status at 200,000
+    /// items looked at every item (#42).
     func waitingCount() -> Int {
+        _ = forPlanner()
         var n = 0
-        for (id, l) in local.storage {
+        for id in planTrees.open {
+            guard let l = local[id] else { continue }
             guard let r = remote[id] else { n += 1; continue }
-            if l.entry.kind == .file, r.node.kind == .file, let h = localHashes[id], h != synced[id]?.node.hash, h != r.node.hash { n += 1 }
+            if waits(id, l, r) { n += 1 }
         }
+        #if DEBUG
+        precondition(n == local.storage.filter { id, l in remote[id].map { waits(id, l, $0) } ?? true }.count, "the open items miss one that waits")
+        #endif
         return n
+    }
+
+    /// A file here whose content is neither the merge base's nor the server's.
+    private func waits(_ id: ItemID, _ l: (path: RelativePath, entry: LocalEntry), _ r: RemoteEntry) -> Bool {
+        guard l.entry.kind == .file, r.node.kind == .file, let h = localHashes[id] else { return false }
+        return h != synced[id]?.node.hash && h != r.node.hash
     }
 
     /// The planner's copy has been made (a fresh engine makes it while its first walk runs).
