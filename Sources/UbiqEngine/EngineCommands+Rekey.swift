@@ -10,10 +10,10 @@ extension EngineCommands {
     nonisolated(nonsending) func rekey(_ keys: SharedKeyring?) async throws -> RekeyReport {
         guard let keys else { throw EngineError(.invalidRequest, "this account is not encrypted end to end: there is nothing to seal again (ubiq encrypt)") }
         await host.syncNow()
-        var (jobs, report) = trees.rekeyJobs(files, epoch: keys.keys.current.epoch)
-        let work = jobs, chunker = files.chunker
-        jobs = []
-        let hashed = work.isEmpty ? [] : await Task.detached(priority: .utility) { LocalFiles.hashAll(work, chunker: chunker) }.value
+        let (jobs, found) = trees.rekeyJobs(files, epoch: keys.keys.current.epoch)
+        var report = found
+        let chunker = files.chunker
+        let hashed = jobs.isEmpty ? [] : await Task.detached(priority: .utility) { LocalFiles.hashAll(jobs, chunker: chunker) }.value
         let sent = try trees.takeRekeyed(hashed, report: &report) { transfers.contents.note($0, for: $1) }
         if !sent.isEmpty { await host.syncNow() }
         trees.countRekeyed(sent, into: &report)

@@ -172,8 +172,12 @@ extension Transfers {
         let hashes = await Task.detached(priority: .utility) {
             work.map { path, stamp in ((try? LocalFiles.manifest(path: path, chunker: chunker)) ?? nil).flatMap { $0.1 == stamp ? $0.0.hash : nil } }
         }.value
+        // Still as hashed: the server's version, and the file here as the merge base left it (a
+        // scan meanwhile may have seen an edit).
         return zip(candidates, hashes).compactMap { c, hash in
-            hash == c.manifest.hash && remote[c.wanted.id]?.node.version == c.wanted.version ? DownloadPipeline.Placed(wanted: c.wanted, manifest: c.manifest, stamp: c.stamp) : nil
+            guard hash == c.manifest.hash, remote[c.wanted.id]?.node.version == c.wanted.version, local[c.wanted.id]?.entry.stamp == c.stamp,
+                  synced[c.wanted.id]?.stamp == c.stamp else { return nil }
+            return DownloadPipeline.Placed(wanted: c.wanted, manifest: c.manifest, stamp: c.stamp)
         }
     }
 
