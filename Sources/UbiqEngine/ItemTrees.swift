@@ -193,8 +193,13 @@ final class ItemTrees {
 
     /// The item at a path (listed by the server or only local).
     func itemID(at path: RelativePath) -> ItemID? {
-        if let (id, _) = local.first(where: { $0.value.path == path }) { return id }
-        return remote.first { $0.value.node.path == path }?.key
+        _ = forPlanner()  // the indexes by path as of now (O(what changed); it read every item)
+        let id = planTrees.localAt[path] ?? planTrees.remoteAt[path]
+        #if DEBUG
+        precondition((id == nil) == (local.first { $0.value.path == path } == nil && remote.first { $0.value.node.path == path } == nil),
+                     "the indexes by path disagree with the trees at \(path)")
+        #endif
+        return id
     }
 
     /// Items at or under a path (a folder names everything inside it).
