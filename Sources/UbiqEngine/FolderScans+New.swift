@@ -19,30 +19,18 @@ extension FolderScans {
         let localAt: (RelativePath) -> ItemID?, syncedAt: (RelativePath) -> ItemID?, remoteAt: (RelativePath) -> ItemID?
     }
 
-    /// What the claims of the new entries found.
+    /// What the claims of the new entries found: each entry under its item.
     struct NewClaims {
-        /// Entries claimed as items the Local tree did not have.
         var claimed: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:]
-        /// Entries the Local tree already has at that path with that identity (placed by the
-        /// engine since the last claims): edits, like the entries `edits` found.
-        var seen: [RelativePath: ItemID] = [:]
     }
 
-    /// Claims `added` (entries at paths the last claims did not have) in path order, as the
-    /// claims of the whole folder `entries` would; nil when one is an item the Local tree has
-    /// at that path with another identity or kind (the caller claims the whole folder).
+    /// Claims `added` (entries at paths the Local tree does not have) in path order, as the
+    /// claims of the whole folder `entries` would.
     static func claimNew(_ added: [(RelativePath, LocalEntry)], entries: [RelativePath: LocalEntry], local: TrackedMap<(path: RelativePath, entry: LocalEntry)>,
-                         synced: TrackedMap<SyncedEntry>, remote: TrackedMap<RemoteEntry>, facts: NewItemFacts, newID: () -> ItemID) -> NewClaims? {
-        let added = added.sorted { $0.0 < $1.0 }
+                         synced: TrackedMap<SyncedEntry>, remote: TrackedMap<RemoteEntry>, facts: NewItemFacts, newID: () -> ItemID) -> NewClaims {
+        let fresh = added.sorted { $0.0 < $1.0 }
         let localAt = facts.localAt
         var out = NewClaims()
-        var fresh: [(RelativePath, LocalEntry)] = []
-        for (p, e) in added {
-            guard let id = localAt(p) else { fresh.append((p, e)); continue }
-            guard let l = local[id], l.entry.kind == e.kind, l.entry.stamp.inode == e.stamp.inode else { return nil }
-            out.seen[p] = id
-        }
-        guard !fresh.isEmpty else { return out }
         // Where each was before folders above it moved: folders the Local tree has (the whole
         // folder's claims look at the folders claimed before the new entries, not at new ones).
         var before: [RelativePath: RelativePath] = [:]

@@ -36,9 +36,6 @@ public struct FolderScans: Sendable {
     var wholeClaims = 0, newClaims = 0
     /// Items of the last whole claims held by links (in the Local tree, not in the walk).
     var held = 0
-    /// The items of the last full claim, by path: a partial walk that found only edits finds
-    /// their items here (each checked against the Local tree, which moves on meanwhile).
-    var idsByPath: [RelativePath: ItemID] = [:]
     /// The last calm walk, and the watcher's count of moves and removals it is exact for.
     var lastWalk: (scan: LocalFiles.Scan, structural: UInt64)?
 
@@ -127,14 +124,15 @@ public struct FolderScans: Sendable {
     /// has at that path with the same identity and kind (edits and attribute changes: nothing
     /// new, since nothing moved or was removed); nil otherwise (the whole folder is claimed).
     /// `check`: the files whose stamps changed (their hashes are looked at again).
-    /// Entries at paths the last claims did not have are left in `added` (see `claimNew`).
+    /// Entries at paths the Local tree does not have are left in `added` (see `claimNew`);
+    /// `itemAt` is the Local tree's index by path.
     static func edits(_ reread: [RelativePath: LocalEntry]?, local: TrackedMap<(path: RelativePath, entry: LocalEntry)>,
-                      synced: TrackedMap<SyncedEntry>, at ids: [RelativePath: ItemID],
+                      synced: TrackedMap<SyncedEntry>, itemAt: (RelativePath) -> ItemID?,
                       added: inout [(RelativePath, LocalEntry)]) -> (changed: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID])? {
         guard let reread else { return nil }
         var changed: [ItemID: (path: RelativePath, entry: LocalEntry)] = [:], check: [ItemID] = []
         for (p, e) in reread {
-            guard let id = ids[p] else { added.append((p, e)); continue }
+            guard let id = itemAt(p) else { added.append((p, e)); continue }
             guard let l = local[id], l.path == p, l.entry.kind == e.kind, l.entry.stamp.inode == e.stamp.inode else { return nil }
             noteEdit(id, l, e, synced: synced, changed: &changed, check: &check)
         }
@@ -160,23 +158,17 @@ public struct FolderScans: Sendable {
         -> (result: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID], hashes: [ItemID: ContentHash], stillNew: [UInt64: ItemID]?,
             new: [UInt64: ItemID]) {
         var added: [(RelativePath, LocalEntry)] = []
-        if partial, var (changed, check) = Self.edits(walk.reread, local: local, synced: synced, at: idsByPath, added: &added),
-           let new = added.isEmpty ? NewClaims() : Self.claimNew(added, entries: walk.items, local: local, synced: synced, remote: remote, facts: facts(), newID: newID),
+        if partial, var (changed, check) = Self.edits(walk.reread, local: local, synced: synced, itemAt: facts().localAt, added: &added),
+           case let new = added.isEmpty ? NewClaims() : Self.claimNew(added, entries: walk.items, local: local, synced: synced, remote: remote, facts: facts(), newID: newID),
            // Every entry of the walk is an item of the Local tree (with the synced items links
            // hold): else the tree lost one the folder still has (a change the engine recorded
            // that did not happen), and the whole folder's claims find it again.
            local.count + new.claimed.count == walk.items.count + held {
-            for (p, id) in new.seen {
-                guard let l = local[id], let e = walk.items[p] else { continue }
-                Self.noteEdit(id, l, e, synced: synced, changed: &changed, check: &check)
-                idsByPath[p] = id
-            }
             var fresh: [UInt64: ItemID] = [:]
             if !new.claimed.isEmpty { newClaims += 1 }
             for (id, c) in new.claimed {
                 changed[id] = c
                 if c.entry.kind == .file { check.append(id) }
-                idsByPath[c.path] = id
                 if synced[id] == nil { fresh[c.entry.stamp.inode] = id }
             }
             for (id, l) in changed { local[id] = l }
@@ -196,7 +188,6 @@ public struct FolderScans: Sendable {
         var stillNew: [UInt64: ItemID] = [:]
         for (id, l) in result where synced[id] == nil { stillNew[l.entry.stamp.inode] = id }
         local.replace(with: result) { $0.path == $1.path && $0.entry == $1.entry }
-        idsByPath = Dictionary(result.lazy.map { ($0.value.path, $0.key) }, uniquingKeysWith: { a, _ in a })
         let check = claimed.check
         return (result, check, (consume claimed).hashes, stillNew, [:])  // the one reference left: the caller's writes copy nothing
     }

@@ -106,8 +106,7 @@ struct NewEntryClaimsTests {
             let facts = FolderScans.NewItemFacts(newLocalIDs: newLocalIDs, movedTo: movedTo, localAt: { localIndex[$0] }, syncedAt: { syncedIndex[$0] },
                                                  remoteAt: { remoteIndex[$0] })
             let claimedAlone = FolderScans.claimNew(added, entries: all, local: local, synced: syncedMap, remote: remoteMap, facts: facts, newID: newID)
-            let mine = try #require(claimedAlone, "round \(round)")
-            #expect(mine.seen.isEmpty)
+            let mine = claimedAlone
             let whole = IdentityClaims(synced: synced, remote: remote, newLocalIDs: newLocalIDs, movedTo: movedTo).claim(all, opaque: [], newID: newID).result
             let known = Set(synced.keys).union(remote.keys).union(newLocalIDs.values).union(movedTo.keys)
             for (path, e) in added {
@@ -130,25 +129,26 @@ struct NewEntryClaimsTests {
         #expect(reused > 100 && fresh > 100)
     }
 
-    /// An entry at a path the last claims lacked that the Local tree has (the engine placed a
-    /// download there since) is an edit of that item, not a new one; with another inode or kind,
-    /// the whole folder is claimed.
-    @Test func anEntryTheEngineAlreadyPlacedIsThatItem() throws {
+    /// An entry a partial walk found at a path the Local tree has (the engine may have placed
+    /// it there since the last claims) is an edit of that item; one of another identity or kind
+    /// there sends the scan to the whole folder's claims; one at a path the tree lacks is new.
+    @Test func anEntryAtAPathTheLocalTreeHasIsThatItem() throws {
         let log = UbiqEngine.ChangeLog()
-        let id = ItemID(uuid: UUID()), path = Self.p("Documents/placed.txt")
+        let id = ItemID(uuid: UUID()), path = Self.p("Documents/placed.txt"), other = Self.p("Documents/other.txt")
         let st = FileStamp(inode: 77, size: 4, mtimeNanos: 1, ctimeNanos: 1)
         let local = TrackedMap([id: (path: path, entry: LocalEntry(kind: .file, stamp: st))], log: log)
-        let empty = FolderScans.NewItemFacts(newLocalIDs: [:], movedTo: [:], localAt: { $0 == path ? id : nil }, syncedAt: { _ in nil }, remoteAt: { _ in nil })
+        func edits(_ entries: [RelativePath: LocalEntry]) -> (changed: [ItemID: (path: RelativePath, entry: LocalEntry)], check: [ItemID], added: [RelativePath])? {
+            var added: [(RelativePath, LocalEntry)] = []
+            let r = FolderScans.edits(entries, local: local, synced: TrackedMap(log: log), itemAt: { $0 == path ? id : nil }, added: &added)
+            return r.map { ($0.changed, $0.check, added.map(\.0)) }
+        }
         var edited = st
         edited.size = 5
-        let same = try #require(FolderScans.claimNew([(path, LocalEntry(kind: .file, stamp: edited))], entries: [path: LocalEntry(kind: .file, stamp: edited)], local: local,
-                                                     synced: TrackedMap(log: log), remote: TrackedMap(log: log), facts: empty, newID: { ItemID(uuid: UUID()) }))
-        #expect(same.seen == [path: id] && same.claimed.isEmpty)
-        var other = st
-        other.inode = 78
-        #expect(FolderScans.claimNew([(path, LocalEntry(kind: .file, stamp: other))], entries: [path: LocalEntry(kind: .file, stamp: other)], local: local,
-                                     synced: TrackedMap(log: log), remote: TrackedMap(log: log), facts: empty, newID: { ItemID(uuid: UUID()) }) == nil)
-        #expect(FolderScans.claimNew([(path, LocalEntry(kind: .folder, stamp: st))], entries: [path: LocalEntry(kind: .folder, stamp: st)], local: local,
-                                     synced: TrackedMap(log: log), remote: TrackedMap(log: log), facts: empty, newID: { ItemID(uuid: UUID()) }) == nil)
+        let same = try #require(edits([path: LocalEntry(kind: .file, stamp: edited), other: LocalEntry(kind: .file, stamp: st)]))
+        #expect(same.changed[id]?.entry.stamp == edited && same.check == [id] && same.added == [other])
+        var swapped = st
+        swapped.inode = 78
+        #expect(edits([path: LocalEntry(kind: .file, stamp: swapped)]) == nil)
+        #expect(edits([path: LocalEntry(kind: .folder, stamp: st)]) == nil)
     }
 }
