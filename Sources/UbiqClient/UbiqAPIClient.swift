@@ -87,7 +87,7 @@ public struct UbiqAPIClient: Sendable {
         let status = Int(response.status.code)
         if status >= 400 {
             if let err = try? WireCoding.decode(APIErrorBody.self, from: Data(buffer.readableBytesView)) {
-                throw ClientError(err.error.code, err.error.message, status: status, missing: err.missing ?? [])
+                throw ClientError(err.error.code, err.error.message, status: status, missing: err.missing ?? [], item: err.error.item)
             }
             throw ClientError(status >= 500 ? .internalError : .invalidRequest, "server answered \(status)", status: status)
         }

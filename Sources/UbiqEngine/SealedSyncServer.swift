@@ -48,22 +48,23 @@ public struct SealedSyncServer: SyncServer {
     func opened(_ r: ItemRecord) throws -> ItemRecord {
         var r = r
         r.path = try ring.identity.names.open(path: r.path)
-        r.current = try r.current.map { try opened($0) }
+        r.current = try r.current.map { try opened($0, of: r.id) }
         return r
     }
 
     func opened(_ r: CommitResponse) throws -> CommitResponse {
         var r = r
         r.item = try opened(r.item)
-        r.version = try r.version.map { try opened($0) }
+        r.version = try r.version.map { try opened($0, of: r.item.id) }
         return r
     }
 
-    /// A version whose sealed record opens and agrees with it, with the time and permissions it
-    /// holds; `tampered` otherwise (a record without one included).
-    func opened(_ v: VersionRecord) throws -> VersionRecord {
+    /// A version of `item` whose sealed record opens there and agrees with it, with the time and
+    /// permissions it holds; `tampered` otherwise (a record without one, or one sealed for
+    /// another item, included).
+    func opened(_ v: VersionRecord, of item: ItemID) throws -> VersionRecord {
         guard let s = v.sealed else { throw CoreError(.tampered, "the server sent version \(v.id) without its sealed record") }
-        let f = try RecordCipher(ring: ring).open(s, version: v.id)
+        let f = try RecordCipher(ring: ring).open(s, version: v.id, item: item)
         guard f.hash == v.hash, f.size == v.size else {
             throw CoreError(.tampered, "the server sent version \(v.id) with another content than the one committed")
         }
@@ -78,7 +79,7 @@ public struct SealedSyncServer: SyncServer {
         c.path = try sealed(c.path)
         if c.kind == .file, let (hash, size) = c.manifest.map({ ($0.hash, $0.size) }) ?? c.manifestDelta.map({ ($0.hash, $0.size) }) {
             let f = RecordCipher.Fields(modified: c.modified, permissions: c.permissions, hash: hash, size: size)
-            c.sealed = RecordCipher(ring: ring).seal(f, version: c.versionID)
+            c.sealed = RecordCipher(ring: ring).seal(f, version: c.versionID, item: c.itemID)
             // In the clear: when it was committed (the server knows that anyway), no permissions.
             c.modified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
             c.permissions = nil
@@ -108,15 +109,39 @@ public struct SealedSyncServer: SyncServer {
     // MARK: versions and items
 
     public func commit(_ container: ContainerID, _ request: CommitRequest) async throws -> CommitResponse {
-        try opened(try await inner.commit(container, try sealed(request)))
+        do {
+            return try opened(try await inner.commit(container, try sealed(request)))
+        } catch let refused as ClientError {
+            guard let again = Self.joining(request, refusedWith: refused.code, item: refused.item) else { throw refused }
+            return try opened(try await inner.commit(container, try sealed(again)))
+        }
     }
 
     public func commitMany(_ container: ContainerID, _ requests: [CommitRequest]) async throws -> [CommitBatchResult] {
-        try await inner.commitMany(container, try requests.map(sealed)).map { result in
-            var result = result
-            result.response = try result.response.map(opened)
-            return result
+        var results = try await inner.commitMany(container, try requests.map(sealed))
+        for (i, request) in requests.enumerated() {
+            if let e = results[i].error, let again = Self.joining(request, refusedWith: e.code, item: e.item) {
+                do {
+                    results[i] = CommitBatchResult(response: try await inner.commit(container, try sealed(again)), error: nil)
+                } catch let refused as ClientError {
+                    results[i] = CommitBatchResult(response: nil, error: .init(code: refused.code, message: refused.message))
+                }
+            }
+            results[i].response = try results[i].response.map(opened)
         }
+        return results
+    }
+
+    /// A new file the server refused because another device's file has its path (`item`): the
+    /// same commit made to that item, whose record is then sealed for it — what the server does
+    /// itself for a plain account (one path, one document: the version becomes that item's
+    /// next one or a conflict of it). Nil when the refusal is anything else.
+    static func joining(_ request: CommitRequest, refusedWith code: ErrorCode, item: ItemID?) -> CommitRequest? {
+        guard code == .pathExists, let item, item != request.itemID, request.kind == .file, request.base == nil else { return nil }
+        var again = request
+        again.itemID = item
+        again.parent = nil
+        return again
     }
 
     public func complete(_ container: ContainerID, version: VersionID) async throws -> ItemRecord {
@@ -145,10 +170,12 @@ public struct SealedSyncServer: SyncServer {
 
     public func versions(_ container: ContainerID, item: ItemID) async throws -> VersionsResponse {
         var r = try await inner.versions(container, item: item)
+        guard r.item.id == item else { throw CoreError(.tampered, "the server answered for item \(r.item.id) when asked for the versions of \(item)") }
         r.item = try opened(r.item)
-        r.current = try r.current.map { try opened($0) }
-        r.conflicts = try r.conflicts.map { try opened($0) }
-        r.others = try r.others.map { try opened($0) }
+        let item = r.item.id
+        r.current = try r.current.map { try opened($0, of: item) }
+        r.conflicts = try r.conflicts.map { try opened($0, of: item) }
+        r.others = try r.others.map { try opened($0, of: item) }
         return r
     }
 

@@ -23,6 +23,9 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
         case otherContent
         /// Versions in the change feed come without their sealed records.
         case dropRecords
+        /// Each file in a page of the change feed is shown with the previous file's current
+        /// version, whole (its ID, content and sealed record): a record moved to another item.
+        case moveRecords
     }
 
     let real: UbiqAPIClient
@@ -54,7 +57,7 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
             case .cutChunks:
                 told += 1
                 return chunks.map { Array($0.dropLast()) }
-            case .none, .renameTo, .otherContent, .dropRecords:
+            case .none, .renameTo, .otherContent, .dropRecords, .moveRecords:
                 return chunks
             }
         }
@@ -81,6 +84,10 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
             for (k, i) in files.enumerated() {
                 (r.items[i].current!.hash, r.items[i].current!.size) = contents[(k + contents.count - 1) % contents.count]
             }
+        case .moveRecords where files.count > 1:
+            lock.withLock { told += 1 }
+            let versions = files.map { r.items[$0].current! }
+            for (k, i) in files.enumerated() { r.items[i].current = versions[(k + versions.count - 1) % versions.count] }
         case .dropRecords where !files.isEmpty:
             lock.withLock { told += 1 }
             for i in files { r.items[i].current!.sealed = nil }

@@ -5,13 +5,18 @@ public struct APIErrorBody: Codable, Sendable, Equatable {
     public struct Detail: Codable, Sendable, Equatable {
         public let code: ErrorCode
         public let message: String
-        public init(code: ErrorCode, message: String) { self.code = code; self.message = message }
+        /// For `path_exists` on a new file of an end-to-end encrypted account: the item the
+        /// server has at the path. The server files a plain account's new file there itself (two
+        /// devices creating one path make one item); an encrypted account's device seals its
+        /// version's record for the item it is filed under, so it commits there again.
+        public let item: ItemID?
+        public init(code: ErrorCode, message: String, item: ItemID? = nil) { self.code = code; self.message = message; self.item = item }
     }
     public let error: Detail
     /// For `incomplete_content`: the chunks still missing.
     public let missing: [ContentHash]?
-    public init(code: ErrorCode, message: String, missing: [ContentHash]? = nil) {
-        error = Detail(code: code, message: message)
+    public init(code: ErrorCode, message: String, missing: [ContentHash]? = nil, item: ItemID? = nil) {
+        error = Detail(code: code, message: message, item: item)
         self.missing = missing
     }
 }

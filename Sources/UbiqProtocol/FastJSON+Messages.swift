@@ -201,6 +201,7 @@ extension CommitBatchResponse: FastJSONCodable {
                         o.key("error")
                         _ = o.object { e in
                             e.key("code"); e.string(error.code.rawValue)
+                            if let item = error.item { e.key("item"); e.string(item.description) }  // keys sorted, as Foundation writes them
                             e.key("message"); e.string(error.message)
                             return true
                         }
@@ -223,16 +224,17 @@ extension CommitBatchResponse: FastJSONCodable {
                     case "response": response = r.null() ? nil : try CommitResponse.readJSON(&r)
                     case "error":
                         if r.null() { error = nil; return }
-                        var code: ErrorCode?, message: String?
+                        var code: ErrorCode?, message: String?, item: ItemID?
                         try r.object { r, key in
                             switch key {
                             case "code": code = try r.raw(ErrorCode.self)
                             case "message": message = try r.string()
+                            case "item": item = try r.id(ItemID.self)
                             default: try r.skip()
                             }
                         }
                         guard let code, let message else { throw JSONIn.GiveUp() }
-                        error = APIErrorBody.Detail(code: code, message: message)
+                        error = APIErrorBody.Detail(code: code, message: message, item: item)
                     default: try r.skip()
                     }
                 }

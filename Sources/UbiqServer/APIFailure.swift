@@ -11,18 +11,21 @@ public struct APIFailure: Error, HTTPResponseError, CustomStringConvertible {
     public let message: String
     /// Missing chunk hashes for `incomplete_content`.
     public let missing: [ContentHash]
+    /// The item at the path, for an encrypted account's new file refused with `path_exists`.
+    public let item: ItemID?
 
-    public init(_ code: ErrorCode, _ message: String, missing: [ContentHash] = []) {
+    public init(_ code: ErrorCode, _ message: String, missing: [ContentHash] = [], item: ItemID? = nil) {
         self.code = code
         self.message = message
         self.missing = missing
+        self.item = item
     }
 
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: code.httpStatus) }
     public var description: String { "\(code.rawValue): \(message)" }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = (try? WireCoding.encode(APIErrorBody(code: code, message: message, missing: missing.isEmpty ? nil : missing))) ?? Data()
+        let data = (try? WireCoding.encode(APIErrorBody(code: code, message: message, missing: missing.isEmpty ? nil : missing, item: item))) ?? Data()
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -30,7 +33,7 @@ public struct APIFailure: Error, HTTPResponseError, CustomStringConvertible {
     static func from(_ error: any Error) -> APIFailure {
         switch error {
         case let e as APIFailure: return e
-        case let e as StorageError: return APIFailure(e.code, e.message, missing: e.missing)
+        case let e as StorageError: return APIFailure(e.code, e.message, missing: e.missing, item: e.item)
         case let e as CoreError: return APIFailure(e.code, e.message)
         case let e as DecodingError: return APIFailure(.invalidRequest, "malformed JSON: \(describe(e))")
         case let e as HTTPError:

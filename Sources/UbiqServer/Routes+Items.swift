@@ -87,7 +87,7 @@ struct ItemRoutes: Sendable {
             var cursor: Int64?
             for i in inputs {
                 switch i {
-                case .failure(let e): results.append(CommitBatchResult(response: nil, error: .init(code: e.code, message: e.message)))
+                case .failure(let e): results.append(CommitBatchResult(response: nil, error: .init(code: e.code, message: e.message, item: e.item)))
                 case .success:
                     switch decided.removeFirst() {
                     case .success(let r):
@@ -95,7 +95,7 @@ struct ItemRoutes: Sendable {
                         // A version that is the item's current one is not sent twice (the client fills it in).
                         let version = r.version == r.item.current ? nil : r.version
                         results.append(CommitBatchResult(response: CommitResponse(outcome: r.outcome, item: r.item, version: version, missing: r.missing), error: nil))
-                    case .failure(let e): results.append(CommitBatchResult(response: nil, error: .init(code: e.code, message: e.message)))
+                    case .failure(let e): results.append(CommitBatchResult(response: nil, error: .init(code: e.code, message: e.message, item: e.item)))
                     }
                 }
             }

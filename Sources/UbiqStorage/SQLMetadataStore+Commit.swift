@@ -133,6 +133,12 @@ extension SQLMetadataStore {
         if item == nil, batch?.pathIsFree(input.path) != true, let live = try db.liveItemRow(container: c, path: input.path) {
             // Same path created independently on two devices: one item (a path is a document).
             guard (try live["kind"] as String) == ItemKind.file.rawValue else { throw StorageError(.pathExists, "a folder already exists at '\(input.path)'") }
+            // An end-to-end encrypted account's version carries a record sealed for the item it
+            // was committed as: filed under another, its devices would take it for a record the
+            // server moved. The device is told the item and commits there itself.
+            if input.sealed != nil, let other = ItemID(string: try live["uuid"]) {
+                throw StorageError(.pathExists, "a file already exists at '\(input.path)' (item \(other))", item: other)
+            }
             item = live
         }
         let decision = ConflictRule.decide(existing: try item.map { try snapshot(db, item: $0) }, base: input.base, incoming: manifest.hash, device: ctx.deviceID)

@@ -181,7 +181,7 @@ struct EncryptionTests {
         #expect((try? KVValueCoding.read(deep, at: &d, depth: 0)) == nil)
     }
 
-    @Test func aVersionRecordOpensOnlyForItsVersionAndKey() throws {
+    @Test func aVersionRecordOpensOnlyForItsVersionItsItemAndKey() throws {
         var rng = SeededRandom.forTest("e2e.records")
         let keys = AccountKey.generate().keys(for: notes)
         let c = RecordCipher(keys: keys)
@@ -189,16 +189,33 @@ struct EncryptionTests {
             let f = RecordCipher.Fields(modified: Date(timeIntervalSince1970: Double(rng.next() % 4_000_000_000_000) / 1000),
                                         permissions: rng.next() % 3 == 0 ? nil : Int(rng.next() % 0o1000),
                                         hash: ContentHash.of(rng.bytes(8)), size: Int(rng.next() % (1 << 40)))
-            let v = VersionID(uuid: UUID())
-            let s = c.seal(f, version: v)
-            #expect(try c.open(s, version: v) == f, "seed \(rng.seed)")
-            #expect(s != c.seal(f, version: v), "a fresh nonce each time")
-            #expect(throws: CoreError.self) { try c.open(s, version: VersionID(uuid: UUID())) }
-            #expect(throws: CoreError.self) { try RecordCipher(keys: AccountKey.generate().keys(for: notes)).open(s, version: v) }
+            let v = VersionID(uuid: UUID()), item = ItemID(uuid: UUID())
+            let s = c.seal(f, version: v, item: item)
+            #expect(try c.open(s, version: v, item: item) == f, "seed \(rng.seed)")
+            #expect(s != c.seal(f, version: v, item: item), "a fresh nonce each time")
+            #expect(throws: CoreError.self) { try c.open(s, version: VersionID(uuid: UUID()), item: item) }
+            #expect(throws: CoreError.self, "a record shown under another item") { try c.open(s, version: v, item: ItemID(uuid: UUID())) }
+            #expect(throws: CoreError.self) { try RecordCipher(keys: AccountKey.generate().keys(for: notes)).open(s, version: v, item: item) }
             var d = Array(Data(base64Encoded: s)!)
             d[Int(rng.next() % UInt64(d.count))] ^= 0x10
-            #expect(throws: CoreError.self) { try c.open(Data(d).base64EncodedString(), version: v) }
+            #expect(throws: CoreError.self) { try c.open(Data(d).base64EncodedString(), version: v, item: item) }
         }
+    }
+
+    /// A record sealed before records were bound to their item (bound to its version alone)
+    /// still opens, under any item; one sealed since opens under its own item only.
+    @Test func aRecordSealedBeforeItemsWereBoundStillOpens() throws {
+        var rng = SeededRandom.forTest("e2e.records.legacy")
+        let keys = AccountKey.generate().keys(for: notes)
+        let c = RecordCipher(keys: keys)
+        let f = RecordCipher.Fields(modified: Date(timeIntervalSince1970: 1_600_000_000), permissions: 0o600, hash: ContentHash.of(rng.bytes(8)), size: 8)
+        let v = VersionID(uuid: UUID())
+        let old = c.seal(f, associated: c.legacyAssociated(v))
+        for _ in 0..<3 { #expect(try c.open(old, version: v, item: ItemID(uuid: UUID())) == f, "seed \(rng.seed)") }
+        #expect(throws: CoreError.self) { try c.open(old, version: VersionID(uuid: UUID()), item: ItemID(uuid: UUID())) }
+        let item = ItemID(uuid: UUID()), new = c.seal(f, version: v, item: item)
+        #expect(try c.open(new, version: v, item: item) == f)
+        #expect(throws: CoreError.self) { try c.open(new, version: v, item: ItemID(uuid: UUID())) }
     }
 
     @Test func base64URLMatchesFoundationsAndRefusesEverythingElse() {

@@ -29,14 +29,14 @@ struct KeyRollTests {
         let before = AccountKeyring(AccountKey.generate()), after = before.rolled()
         let (old, new) = (before.keys(for: notes), after.keys(for: notes))
         let f = RecordCipher.Fields(modified: Date(timeIntervalSince1970: 1_700_000_000), permissions: 0o644, hash: ContentHash.of(rng.bytes(9)), size: 9)
-        let v = VersionID(uuid: UUID())
-        let sealedBefore = RecordCipher(ring: old).seal(f, version: v), sealedAfter = RecordCipher(ring: new).seal(f, version: v)
+        let v = VersionID(uuid: UUID()), i = ItemID(uuid: UUID())
+        let sealedBefore = RecordCipher(ring: old).seal(f, version: v, item: i), sealedAfter = RecordCipher(ring: new).seal(f, version: v, item: i)
         #expect(!sealedBefore.contains(":") && sealedAfter.hasPrefix("e2:"))
-        #expect(try RecordCipher(ring: new).open(sealedBefore, version: v) == f && RecordCipher(ring: new).open(sealedAfter, version: v) == f)
-        #expect(throws: CoreError.self) { try RecordCipher(ring: old).open(sealedAfter, version: v) }
-        do { _ = try RecordCipher(ring: old).open(sealedAfter, version: v) } catch let e as CoreError { #expect(e.code == .keyMissing, "\(e)") }
+        #expect(try RecordCipher(ring: new).open(sealedBefore, version: v, item: i) == f && RecordCipher(ring: new).open(sealedAfter, version: v, item: i) == f)
+        #expect(throws: CoreError.self) { try RecordCipher(ring: old).open(sealedAfter, version: v, item: i) }
+        do { _ = try RecordCipher(ring: old).open(sealedAfter, version: v, item: i) } catch let e as CoreError { #expect(e.code == .keyMissing, "\(e)") }
         for bad in ["e", "e1:AAAA", "e2:", "e2", "ex:" + sealedBefore, "e99:" + String(sealedAfter.dropFirst(3)), ":" + sealedBefore] {
-            #expect(throws: CoreError.self, "\(bad.prefix(20))") { try RecordCipher(ring: new).open(bad, version: v) }
+            #expect(throws: CoreError.self, "\(bad.prefix(20))") { try RecordCipher(ring: new).open(bad, version: v, item: i) }
         }
         // Settings: the same token under both rings; a value written after opens only with the new one.
         let device = DeviceID(uuid: UUID())

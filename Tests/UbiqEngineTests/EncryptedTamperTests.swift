@@ -35,20 +35,25 @@ struct EncryptedTamperTests {
         }
     }
 
-    /// A version the server points at another file's content, or sends without its sealed
-    /// record: the feed stops there, with the reason; nothing is written.
-    @Test(arguments: [DishonestServer.Lie.otherContent, .dropRecords])
+    /// A version the server points at another file's content, sends without its sealed record,
+    /// or shows under another item (one file's whole version as the other's): the feed stops
+    /// there, with the reason; nothing is written.
+    @Test(arguments: [DishonestServer.Lie.otherContent, .dropRecords, .moveRecords])
     func aVersionThatIsNotWhatItsDeviceCommittedIsCaught(_ lie: DishonestServer.Lie) async throws {
         try await withFleet(backend: .encrypted) { fleet in
             let a = try await fleet.device("A")
-            let b = try await fleet.device("B", wrap: { DishonestServer($0) })
-            let liar = try #require(b.server as? DishonestServer)
-            liar.set(lie)
             try a.write("Documents/one.txt", "the first file")
             try a.write("Documents/two.txt", "the second file, longer")
+            // Both on the server before B starts, so B's first page of the feed holds both.
+            let obs = fleet.view(a)
+            #expect(await eventually {
+                ((try? await obs.changes(a.config.container, after: 0, limit: 1000).items) ?? []).filter { $0.current?.uploaded == true }.count == 2
+            })
+            let b = try await fleet.device("B", wrap: { let d = DishonestServer($0); d.set(lie); return d })
+            let liar = try #require(b.server as? DishonestServer)
             let caught = await eventually(timeout: .seconds(30)) {
                 let e = await b.engine.status().lastError ?? ""
-                return e.contains("another content") || e.contains("without its sealed record")
+                return e.contains("another content") || e.contains("without its sealed record") || e.contains("did not open as item")
             }
             let seen = await b.engine.status()
             #expect(caught, "\(seen)")

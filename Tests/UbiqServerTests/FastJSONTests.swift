@@ -56,7 +56,8 @@ struct FastJSONTests {
         mutating func result() -> CommitBatchResult {
             switch int(0...2) {
             case 0: return CommitBatchResult(response: response(), error: nil)
-            case 1: return CommitBatchResult(response: nil, error: .init(code: ErrorCode.allCases[int(0...ErrorCode.allCases.count - 1)], message: text(30)))
+            case 1: return CommitBatchResult(response: nil, error: .init(code: ErrorCode.allCases[int(0...ErrorCode.allCases.count - 1)], message: text(30),
+                                                                         item: int(0...1) == 0 ? nil : ItemID(uuid: UUID())))
             default: return CommitBatchResult(response: response(), error: .init(code: .storageFull, message: text(5)))
             }
         }

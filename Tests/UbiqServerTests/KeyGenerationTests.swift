@@ -55,4 +55,40 @@ struct KeyGenerationTests {
             #expect(kept == ["t2"], "\(kept)")
         }
     }
+
+    /// #39 §2 "a record moved to another item": an encrypted account's version is sealed for the
+    /// item it is committed as, so the server does not file a new file under the item another
+    /// device made at its path (a plain account's two creates of one path join into one item);
+    /// it refuses with `path_exists` and names that item, alone and in a batch.
+    @Test(arguments: DatabaseKind.available) func aSealedNewFileAtATakenPathIsToldTheItemThere(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
+            let (client, _) = try await server.device("alice")
+            func request(_ p: String, _ text: String, sealed: String?) async throws -> CommitRequest {
+                let m = try await upload(client, Array(text.utf8))
+                var c = CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(p), kind: .file, base: nil, modified: Date(), manifest: m)
+                c.sealed = sealed
+                return c
+            }
+            let first = try await client.commit(notes, try await request("Documents/one.txt", "first", sealed: "AAAA"))
+            do {
+                _ = try await client.commit(notes, try await request("Documents/one.txt", "second", sealed: "BBBB"))
+                Issue.record("a sealed create joined another item")
+            } catch let e as ClientError {
+                #expect(e.code == .pathExists && e.item == first.item.id, "\(e)")
+            }
+            let batch = try await client.commitMany(notes, [try await request("Documents/two.txt", "new", sealed: "CCCC"),
+                                                           try await request("Documents/one.txt", "third", sealed: "DDDD")])
+            #expect(batch[0].response?.outcome == .created)
+            #expect(batch[1].error?.code == .pathExists && batch[1].error?.item == first.item.id, "\(batch.map { $0.error.map { "\($0)" } ?? "ok" })")
+            // Made again for that item, it is that item's conflict, as a join would have made it.
+            var again = try await request("Documents/one.txt", "second", sealed: "EEEE")
+            again.itemID = first.item.id
+            let joined = try await client.commit(notes, again)
+            #expect(joined.outcome == .conflict && joined.item.id == first.item.id && joined.version?.sealed == "EEEE")
+            // A plain account's new file still joins.
+            let plain = try await client.commit(notes, try await request("Documents/plain.txt", "p1", sealed: nil))
+            let plainJoin = try await client.commit(notes, try await request("Documents/plain.txt", "p2", sealed: nil))
+            #expect(plainJoin.item.id == plain.item.id && plainJoin.outcome == .conflict)
+        }
+    }
 }

@@ -80,14 +80,14 @@ extension ProcessTests {
             case "after.txt", "old.txt":
                 #expect(sealed.hasPrefix("e2:"), "\(name)")
                 #expect(String(decoding: opened, as: UTF8.self) == (name == "after.txt" ? secret : "edited after the roll"))
-                do { _ = try RecordCipher(ring: phoneKeys).open(sealed, version: v.id); Issue.record("the phone opened \(name)'s record") } catch let e as CoreError {
+                do { _ = try RecordCipher(ring: phoneKeys).open(sealed, version: v.id, item: item.id); Issue.record("the phone opened \(name)'s record") } catch let e as CoreError {
                     #expect(e.code == .keyMissing, "\(e)")
                 }
                 for b in bytes { #expect((try? b.withUnsafeBytes { try phoneKeys.current.chunks.open($0) }) == nil, "the phone opened a chunk of \(name)") }
                 checked.insert(name)
             case "before.txt":
                 #expect(!sealed.contains(":") && String(decoding: opened, as: UTF8.self) == "written before the roll")
-                #expect((try? RecordCipher(ring: phoneKeys).open(sealed, version: v.id)) != nil, "what was written before still opens with the old key")
+                #expect((try? RecordCipher(ring: phoneKeys).open(sealed, version: v.id, item: item.id)) != nil, "what was written before still opens with the old key")
                 checked.insert(name)
             default: break
             }

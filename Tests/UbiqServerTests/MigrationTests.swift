@@ -48,11 +48,11 @@ struct MigrationTests {
         let chunkName = ContentHash.of(sealedChunk)
         try await carol.uploadChunks(named: [(chunkName, sealedChunk)])
         let sealedManifest = Manifest(chunks: [ChunkRef(hash: chunkName, size: secret.count)])
-        let sealedVersion = VersionID(uuid: UUID())
+        let sealedVersion = VersionID(uuid: UUID()), sealedItemID = ItemID(uuid: UUID())
         let record = RecordCipher(keys: keys).seal(.init(modified: Date(timeIntervalSince1970: 1_000_000_000), permissions: 0o640,
-                                                         hash: sealedManifest.hash, size: sealedManifest.size), version: sealedVersion)
+                                                         hash: sealedManifest.hash, size: sealedManifest.size), version: sealedVersion, item: sealedItemID)
         let sealedPath = try keys.names.seal(path: path("Documents/sealed.txt"))
-        _ = try await carol.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: sealedVersion, path: sealedPath, kind: .file, base: nil,
+        _ = try await carol.commit(notes, CommitRequest(itemID: sealedItemID, versionID: sealedVersion, path: sealedPath, kind: .file, base: nil,
                                                         modified: Date(), manifest: sealedManifest, sealed: record))
         let alice = try #require(try await old.services.metadata.account(named: "alice")).id
         let roomBefore = try await old.services.metadata.referenceRoom(accountID: alice)
@@ -98,7 +98,7 @@ struct MigrationTests {
         let sealedItem = try #require(try await carol2.changes(notes, after: 0).items.first { $0.path == sealedPath })
         let v = try #require(sealedItem.current)
         #expect(try keys.names.open(path: sealedItem.path) == path("Documents/sealed.txt"))
-        let fields = try RecordCipher(keys: keys).open(try #require(v.sealed), version: v.id)
+        let fields = try RecordCipher(keys: keys).open(try #require(v.sealed), version: v.id, item: sealedItem.id)
         #expect(fields.modified == Date(timeIntervalSince1970: 1_000_000_000) && fields.permissions == 0o640 && fields.hash == v.hash)
         #expect(try await carol2.downloadChunk(chunkName).withUnsafeBytes { try keys.chunks.open($0) } == secret)
         _ = lid

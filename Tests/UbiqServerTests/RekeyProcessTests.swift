@@ -100,7 +100,7 @@ extension ProcessTests {
             let v = try #require(item.current)
             let sealed = try #require(v.sealed)
             #expect(sealed.hasPrefix("e\(epoch):"), "\(item.path)")
-            #expect((try? RecordCipher(ring: oldKeys).open(sealed, version: v.id)) == nil)
+            #expect((try? RecordCipher(ring: oldKeys).open(sealed, version: v.id, item: item.id)) == nil)
             let name = try deskKeys.identity.names.open(path: item.path).name
             var opened = Data()
             for c in try await asDesk.manifest(container, version: v.id).chunks {

@@ -3,15 +3,17 @@ import Foundation
 
 /// Seals what a version's record says that the server need not know — the file's modification
 /// time and permissions — with the content hash and size it was committed with, bound to the
-/// version (AES-256-GCM, its ID as associated data). The server keeps it
+/// item and the version (AES-256-GCM, both IDs as associated data). The server keeps it
 /// (`VersionRecord.sealed`) and hands it back; a device opens it and checks it against the
 /// record around it, so a version pointed at another content, a record copied from another
-/// version, or a time the server made up is caught (`tampered`).
+/// version, a version shown under another item, or a time the server made up is caught
+/// (`tampered`).
 ///
-/// Not bound to the item: the server rightly files a version under another item when two
-/// devices create the same path (the second commit joins the first item). So the server can
-/// still show one version of the account under another item; a device-signed link from items
-/// to their versions is what would close that (`ThreatModel.md`).
+/// A new file whose path the server already has from another device joins that item; on an
+/// encrypted account the server refuses such a commit and names the item instead, and the
+/// device seals the record again for it (`SealedSyncServer`), so every record stays bound to
+/// the item it is filed under. Records sealed before items were bound (`ubiq-record-e2e-v1`)
+/// still open, bound to their version only.
 ///
 /// A record sealed with a key past the first generation says its epoch in the clear
 /// (`e2:BASE64`), so a device opens it with the key it was sealed with.
@@ -35,17 +37,21 @@ public struct RecordCipher: Sendable {
         }
     }
 
-    func associated(_ version: VersionID) -> [UInt8] { Array("ubiq-record-e2e-v1\n\(version)".utf8) }
+    func associated(_ version: VersionID, item: ItemID) -> [UInt8] { Array("ubiq-record-e2e-v2\n\(item)\n\(version)".utf8) }
+    /// What records sealed before they were bound to their item were bound to.
+    func legacyAssociated(_ version: VersionID) -> [UInt8] { Array("ubiq-record-e2e-v1\n\(version)".utf8) }
 
-    /// The fields sealed for `version`, as text.
-    public func seal(_ f: Fields, version: VersionID) -> String {
+    /// The fields sealed for `version` of `item`, as text.
+    public func seal(_ f: Fields, version: VersionID, item: ItemID) -> String { seal(f, associated: associated(version, item: item)) }
+
+    func seal(_ f: Fields, associated: [UInt8]) -> String {
         var plain: [UInt8] = []
         withUnsafeBytes(of: f.modified.timeIntervalSince1970.bitPattern.littleEndian) { plain += $0 }
         withUnsafeBytes(of: Int32(f.permissions ?? -1).littleEndian) { plain += $0 }
         withUnsafeBytes(of: Int64(f.size).littleEndian) { plain += $0 }
         f.hash.withHex { plain += $0 }
         let keys = ring.current
-        let box = try! AES.GCM.seal(plain, using: keys.records, authenticating: associated(version))
+        let box = try! AES.GCM.seal(plain, using: keys.records, authenticating: associated)
         let text = box.combined!.base64EncodedString()
         return keys.epoch == 1 ? text : "e\(keys.epoch):\(text)"
     }
@@ -61,16 +67,19 @@ public struct RecordCipher: Sendable {
         return (epoch, sealed[sealed.index(after: dot)...])
     }
 
-    /// The fields `sealed` holds for `version`; `tampered` when it does not open there,
-    /// `key_missing` when it was sealed with a generation of the key this ring lacks.
-    public func open(_ sealed: String, version: VersionID) throws -> Fields {
+    /// The fields `sealed` holds for `version` of `item`; `tampered` when it does not open there
+    /// (sealed for another version or another item), `key_missing` when it was sealed with a
+    /// generation of the key this ring lacks.
+    public func open(_ sealed: String, version: VersionID, item: ItemID) throws -> Fields {
         guard sealed.utf8.count <= 1024, let (epoch, body) = Self.split(sealed) else {
             throw CoreError(.tampered, "the record of version \(version) is damaged")
         }
         let key = try ring.keys(epoch: epoch).records
         guard let data = Data(base64Encoded: String(body)), let box = try? AES.GCM.SealedBox(combined: data),
-              let plain = try? AES.GCM.open(box, using: key, authenticating: associated(version)), plain.count == 8 + 4 + 8 + 64 else {
-            throw CoreError(.tampered, "the record of version \(version) did not open with this account's key")
+              let plain = (try? AES.GCM.open(box, using: key, authenticating: associated(version, item: item)))
+                ?? (try? AES.GCM.open(box, using: key, authenticating: legacyAssociated(version))),
+              plain.count == 8 + 4 + 8 + 64 else {
+            throw CoreError(.tampered, "the record of version \(version) did not open as item \(item)'s with this account's key")
         }
         let b = Array(plain)
         func u64(_ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) } }
