@@ -77,4 +77,24 @@ struct PostgreSQLLocationTests {
     @Test func placeholdersAreNumberedOutsideQuotes() {
         #expect(PGConnection.numbered("SELECT ? , '?', ? FROM t WHERE a = ? AND b = 'x?y'") == "SELECT $1 , '?', $2 FROM t WHERE a = $3 AND b = 'x?y'")
     }
+
+    /// A look-up that stands alone (`readEach`: a token's check before every request, a chunk's
+    /// owner, the account's usage) pays no `BEGIN` and `COMMIT` round trips on PostgreSQL —
+    /// called the way the stores call it, through `any SQLDatabase`. (It was an extension's
+    /// method, chosen statically: every such read ran in a transaction.) A `read` is one
+    /// transaction throughout.
+    @Test func aStandAloneReadRunsOutsideATransactionThroughAnyDatabase() async throws {
+        guard PostgresTestDatabase.runs, let location = try await PostgresTestDatabase.fresh() else { return }
+        defer { Task { await PostgresTestDatabase.drop(location) } }
+        let database: any SQLDatabase = try await PostgreSQLDatabase.open(location)
+        defer { Task { await database.close() } }
+        // Two statements: in one transaction they see one `now()` (its start); each alone, its own.
+        let body: @Sendable (any SQLConnection) throws -> Bool = { db in
+            let first: String? = try db.value("SELECT now()::text FROM pg_sleep(0.002)")
+            let second: String? = try db.value("SELECT now()::text")
+            return first != nil && first == second
+        }
+        #expect(try await database.readEach(body) == false, "readEach ran in a transaction")
+        #expect(try await database.read(body) == true, "read ran outside a transaction")
+    }
 }

@@ -57,6 +57,10 @@ public protocol SQLDatabase: Sendable {
     /// Runs `body` in a write transaction, committed when it returns and rolled back when it
     /// throws. A failure of the database itself throws `storage_failure`.
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+    /// Runs `body`'s statements each on its own (see the default). A requirement, so that a
+    /// call through `any SQLDatabase` reaches PostgreSQL's own (an extension's method alone is
+    /// chosen statically: every such read paid `BEGIN` and `COMMIT` until this was one).
+    func readEach<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
     /// Lets go of the database's connections (a closed database refuses transactions).
     func close() async
 }
