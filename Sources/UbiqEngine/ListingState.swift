@@ -20,7 +20,7 @@ public struct ListingState: Sendable {
 
     /// Pinned itself, or inside a pinned folder.
     func isPinned(_ id: ItemID, _ path: RelativePath) -> Bool {
-        pinned.contains(id) || (!pinnedFolders.isEmpty && pinnedFolders.contains { path.isSelfOrDescendant(of: $0) })
+        (!pinned.isEmpty && pinned.contains(id)) || (!pinnedFolders.isEmpty && pinnedFolders.contains { path.isSelfOrDescendant(of: $0) })
     }
 
     /// Every item (the server's, local-only and excluded ones) with the attributes of product §5.
@@ -53,26 +53,28 @@ public struct ListingState: Sendable {
     }
 
     func listed(_ id: ItemID, _ r: RemoteEntry) -> MetadataItem {
+        // Each look-up once, and none in what is usually empty (a gathering lists every item).
         let s = synced[id], l = local[id]
+        let h = l == nil ? nil : localHashes[id]
         let status: MetadataItem.Status
         if l == nil {
             status = .notDownloaded
         } else if r.node.kind == .folder {
             status = .current
         } else {
-            status = s?.node.version == r.node.version || (localHashes[id] != nil && localHashes[id] == r.node.hash) ? .current : .downloaded
+            status = s?.node.version == r.node.version || (h != nil && h == r.node.hash) ? .current : .downloaded
         }
-        let t = transfers[id]
+        let t = transfers.isEmpty ? nil : transfers[id]
         let up = t?.direction == .up, down = t?.direction == .down
-        let localChanged = l != nil && r.node.kind == .file && localHashes[id] != nil && localHashes[id] != s?.node.hash && localHashes[id] != r.node.hash
+        let localChanged = l != nil && r.node.kind == .file && h != nil && h != s?.node.hash && h != r.node.hash
         let uploaded = r.node.uploaded && !localChanged
-        let err = itemErrors[id]
+        let err = itemErrors.isEmpty ? nil : itemErrors[id]
         return MetadataItem(itemID: id, path: l?.path ?? r.node.path, kind: r.node.kind, size: l.map { Int($0.entry.stamp.size) } ?? r.node.size,
                             created: r.created, modified: r.modified, status: status, downloading: down,
                             percentDownloaded: down ? percent(t) : (status == .notDownloaded ? 0 : 100), uploading: up, uploaded: uploaded,
                             percentUploaded: up ? percent(t) : (uploaded ? 100 : 0), conflict: r.conflictCount > 0, excluded: false,
                             downloadError: down || status == .notDownloaded ? err : nil, uploadError: up || localChanged ? err : nil,
-                            pinned: isPinned(id, l?.path ?? r.node.path), paused: held.contains(id))
+                            pinned: isPinned(id, l?.path ?? r.node.path), paused: !held.isEmpty && held.contains(id))
     }
 
     func localOnly(_ id: ItemID, _ path: RelativePath, _ e: LocalEntry) -> MetadataItem {

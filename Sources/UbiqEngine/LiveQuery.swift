@@ -75,9 +75,12 @@ public final class LiveQuery: @unchecked Sendable {
             observer = token
             generation = gen
             lastFull = .now
-            _ = state.reduce(snapshot, now: now())
+            // Gathered from nothing, what it adds is every result, already in order (sorting
+            // them again, as `state.ordered` does, doubled the time of a large gathering).
+            let wasEmpty = state.byID.isEmpty
+            let diff = state.reduce(snapshot, now: now())
             gathered = true
-            return state.ordered
+            return wasEmpty ? diff.added : state.ordered
         }
         guard let results else { await engine.removeObserver(token); return }
         handler(.didFinishGathering(results))

@@ -22,6 +22,7 @@ struct EngineMemoryBench: AsyncParsableCommand {
 
     @Option(help: "Number of files.") var files = 100_000
     @Option(help: "(internal) measure an existing home in this process.") var measureHome: String?
+    @Flag(help: "Keep the device's home and say where (to measure it again, e.g. under heaptrack, with --measure-home).") var keepHome = false
 
     func run() async throws {
         if let measureHome { return try await measure(measureHome) }
@@ -52,7 +53,11 @@ struct EngineMemoryBench: AsyncParsableCommand {
         p.arguments = ["engine-memory", "--measure-home", home.configDirectory.deletingLastPathComponent().path]
         try p.run()
         p.waitUntilExit()
-        try? FileManager.default.removeItem(at: server.dir)
+        if keepHome {
+            print("home kept: \(home.configDirectory.deletingLastPathComponent().path) (server data in \(server.dir.path))")
+        } else {
+            try? FileManager.default.removeItem(at: server.dir)
+        }
     }
 
     func measure(_ path: String) async throws {
@@ -68,6 +73,8 @@ struct EngineMemoryBench: AsyncParsableCommand {
         let items = await engine.listing().count
         print(String(format: "fresh engine on that home: load + full scan + plan of %d items in %.2f s (server down: %@); engine RSS %.0f MiB (process %.0f MiB before opening it)",
                      items, seconds(t), status?.state.rawValue ?? "?", rssMiB(), before))
+        // What the engine holds now, for a heap profiler: what is still allocated at exit.
+        if ProcessInfo.processInfo.environment["UBIQ_BENCH_EXIT_AFTER_LOAD"] == "1" { Foundation.exit(0) }
         // A live query over all of them: gathering time and the memory it adds.
         for text in ["TRUEPREDICATE", "name LIKE '*7*.txt' AND size < 1KB"] {
             let rssBefore = rssMiB()

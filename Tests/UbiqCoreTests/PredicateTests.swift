@@ -192,4 +192,28 @@ struct PredicateTests {
         #expect(results.reduce([a2, b2, outside], now: Self.now).isEmpty)
         #expect(results.ordered.map(\.name) == ["b"])
     }
+
+    /// The sort of a gathering (keys and positions sorted, not items) gives exactly the query's
+    /// order (`areInOrder`) for every key and direction, names equal but for case and equal
+    /// sizes and dates included; a first reduce's `added` is the ordered results.
+    @Test func sortingByKeysGivesTheQuerysOrder() {
+        var rng = SeededRandom.forTest("query.sort")
+        let names = ["a", "B", "b", "Plan", "plan", "z.txt", "Zeta", "ä", "10", "9"]
+        for round in 0..<60 {
+            let items = (0..<Int(rng.next() % 200)).map { i in
+                Self.item("Documents/d\(rng.next() % 5)/\(names[Int(rng.next() % UInt64(names.count))]) \(i)", size: Int(rng.next() % 4),
+                          modified: rng.next() % 4 == 0 ? nil : Self.now.addingTimeInterval(-Double(rng.next() % 3)))
+            }
+            for key in MetadataQueryDefinition.SortKey.allCases {
+                for ascending in [true, false] {
+                    let d = MetadataQueryDefinition(scope: .data, sort: key, ascending: ascending)
+                    let expected = items.sorted(by: d.areInOrder).map(\.itemID)
+                    #expect(d.sorted(items).map(\.itemID) == expected, "seed \(rng.seed) round \(round) \(key) \(ascending)")
+                    var results = QueryResults(d)
+                    let added = results.reduce(items, now: Self.now).added
+                    #expect(added.map(\.itemID) == expected && results.ordered.map(\.itemID) == expected, "seed \(rng.seed) round \(round)")
+                }
+            }
+        }
+    }
 }
