@@ -24,12 +24,36 @@ public struct ListingState: Sendable {
     }
 
     /// Every item (the server's, local-only and excluded ones) with the attributes of product §5.
-    public func all() -> [MetadataItem] {
+    public func all() -> [MetadataItem] { all(where: { _ in true }) }
+
+    /// The items `include` takes (a query's scope and predicate: what it leaves is never kept).
+    func all(where include: @Sendable (MetadataItem) -> Bool) -> [MetadataItem] {
         var out: [MetadataItem] = []
         out.reserveCapacity(remote.count + 16)
-        for (id, r) in remote { out.append(listed(id, r)) }
-        for (id, l) in local where remote[id] == nil { out.append(localOnly(id, l.path, l.entry)) }
-        for (p, e) in excluded { out.append(Self.excludedItem(p, e)) }
+        // Each item costs a few look-ups in large tables (cache misses, mostly): past a few
+        // thousand items the server's items are listed in slices on every core.
+        let slices = remote.count < 8_192 ? 1 : max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
+        if slices == 1 {
+            for (id, r) in remote { let m = listed(id, r); if include(m) { out.append(m) } }
+        } else {
+            var bounds = [remote.startIndex]
+            for k in 1..<slices { bounds.append(remote.index(bounds[k - 1], offsetBy: remote.count / slices)) }
+            bounds.append(remote.endIndex)
+            let cuts = bounds
+            let parts = SliceResults<MetadataItem>(slices)
+            DispatchQueue.concurrentPerform(iterations: slices) { k in
+                parts.set(k, remote[cuts[k]..<cuts[k + 1]].lazy.map { listed($0.key, $0.value) }.filter(include))
+            }
+            for part in parts.all { out.append(contentsOf: part) }
+        }
+        for (id, l) in local where remote[id] == nil {
+            let m = localOnly(id, l.path, l.entry)
+            if include(m) { out.append(m) }
+        }
+        for (p, e) in excluded {
+            let m = Self.excludedItem(p, e)
+            if include(m) { out.append(m) }
+        }
         return out
     }
 
@@ -101,4 +125,13 @@ public struct ListingState: Sendable {
         let u = bytes.withUnsafeBytes { $0.load(as: uuid_t.self) }
         return ItemID(uuid: UUID(uuid: u))
     }
+}
+
+/// What each slice of a concurrent listing made, kept until all are done.
+final class SliceResults<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var parts: [[T]]
+    init(_ n: Int) { parts = Array(repeating: [], count: n) }
+    func set(_ k: Int, _ part: [T]) { lock.withLock { parts[k] = part } }
+    var all: [[T]] { lock.withLock { parts } }
 }

@@ -69,7 +69,9 @@ public final class LiveQuery: @unchecked Sendable {
         lock.withLock { self.handler = handler }
         let token = await engine.addObserver { [weak self] in self?.dirty() }
         let (gen, listingState) = await engine.snapshot()
-        let snapshot = listingState.all()  // built here, not on the engine's queue
+        // Built here, not on the engine's queue; what the query leaves is dropped as it is made.
+        let t = now(), definition = self.definition
+        let snapshot = listingState.all(where: { definition.includes($0, now: t) })
         let results: [MetadataItem]? = lock.withLock {
             guard !stopped else { return nil }
             observer = token
@@ -78,7 +80,7 @@ public final class LiveQuery: @unchecked Sendable {
             // Gathered from nothing, what it adds is every result, already in order (sorting
             // them again, as `state.ordered` does, doubled the time of a large gathering).
             let wasEmpty = state.byID.isEmpty
-            let diff = state.reduce(snapshot, now: now())
+            let diff = state.reduce(snapshot, now: t)
             gathered = true
             return wasEmpty ? diff.added : state.ordered
         }
@@ -138,15 +140,16 @@ public final class LiveQuery: @unchecked Sendable {
         let timeBound = definition.predicate.usesRelativeDates && ContinuousClock.now - lastFull > .seconds(60)
         var (gen, changes) = timeBound ? (since, nil) : await engine.changes(since: since)
         var snapshot: [MetadataItem]?
+        let t = now(), definition = self.definition
         if changes == nil {
             let (g, listingState) = await engine.snapshot()
             gen = g
-            snapshot = listingState.all()
+            snapshot = listingState.all(where: { definition.includes($0, now: t) })
         }
         let (diff, h, rerun): (QueryDiff, (@Sendable (Notification) -> Void)?, Bool) = lock.withLock {
             generation = gen
             let d: QueryDiff
-            if let snapshot { d = state.reduce(snapshot, now: now()); lastFull = .now } else { d = state.reduce(changes: changes ?? [], now: now()) }
+            if let snapshot { d = state.reduce(snapshot, now: t); lastFull = .now } else { d = state.reduce(changes: changes ?? [], now: t) }
             flushing = false
             let r = again
             again = false
