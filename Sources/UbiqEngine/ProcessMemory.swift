@@ -9,6 +9,9 @@ public enum ProcessMemory {
     /// Applies the tuning (once, before the work starts; `MALLOC_*_` variables take precedence).
     public static func tune() { _ = ubiq_tune_malloc() }
 
+    /// Gives memory the allocator holds free back to the system now.
+    public static func trim() { ubiq_trim_memory() }
+
     /// Gives memory the allocator holds free back to the system every `interval`, for as long as
     /// the process runs (a long-running server or daemon).
     public static func trimPeriodically(every interval: Duration = .seconds(30)) {
