@@ -119,6 +119,7 @@ public struct SealedSyncServer: SyncServer {
 
     public func commitMany(_ container: ContainerID, _ requests: [CommitRequest]) async throws -> [CommitBatchResult] {
         var results = try await inner.commitMany(container, try requests.map(sealed))
+        guard results.count == requests.count else { throw CoreError(.badResponse, "a commit batch was answered with \(results.count) results for \(requests.count)") }
         for (i, request) in requests.enumerated() {
             if let e = results[i].error, let again = Self.joining(request, refusedWith: e.code, item: e.item) {
                 do {

@@ -77,7 +77,7 @@ public actor SyncEngine {
 
     // Connection, passes, transfers.
     var online = false
-    var pendingOps: [SyncOp] = []
+    var pendingOps: [SyncOp] = [] { didSet { transfers.planned(pendingOps) } }
     var unstable = 0
     /// The plan's steps on the server that move no content (see `RemoteStepRunner`).
     private(set) lazy var remoteSteps = RemoteStepRunner(host: self, trees: trees, steps: RemoteSteps(server: client, container: config.container), logger: logger)
@@ -367,7 +367,7 @@ public actor SyncEngine {
         do { try wishes.forgetEvictions { local[$0] != nil || remote[$0] == nil } } catch { logger.warning("\(error)") }
         let t = trees.forPlanner()
         let abandoned = abandonedVersions()
-        let policy: Planner.Policy = config.download == .all ? .all : .onDemand, pinned = wishes.pinnedForPlan(remote: remote), streaming = transfers.streamable()
+        let policy: Planner.Policy = config.download == .all ? .all : .onDemand, pinned = wishes.pinnedForPlan(remote: remote), streaming = transfers.streamable(among: trees.openItems)
         var ops = withoutWaiting(Planner.plan(t, policy: policy, pinned: pinned, evicted: evicted, streaming: streaming, abandoned: abandoned,
                                               only: trees.openItems, byPath: (trees.remoteByPath, trees.localByPath, trees.syncedByPath)))
         if !transfers.held.isEmpty { ops.removeAll { $0.isTransfer && transfers.held.contains($0.item) } }
@@ -408,11 +408,11 @@ public actor SyncEngine {
     // MARK: status
 
     public func status() -> EngineStatus {
-        let (up, down) = transfers.report(queued: pendingOps)
+        let (up, down) = transfers.report()
         let idle = online && !scheduler.paused && scheduler.isQuiet && transfers.running.isEmpty && pendingOps.isEmpty && unstable == 0
         var s = EngineStatus(state: online ? .online : .offline, idle: idle, account: config.user, server: config.server,
                              device: config.deviceName, container: config.container.string, uploads: up, downloads: down,
-                             conflicts: remote.values.filter { $0.conflictCount > 0 }.count, lastError: lastError, errors: outcomes.errorList(path: trees.path(of:)))
+                             conflicts: trees.conflictCount(), lastError: lastError, errors: outcomes.errorList(path: trees.path(of:)))
         s.folder = files.rootPath
         s.paused = scheduler.paused ? true : nil
         s.waiting = trees.waitingCount()

@@ -66,10 +66,25 @@ final class Transfers {
         self.logger = logger
     }
 
+    /// What the plan has queued (`status`).
+    var queued = QueuedTransfers()
+
     /// A transfer is over: no longer listed, and counted as this run's.
     func end(_ id: ItemID) {
         if let t = running[id] { session.ended(id, t) }
         running[id] = nil
+        queued.remove(id)
+    }
+
+    /// The engine's plan changed: what it queues is counted once.
+    func planned(_ ops: [SyncOp]) {
+        queued = QueuedTransfers(ops, ended: session.endedItems) { op in
+            switch op {
+            case .upload(let id, _): return local[id]?.entry.stamp.size ?? 0
+            case .download(let id, _): return Int64(remote[id]?.node.size ?? 0)
+            default: return nil
+            }
+        }
     }
 
     /// Bytes of a running transfer done so far (`add`: more of them).
@@ -83,13 +98,11 @@ final class Transfers {
 
     /// This run's uploads and downloads for `status`: those running, those `queued` by the plan,
     /// and those finished — totals that never fall until nothing is left to move.
-    func report(queued: [SyncOp]) -> (up: EngineStatus.Transfers, down: EngineStatus.Transfers) {
-        let ended = session.endedItems
-        let (up, down) = EngineStatus.tally(running: running.values, queued: queued.filter { running[$0.item] == nil && !ended.contains($0.item) }) { op in
-            switch op {
-            case .upload(let id, _): return local[id]?.entry.stamp.size ?? 0
-            case .download(let id, _): return Int64(remote[id]?.node.size ?? 0)
-            default: return nil
+    func report() -> (up: EngineStatus.Transfers, down: EngineStatus.Transfers) {
+        var (up, down) = queued.tally(excluding: running.storage.keys)
+        for t in running.values {
+            if t.direction == .up { up.running += 1; up.bytesDone += t.bytesDone; up.bytesTotal += t.bytesTotal } else {
+                down.running += 1; down.bytesDone += t.bytesDone; down.bytesTotal += t.bytesTotal
             }
         }
         return (session.report(up, up: true), session.report(down, up: false))
@@ -97,10 +110,12 @@ final class Transfers {
 
     /// Big files whose current version another device is still uploading: downloaded while the
     /// chunks arrive (the fetches wait for them), unless an attempt already gave up waiting.
-    /// Small files are not worth it: their upload finishes in one request.
-    func streamable() -> Set<ItemID> {
+    /// Small files are not worth it: their upload finishes in one request. Only `among` are
+    /// looked at (the items a plan looks at: it asked every item of the Remote tree, #42).
+    func streamable(among ids: Set<ItemID>) -> Set<ItemID> {
         var out = Set<ItemID>()
-        for (id, r) in remote where !r.node.uploaded && r.node.kind == .file && Int64(r.node.size) > TransferBatches.fileLimit {
+        for id in ids {
+            guard let r = remote[id], !r.node.uploaded, r.node.kind == .file, Int64(r.node.size) > TransferBatches.fileLimit else { continue }
             if let v = r.node.version, !gaveUp.contains(v) { out.insert(id) }
         }
         return out
