@@ -90,11 +90,14 @@ public struct FolderScans: Sendable {
         }
         let changes = watcher?.takeChanges()
         var dirs = changes.flatMap { partial(since: $0, watcherComplete: watcher?.isComplete() == true, now: now) }
-        let walked = dirs.map { files.startScan(only: $0, over: lastWalk!.scan) } ?? files.startScan()
         if dirs == nil {
             logger.debug("scan: the whole folder (moves and removals \(changes.map { "\($0.structural)" } ?? "-"), at the last walk \(lastWalk.map { "\($0.structural)" } ?? "-"), \(changes?.dirty.count ?? 0) folder(s) changed)")
         }
-        lastWalk = nil  // until this walk is done and calm
+        // The last walk is handed over whole (nothing else holds it: no copy of its tables);
+        // none is kept until this walk is done and calm.
+        let base = dirs == nil ? nil : lastWalk.take().map { LocalFiles.ScanHandoff($0.scan) }
+        lastWalk = nil
+        let walked = dirs.map { files.startScan(only: $0, over: base!) } ?? files.startScan()
         meanwhile(dirs == nil)
         var walk = walked()
         if let w = watcher, var seen = changes?.structural {
