@@ -212,7 +212,7 @@ public struct SealedSyncServer: SyncServer {
 
     public func uploadChunks(named chunks: [(ContentHash, [UInt8])]) async throws {
         let ring = self.ring
-        try await inner.uploadChunks(named: chunks.map { c in (c.0, c.1.withUnsafeBytes { Self.sealed($0, named: c.0, ring) }) })
+        try await inner.uploadChunks(named: chunks.map { c in (c.0, Array(c.1.withUnsafeBytes { Self.sealed($0, named: c.0, ring) })) })
     }
 
     public func uploadChunks(named chunks: [(hash: ContentHash, size: Int)], fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
@@ -222,21 +222,21 @@ public struct SealedSyncServer: SyncServer {
             plain.removeAll(keepingCapacity: true)
             plain.append(contentsOf: repeatElement(0, count: chunks[i].size))
             try plain.withUnsafeMutableBytes { try fill(i, $0) }
-            let sealed = plain.withUnsafeBytes { Self.sealed($0, named: chunks[i].hash, ring) }
-            sealed.withUnsafeBytes { out.copyMemory(from: $0) }
+            // Sealed (or kept from the naming) straight into the request: no copy between.
+            plain.withUnsafeBytes { Self.sealed($0, named: chunks[i].hash, ring) }.withUnsafeBytes { out.copyMemory(from: $0) }
         }
     }
 
     /// The sealed bytes of the chunk `plain` named `name`: with the newest key — or, on a ring
     /// of several generations, with the one whose sealing gives that name (the chunk was named
     /// before a roll reached this device); the server refuses bytes that do not match.
-    static func sealed(_ plain: UnsafeRawBufferPointer, named name: ContentHash, _ ring: ContainerKeyring) -> [UInt8] {
+    static func sealed(_ plain: UnsafeRawBufferPointer, named name: ContentHash, _ ring: ContainerKeyring) -> Data {
         let all = ring.newestFirst
         for k in all { if let kept = k.chunks.takeKept(name) { return kept } }
-        let now = all[0].chunks.seal(plain)
+        let now = all[0].chunks.sealedData(plain)
         guard all.count > 1, now.withUnsafeBytes({ ContentHash.of(buffer: $0) }) != name else { return now }
         for k in all.dropFirst() {
-            let s = k.chunks.seal(plain)
+            let s = k.chunks.sealedData(plain)
             if s.withUnsafeBytes({ ContentHash.of(buffer: $0) }) == name { return s }
         }
         return now
@@ -244,13 +244,13 @@ public struct SealedSyncServer: SyncServer {
 
     /// The chunk `sealed` holds, once its bytes are the ones named `hash` (another chunk of the
     /// account would open with its key too) and open with a key of the ring.
-    func opened(_ sealed: UnsafeRawBufferPointer, _ hash: ContentHash) throws -> [UInt8] {
+    func opened(_ sealed: UnsafeRawBufferPointer, _ hash: ContentHash) throws -> Data {
         guard inner.verifiesChunks || ContentHash.of(buffer: sealed) == hash else { throw CoreError(.tampered, "the server sent other bytes for chunk \(hash.hex.prefix(12))") }
         let all = ring.newestFirst
-        if all.count == 1 { return try all[0].chunks.open(sealed) }
+        if all.count == 1 { return try all[0].chunks.openData(sealed) }
         let first = hint.epoch
         for k in all.sorted(by: { ($0.epoch == first ? 1 : 0) > ($1.epoch == first ? 1 : 0) }) {
-            if let plain = try? k.chunks.open(sealed) {
+            if let plain = try? k.chunks.openData(sealed) {
                 hint.epoch = k.epoch
                 return plain
             }
@@ -260,19 +260,19 @@ public struct SealedSyncServer: SyncServer {
 
     public func downloadChunk(_ hash: ContentHash) async throws -> [UInt8] {
         let sealed = try await inner.downloadChunk(hash)
-        return try sealed.withUnsafeBytes { try opened($0, hash) }
+        return Array(try sealed.withUnsafeBytes { try opened($0, hash) })
     }
 
     public func downloadChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> [[UInt8]] {
         let got = try await inner.downloadChunks(hashes, waitSeconds: waitSeconds)
         guard got.count == hashes.count else { throw CoreError(.tampered, "the server sent \(got.count) chunks for \(hashes.count)") }
-        return try zip(got, hashes).map { c, h in try c.withUnsafeBytes { try opened($0, h) } }
+        return try zip(got, hashes).map { c, h in Array(try c.withUnsafeBytes { try opened($0, h) }) }
     }
 
     public func fetchChunks(_ hashes: [ContentHash], waitSeconds: Int?) async throws -> FetchedChunks {
         let got = try await inner.fetchChunks(hashes, waitSeconds: waitSeconds)
         guard got.count == hashes.count else { throw CoreError(.tampered, "the server sent \(got.count) chunks for \(hashes.count)") }
-        return FetchedChunks(chunks: try (0..<got.count).map { i in try got.withBytes(i) { try opened($0, hashes[i]) } })
+        return FetchedChunks(pieces: try (0..<got.count).map { i in try got.withBytes(i) { try opened($0, hashes[i]) } })
     }
 }
 
