@@ -25,6 +25,14 @@ public struct VersionRecord: Hashable, Sendable, Codable {
     /// committed it (`RecordCipher`: its times, permissions and content hash, bound to the item
     /// and the version); the server keeps it and hands it back unread. Nil for a plain account.
     public var sealed: String?
+    /// The version's generation in its item's history, from its sealed record as the device
+    /// opened it (`RecordCipher.Fields.generation`); never on the wire. Nil for a plain
+    /// account's version and a record sealed before generations.
+    public var generation: UInt32? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case id, state, size, hash, modified, committed, device, deviceName, uploaded, permissions, base, sealed
+    }
 
     public init(id: VersionID, state: VersionState, size: Int, hash: ContentHash, modified: Date, committed: Date,
                 device: DeviceID, deviceName: String, uploaded: Bool, permissions: Int? = nil, base: VersionID? = nil, sealed: String? = nil) {

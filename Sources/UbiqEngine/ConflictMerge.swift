@@ -88,7 +88,8 @@ enum ConflictMerge {
         if !missing.isEmpty { try await client.uploadChunks(named: chunks.filter { missing.contains($0.0) }) }
         let version = VersionID(uuid: UUID())
         let request = CommitRequest(itemID: draft.item, versionID: version, path: draft.path, kind: .file, base: draft.current.id,
-                                    modified: modified, manifest: manifest, parent: nil, permissions: draft.current.permissions)
+                                    modified: modified, manifest: manifest, parent: nil, permissions: draft.current.permissions,
+                                    baseGeneration: draft.current.generation)
         let r = try await client.commit(container, request)
         if !r.missing.isEmpty {
             let still = Set(r.missing)

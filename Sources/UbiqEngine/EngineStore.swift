@@ -37,6 +37,9 @@ public struct RemoteEntry: Sendable, Equatable {
     public var created: Date?
     /// The current version's permission bits (nil: the writer did not send them).
     public var permissions: Int?
+    /// The current version's generation as its sealed record says (nil: a plain account, or a
+    /// record without one): a later page showing an older one is a rollback (`RollbackCheck`).
+    public var generation: UInt32? = nil
 }
 
 /// The engine's durable state for one container: the Synced and Remote trees, the change-feed
@@ -101,6 +104,9 @@ final class EngineStore: Sendable {
         m.registerMigration("v5-permissions") { db in
             try db.execute(sql: "ALTER TABLE remote ADD COLUMN permissions INTEGER")
         }
+        m.registerMigration("v6-generation") { db in
+            try db.execute(sql: "ALTER TABLE remote ADD COLUMN generation INTEGER")
+        }
         return m
     }
 
@@ -155,14 +161,15 @@ final class EngineStore: Sendable {
                 var out: [ItemID: RemoteEntry] = [:]
                 out.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM remote") ?? 0)
                 let rows = try Row.fetchCursor(db, sql: """
-                    SELECT item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created, permissions FROM remote
+                    SELECT item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created, permissions, generation FROM remote
                     """)
                 while let r = try rows.next() {
                     guard let id: ItemID = Self.id(r, 0), let kind = ItemKind(rawValue: r[2]),
                           let path = try? RelativePath(validating: r[1]) else { continue }
                     let node = RemoteNode(path: path, kind: kind, version: Self.id(r, 3), hash: Self.hash(r, 4), size: r[5], uploaded: r[6])
                     out[id] = RemoteEntry(node: node, conflictCount: r[7], modified: (r[8] as Double?).map { Date(timeIntervalSince1970: $0) },
-                                          deviceName: r[9], created: (r[10] as Double?).map { Date(timeIntervalSince1970: $0) }, permissions: r[11])
+                                          deviceName: r[9], created: (r[10] as Double?).map { Date(timeIntervalSince1970: $0) }, permissions: r[11],
+                                          generation: (r[12] as Int64?).flatMap { UInt32(exactly: $0) })
                 }
                 return out
             }
@@ -228,10 +235,11 @@ final class EngineStore: Sendable {
         }
         let n = e.node
         try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO remote (item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created, permissions)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO remote (item, path, kind, version, hash, size, uploaded, conflicts, modified, device_name, created, permissions, generation)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [id.description, n.path.string, n.kind.rawValue, n.version?.description, n.hash?.hex, n.size, n.uploaded,
-                             e.conflictCount, e.modified?.timeIntervalSince1970, e.deviceName, e.created?.timeIntervalSince1970, e.permissions])
+                             e.conflictCount, e.modified?.timeIntervalSince1970, e.deviceName, e.created?.timeIntervalSince1970, e.permissions,
+                             e.generation.map { Int64($0) }])
     }
 
     // MARK: download wishes

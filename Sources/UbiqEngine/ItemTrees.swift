@@ -100,7 +100,7 @@ final class ItemTrees {
         let node = RemoteNode(path: item.path, kind: item.kind, version: item.current?.id, hash: item.current?.hash,
                               size: item.current?.size ?? 0, uploaded: item.current?.uploaded ?? true)
         return RemoteEntry(node: node, conflictCount: item.conflictCount, modified: item.current?.modified, deviceName: item.current?.deviceName,
-                           created: item.created, permissions: item.current?.permissions)
+                           created: item.created, permissions: item.current?.permissions, generation: item.current?.generation)
     }
 
     /// Applies a page of the change feed and moves the cursor past it (one transaction);
@@ -108,6 +108,7 @@ final class ItemTrees {
     func apply(page items: [ItemRecord], cursor next: Int64, gone: [ItemID] = []) throws {
         var changes: [(ItemID, RemoteEntry?)] = []
         for item in items {
+            try RollbackCheck.check(item, against: remote[item.id])
             // Excluded names never come from a well-behaved server; never materialise them.
             changes.append((item.id, item.path.isExcluded ? nil : Self.remoteEntry(item)))
         }

@@ -71,6 +71,7 @@ public struct SealedSyncServer: SyncServer {
         var v = v
         v.modified = f.modified
         v.permissions = f.permissions
+        v.generation = f.generation
         return v
     }
 
@@ -78,7 +79,8 @@ public struct SealedSyncServer: SyncServer {
         var c = c
         c.path = try sealed(c.path)
         if c.kind == .file, let (hash, size) = c.manifest.map({ ($0.hash, $0.size) }) ?? c.manifestDelta.map({ ($0.hash, $0.size) }) {
-            let f = RecordCipher.Fields(modified: c.modified, permissions: c.permissions, hash: hash, size: size)
+            let generation = c.base == nil ? 1 : (c.baseGeneration ?? 0) &+ 1
+            let f = RecordCipher.Fields(modified: c.modified, permissions: c.permissions, hash: hash, size: size, generation: max(1, generation))
             c.sealed = RecordCipher(ring: ring).seal(f, version: c.versionID, item: c.itemID)
             // In the clear: when it was committed (the server knows that anyway), no permissions.
             c.modified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
@@ -109,6 +111,7 @@ public struct SealedSyncServer: SyncServer {
     // MARK: versions and items
 
     public func commit(_ container: ContainerID, _ request: CommitRequest) async throws -> CommitResponse {
+        let request = try await knowingBase(request, in: container)
         do {
             return try opened(try await inner.commit(container, try sealed(request)))
         } catch let refused as ClientError {
@@ -118,6 +121,8 @@ public struct SealedSyncServer: SyncServer {
     }
 
     public func commitMany(_ container: ContainerID, _ requests: [CommitRequest]) async throws -> [CommitBatchResult] {
+        var requests = requests
+        for i in requests.indices { requests[i] = try await knowingBase(requests[i], in: container) }
         var results = try await inner.commitMany(container, try requests.map(sealed))
         guard results.count == requests.count else { throw CoreError(.badResponse, "a commit batch was answered with \(results.count) results for \(requests.count)") }
         for (i, request) in requests.enumerated() {
@@ -131,6 +136,21 @@ public struct SealedSyncServer: SyncServer {
             results[i].response = try results[i].response.map(opened)
         }
         return results
+    }
+
+    /// `c` with its base's generation known (the record seals the next one): as the engine gave
+    /// it, else read from the base's own record on the server — one round trip, for an engine
+    /// that heard of the base before generations were kept, or whose base is no longer current.
+    func knowingBase(_ c: CommitRequest, in container: ContainerID) async throws -> CommitRequest {
+        guard c.kind == .file, let base = c.base, c.baseGeneration == nil else { return c }
+        var c = c
+        do {
+            let list = try await versions(container, item: c.itemID)
+            c.baseGeneration = ([list.current].compactMap { $0 } + list.conflicts + list.others).first { $0.id == base }?.generation ?? 0
+        } catch let e as ClientError where e.code == .notFound {
+            c.baseGeneration = 0
+        }
+        return c
     }
 
     /// A new file the server refused because another device's file has its path (`item`): the
@@ -180,8 +200,27 @@ public struct SealedSyncServer: SyncServer {
         return r
     }
 
+    /// Keeping the current version, or a conflict version as new as it, is the server's resolve.
+    /// Keeping an older one commits its content again as the newest version (its chunks are on
+    /// the server: nothing travels), then clears the conflicts: the server's own promotion would
+    /// show an older generation as current, which every device refuses as a rollback
+    /// (`RollbackCheck`).
     public func resolve(_ container: ContainerID, item: ItemID, keep: VersionID) async throws -> ItemRecord {
-        try opened(try await inner.resolve(container, item: item, keep: keep))
+        let list = try await versions(container, item: item)
+        guard let current = list.current, current.id != keep, let kept = (list.conflicts + list.others).first(where: { $0.id == keep }),
+              (kept.generation ?? 0) < (current.generation ?? 0) else {
+            return try opened(try await inner.resolve(container, item: item, keep: keep))
+        }
+        guard kept.uploaded else { throw CoreError(.incompleteContent, "version \(keep) has not finished uploading") }
+        let request = CommitRequest(itemID: item, versionID: VersionID(uuid: UUID()), path: list.item.path, kind: .file, base: current.id,
+                                    modified: kept.modified, manifest: try await inner.manifest(container, version: keep), permissions: kept.permissions,
+                                    baseGeneration: current.generation ?? 0)
+        let r = try await commit(container, request)
+        guard r.outcome == .updated || r.outcome == .unchanged, let now = r.item.current else {
+            throw CoreError(.itemChanged, "\(list.item.path) changed while version \(keep) was being kept; look at its versions again")
+        }
+        guard r.item.conflictCount > 0 else { return r.item }
+        return try opened(try await inner.resolve(container, item: item, keep: now.id))
     }
 
     public func trash(_ container: ContainerID) async throws -> TrashResponse {

@@ -33,12 +33,13 @@ extension Transfers {
         // Noted before it goes out: if this engine stops before the content is up and the file
         // is gone by the next pass, the item is deleted rather than left unfinished for ever.
         await host.noteAbandoned(versionID)
+        let baseGeneration = generation(of: id, base: base)
         let resp: CommitResponse
         do {
             resp = try await uploads.commit({ useDelta in
                 CommitRequest(itemID: id, versionID: versionID, path: l.path, kind: .file, base: base,
                               modified: SyncEngine.date(nanos: l.entry.stamp.mtimeNanos), manifest: useDelta ? nil : m, manifestDelta: useDelta ? delta : nil,
-                              parent: parent, permissions: permissions)
+                              parent: parent, permissions: permissions, baseGeneration: baseGeneration)
             }, delta: delta != nil)
         } catch let refused as ClientError where refused.code == .pathExists {
             guard await host.revivesAside(id, path: l.path) else { throw refused }
@@ -53,6 +54,13 @@ extension Transfers {
         try await host.apply(uploads: [UploadPipeline.Answered(file: file, response: resp, item: item)])
         await host.noteAnswered([id, sid])
         return true
+    }
+
+    /// The generation of `base` as the Remote tree has it for `id` (nil: not known here — the
+    /// sealing layer then reads it from the server).
+    func generation(of id: ItemID, base: VersionID?) -> UInt32? {
+        guard let base, let r = remote[id], r.node.version == base else { return nil }
+        return r.generation
     }
 
     /// Chunks the server lacks go up in framed requests, then every file is committed in one
@@ -86,7 +94,8 @@ extension Transfers {
         let requests = zip(prepared, ids).map { p, uuid in
             CommitRequest(itemID: p.id, versionID: VersionID(uuid: uuid), path: p.path, kind: .file, base: p.base,
                           modified: SyncEngine.date(nanos: p.stamp.mtimeNanos), manifest: p.manifest,
-                          parent: remote[p.id] == nil ? p.path.parent.flatMap { parents[$0] } : nil, permissions: LocalFiles.permissions(p.file))
+                          parent: remote[p.id] == nil ? p.path.parent.flatMap { parents[$0] } : nil, permissions: LocalFiles.permissions(p.file),
+                          baseGeneration: generation(of: p.id, base: p.base))
         }
         await host.noteSending(zip(prepared, requests).map { ($0.id, $1.versionID, $0.manifest.hash) })
         let results = try await uploads.commit(requests)

@@ -26,12 +26,17 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
         /// Each file in a page of the change feed is shown with the previous file's current
         /// version, whole (its ID, content and sealed record): a record moved to another item.
         case moveRecords
+        /// Each file in a page of the change feed is shown with the first version this device
+        /// was sent of it (ID, content and sealed record, all genuine): a rollback.
+        case rollBack
     }
 
     let real: UbiqAPIClient
     private let lock = NSLock()
     private var lie: Lie = .none
     private var previous: [UInt8]?
+    /// The first version of each item the device was sent.
+    private var firstSent: [ItemID: VersionRecord] = [:]
     /// How many answers were altered.
     public private(set) var told = 0
     /// How many chunks it sent down (honest or not).
@@ -57,7 +62,7 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
             case .cutChunks:
                 told += 1
                 return chunks.map { Array($0.dropLast()) }
-            case .none, .renameTo, .otherContent, .dropRecords, .moveRecords:
+            case .none, .renameTo, .otherContent, .dropRecords, .moveRecords, .rollBack:
                 return chunks
             }
         }
@@ -91,8 +96,17 @@ public final class DishonestServer: SyncServer, @unchecked Sendable {
         case .dropRecords where !files.isEmpty:
             lock.withLock { told += 1 }
             for i in files { r.items[i].current!.sealed = nil }
+        case .rollBack:
+            lock.withLock {
+                for i in files {
+                    guard let first = firstSent[r.items[i].id], first.id != r.items[i].current!.id else { continue }
+                    told += 1
+                    r.items[i].current = first
+                }
+            }
         default: break
         }
+        lock.withLock { for i in files where firstSent[r.items[i].id] == nil { firstSent[r.items[i].id] = r.items[i].current } }
         return r
     }
     public func listen(logger: Logger, onMessage: @escaping @Sendable (PushMessage) async -> Void) async throws {

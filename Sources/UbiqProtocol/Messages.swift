@@ -98,9 +98,18 @@ public struct CommitRequest: Codable, Sendable {
     /// An end-to-end encrypted account's sealed record of the version (`VersionRecord.sealed`;
     /// at most `WireLimits.maxSealedRecordBytes`).
     public var sealed: String?
+    /// The generation of `base` as this device knows it (`VersionRecord.generation`): an
+    /// encrypted account's record seals the next one. Never on the wire.
+    public var baseGeneration: UInt32? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case itemID, versionID, path, kind, base, modified, manifest, manifestDelta, parent, permissions, sealed
+    }
+
     public init(itemID: ItemID, versionID: VersionID, path: RelativePath, kind: ItemKind, base: VersionID?, modified: Date, manifest: Manifest?,
-                manifestDelta: ManifestDelta? = nil, parent: ItemID? = nil, permissions: Int? = nil, sealed: String? = nil) {
+                manifestDelta: ManifestDelta? = nil, parent: ItemID? = nil, permissions: Int? = nil, sealed: String? = nil, baseGeneration: UInt32? = nil) {
         self.sealed = sealed
+        self.baseGeneration = baseGeneration
         self.itemID = itemID; self.versionID = versionID; self.path = path; self.kind = kind
         self.base = base; self.modified = modified; self.manifest = manifest; self.manifestDelta = manifestDelta; self.parent = parent
         self.permissions = permissions

@@ -188,7 +188,8 @@ struct EncryptionTests {
         for _ in 0..<100 {
             let f = RecordCipher.Fields(modified: Date(timeIntervalSince1970: Double(rng.next() % 4_000_000_000_000) / 1000),
                                         permissions: rng.next() % 3 == 0 ? nil : Int(rng.next() % 0o1000),
-                                        hash: ContentHash.of(rng.bytes(8)), size: Int(rng.next() % (1 << 40)))
+                                        hash: ContentHash.of(rng.bytes(8)), size: Int(rng.next() % (1 << 40)),
+                                        generation: rng.next() % 4 == 0 ? nil : UInt32(truncatingIfNeeded: rng.next()) | 1)
             let v = VersionID(uuid: UUID()), item = ItemID(uuid: UUID())
             let s = c.seal(f, version: v, item: item)
             #expect(try c.open(s, version: v, item: item) == f, "seed \(rng.seed)")

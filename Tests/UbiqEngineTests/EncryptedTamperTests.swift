@@ -65,6 +65,45 @@ struct EncryptedTamperTests {
         }
     }
 
+    /// A server showing a document's first version as current again after B held a later one —
+    /// every byte of it genuine, sealed by A — is caught by the generation sealed in each record:
+    /// B's copy keeps the newer content, the status says why, and an honest server heals it. A
+    /// user keeping an older version on purpose is not taken for one: the content is committed
+    /// again as the newest version, and B takes it.
+    @Test func aRollbackToAnOlderVersionIsCaughtAndAKeptOldVersionIsNot() async throws {
+        try await withFleet(backend: .encrypted) { fleet in
+            let a = try await fleet.device("A")
+            let b = try await fleet.device("B", wrap: { DishonestServer($0) })
+            let liar = try #require(b.server as? DishonestServer)
+            let doc = try RelativePath(validating: "Documents/ledger.txt")
+            try a.write(doc.string, "first: 100")
+            #expect(await eventually(timeout: .seconds(30)) { b.read(doc.string) == "first: 100" })
+            try a.write(doc.string, "second: 250")
+            #expect(await eventually(timeout: .seconds(30)) { b.read(doc.string) == "second: 250" })
+            let generations = try await a.engine.versions(of: doc)
+            #expect(generations.current?.generation == 2 && generations.others.map(\.generation) == [1], "\(generations)")
+            // A's next edit reaches B's feed as the first version again.
+            liar.set(.rollBack)
+            try a.write(doc.string, "third: 400")
+            let caught = await eventually(timeout: .seconds(30)) { await b.engine.status().lastError?.contains("older version passed off") == true }
+            let seen = await b.engine.status()
+            #expect(caught, "\(seen)")
+            #expect(liar.told > 0)
+            #expect(b.read(doc.string) == "second: 250", "B kept the newer content")
+            liar.set(.none)
+            await b.engine.requestPass()
+            #expect(await eventually(timeout: .seconds(30)) { b.read(doc.string) == "third: 400" })
+            // The user keeps the first version: committed again as generation 4, B takes it.
+            let history = try await a.engine.versions(of: doc)
+            let first = try #require(history.others.first { $0.generation == 1 })
+            let kept = try await a.engine.resolve(doc, keep: first.id)
+            #expect(kept.current?.hash == first.hash && kept.current?.id != first.id)
+            #expect(await eventually(timeout: .seconds(30)) { b.read(doc.string) == "first: 100" && a.read(doc.string) == "first: 100" })
+            let after = try await b.engine.versions(of: doc)
+            #expect(after.current?.generation == 4 && after.current?.hash == first.hash, "\(after)")
+        }
+    }
+
     @Test func aNameThatIsNotASealedNameStopsTheFeedAndNothingIsWritten() async throws {
         try await withFleet(backend: .encrypted) { fleet in
             let a = try await fleet.device("A")

@@ -32,10 +32,18 @@ public struct RecordCipher: Sendable {
         public var permissions: Int?
         public var hash: ContentHash
         public var size: Int
-        public init(modified: Date, permissions: Int?, hash: ContentHash, size: Int) {
-            self.modified = modified; self.permissions = permissions; self.hash = hash; self.size = size
+        /// The version's place in its item's history: its base's generation + 1 (1 for a first
+        /// version). A device refuses a current version older than one it has seen
+        /// (`RollbackCheck`): the server cannot show an old version as current. Nil in records
+        /// sealed before generations were.
+        public var generation: UInt32?
+        public init(modified: Date, permissions: Int?, hash: ContentHash, size: Int, generation: UInt32? = nil) {
+            self.modified = modified; self.permissions = permissions; self.hash = hash; self.size = size; self.generation = generation
         }
     }
+
+    /// A record's sealed bytes without a generation: time, permissions, size, hash (hex).
+    static let plainBytes = 8 + 4 + 8 + 64
 
     func associated(_ version: VersionID, item: ItemID) -> [UInt8] { Array("ubiq-record-e2e-v2\n\(item)\n\(version)".utf8) }
     /// What records sealed before they were bound to their item were bound to.
@@ -50,6 +58,7 @@ public struct RecordCipher: Sendable {
         withUnsafeBytes(of: Int32(f.permissions ?? -1).littleEndian) { plain += $0 }
         withUnsafeBytes(of: Int64(f.size).littleEndian) { plain += $0 }
         f.hash.withHex { plain += $0 }
+        if let g = f.generation { withUnsafeBytes(of: g.littleEndian) { plain += $0 } }
         let keys = ring.current
         let box = try! AES.GCM.seal(plain, using: keys.records, authenticating: associated)
         let text = box.combined!.base64EncodedString()
@@ -78,14 +87,15 @@ public struct RecordCipher: Sendable {
         guard let data = Data(base64Encoded: String(body)), let box = try? AES.GCM.SealedBox(combined: data),
               let plain = (try? AES.GCM.open(box, using: key, authenticating: associated(version, item: item)))
                 ?? (try? AES.GCM.open(box, using: key, authenticating: legacyAssociated(version))),
-              plain.count == 8 + 4 + 8 + 64 else {
+              plain.count == Self.plainBytes || plain.count == Self.plainBytes + 4 else {
             throw CoreError(.tampered, "the record of version \(version) did not open as item \(item)'s with this account's key")
         }
         let b = Array(plain)
         func u64(_ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) } }
         let perms = Int32(bitPattern: (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[8 + $1]) << (8 * UInt32($1)) })
-        guard let hash = ContentHash(hexIn: b[20...]) else { throw CoreError(.tampered, "the record of version \(version) is damaged") }
+        guard let hash = ContentHash(hexIn: b[20..<Self.plainBytes]) else { throw CoreError(.tampered, "the record of version \(version) is damaged") }
+        let generation = b.count > Self.plainBytes ? (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[Self.plainBytes + $1]) << (8 * UInt32($1)) } : nil
         return Fields(modified: Date(timeIntervalSince1970: Double(bitPattern: u64(0))), permissions: perms < 0 ? nil : Int(perms),
-                      hash: hash, size: Int(Int64(bitPattern: u64(12))))
+                      hash: hash, size: Int(Int64(bitPattern: u64(12))), generation: generation)
     }
 }
