@@ -41,7 +41,7 @@ struct MultiDeviceRandomTests {
         var options = options
         options.strict = ProcessInfo.processInfo.environment["UBIQ_FLEET_STRICT"] == "1"
         let report = try await FleetRun(seed: seed, options: options).run()
-        print("[fleet] seed \(seed): \(report.operations) steps, \(report.faults) faults (\(report.diskFailures) disk calls failed), \(report.skipped) skipped, \(options.encrypted ? "\(report.keyRolls) key rolls, \(report.rekeys) rekeys, " : "")quiet after \(report.quietAfter), \(report.files) files in \(report.folders) folders")
+        print("[fleet] seed \(seed): \(report.operations) steps, \(report.faults) faults (\(report.diskFailures) disk calls failed), \(report.skipped) skipped, \(options.encrypted ? "\(report.keyRolls) key rolls, \(report.rekeys) rekeys, " : "")\(report.keptOlder) older versions kept, quiet after \(report.quietAfter), \(report.files) files in \(report.folders) folders")
         for w in report.warnings { print("[fleet] seed \(seed) warning (replay with UBIQ_SEED=\(seed)): \(w)") }
         if !report.failures.isEmpty {
             print("[fleet] seed \(seed) FAILED (replay with UBIQ_SEED=\(seed)):\n  " + report.failures.joined(separator: "\n  "))

@@ -47,6 +47,8 @@ public final class FleetRun: @unchecked Sendable {
         public var keyRolls = 0
         /// `ubiq rekey` runs on a device mid-run (an encrypted fleet, after a roll).
         public var rekeys = 0
+        /// Older versions a user kept from a file's history (`resolve --keep`).
+        public var keptOlder = 0
         public var quietAfter: Duration = .zero
         public var files = 0
         public var folders = 0
@@ -249,8 +251,11 @@ public final class FleetRun: @unchecked Sendable {
                 ok = FleetFiles.move(staged, r + "/" + p)
                 if ok { record(d, bytes) } else { unlink(staged) }
             }
-        case 95..<98:
+        case 95..<97:
             return await churn(d, folders)
+        case 97:
+            guard let f = pick(files) else { return "dev\(d) no version to keep" }
+            return await keepOlderVersion(d, f)
         case 98 where options.encrypted:
             return await rollKey()
         case 99 where options.encrypted:
@@ -265,6 +270,23 @@ public final class FleetRun: @unchecked Sendable {
         // Users do not act all at once: a short gap lets the engines see some steps alone.
         try? await Task.sleep(for: .milliseconds(Int.random(in: 0...40, using: &rng)))
         return op.description + (ok ? "" : " (skipped)")
+    }
+
+    /// The user of device `d` keeps an older version of `path` from its history (`resolve
+    /// --keep`): on an encrypted account its content is committed again as the newest version,
+    /// which no device may take for a rollback.
+    func keepOlderVersion(_ d: Int, _ path: String) async -> String {
+        guard let p = try? RelativePath(validating: path) else { return "dev\(d) keep-old \(path): not a path" }
+        do {
+            let history = try await devices[d].engine.versions(of: p).others.filter(\.uploaded)
+            guard !history.isEmpty else { return "dev\(d) keep-old \(path): no older version" }
+            let kept = history[Int.random(in: 0..<history.count, using: &rng)]
+            _ = try await devices[d].engine.resolve(p, keep: kept.id)
+            report.keptOlder += 1
+            return "dev\(d) keep-old \(path) \(kept.id)"
+        } catch {
+            return "dev\(d) keep-old \(path): \(error)"
+        }
     }
 
     /// The shape of the resurrected-folders finding (#45): a device's own folder renamed again
