@@ -7,6 +7,8 @@ public enum Planner {
 
     /// - Parameters:
     ///   - pinned: items whose content an on-demand device was asked to keep.
+    ///   - pinnedFolders: the server's paths of pinned folders: everything the Remote tree has
+    ///     in one is kept too (looked up per item the plan meets, not gathered from every item).
     ///   - evicted: items whose local content was dropped on request (absent from the folder,
     ///     still listed); they are not downloaded again until asked, and their absence is not a delete.
     ///   - streaming: items whose current version another device is still uploading that may be
@@ -20,10 +22,14 @@ public enum Planner {
     ///     plan costs what changed, not the account's size. Nil: every item is looked at.
     ///   - byPath: each tree's items by path, when the caller keeps them (the engine does); nil:
     ///     made from the trees when a plan first needs one.
-    public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], evicted: Set<ItemID> = [],
+    public static func plan(_ t: SyncTrees, policy: Policy = .all, pinned: Set<ItemID> = [], pinnedFolders: [RelativePath] = [], evicted: Set<ItemID> = [],
                             streaming: Set<ItemID> = [], abandoned: Set<VersionID> = [], only: Set<ItemID>? = nil,
                             byPath: (remote: [RelativePath: ItemID], local: [RelativePath: ItemID], synced: [RelativePath: ItemID])? = nil) -> [SyncOp] {
-        func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) }
+        func inPinnedFolder(_ id: ItemID) -> Bool {
+            guard !pinnedFolders.isEmpty, let r = t.remote[id] else { return false }
+            return pinnedFolders.contains { r.path.isSelfOrDescendant(of: $0) }
+        }
+        func wanted(_ id: ItemID) -> Bool { pinned.contains(id) || (policy == .all && !evicted.contains(id)) || inPinnedFolder(id) }
         func fetchable(_ id: ItemID, _ r: RemoteNode) -> Bool { r.uploaded || streaming.contains(id) }
         var ops: [SyncOp] = []
         // Local items that hold something not yet on the server (new or edited): their folders
@@ -152,7 +158,7 @@ public enum Planner {
             #if DEBUG
             // Tests hold the plan over the open items to the plan over every item.
             if t.remote.count + t.local.count < 20_000 {
-                let whole = plan(t, policy: policy, pinned: pinned, evicted: evicted, streaming: streaming, abandoned: abandoned)
+                let whole = plan(t, policy: policy, pinned: pinned, pinnedFolders: pinnedFolders, evicted: evicted, streaming: streaming, abandoned: abandoned)
                 precondition(some == whole, "the plan over the open items \(some) is not the plan over all \(whole)")
             }
             #endif

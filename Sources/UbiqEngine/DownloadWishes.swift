@@ -47,13 +47,4 @@ final class DownloadWishes {
     func pinnedFolderPaths(remote: TrackedMap<RemoteEntry>) -> [RelativePath] {
         pinned.compactMap { id in remote[id].flatMap { $0.node.kind == .folder ? $0.node.path : nil } }
     }
-
-    /// What the planner keeps: pinned items and everything in a pinned folder.
-    func pinnedForPlan(remote: TrackedMap<RemoteEntry>) -> Set<ItemID> {
-        let folders = pinnedFolderPaths(remote: remote)
-        guard !folders.isEmpty else { return pinned }
-        var out = pinned
-        for (id, r) in remote where folders.contains(where: { r.node.path.isSelfOrDescendant(of: $0) }) { out.insert(id) }
-        return out
-    }
 }

@@ -367,8 +367,8 @@ public actor SyncEngine {
         do { try wishes.forgetEvictions { local[$0] != nil || remote[$0] == nil } } catch { logger.warning("\(error)") }
         let t = trees.forPlanner()
         let abandoned = abandonedVersions()
-        let policy: Planner.Policy = config.download == .all ? .all : .onDemand, pinned = wishes.pinnedForPlan(remote: remote), streaming = transfers.streamable(among: trees.openItems)
-        var ops = withoutWaiting(Planner.plan(t, policy: policy, pinned: pinned, evicted: evicted, streaming: streaming, abandoned: abandoned,
+        let policy: Planner.Policy = config.download == .all ? .all : .onDemand, pinned = wishes.pinned, pinnedFolders = wishes.pinnedFolderPaths(remote: remote), streaming = transfers.streamable(among: trees.openItems)
+        var ops = withoutWaiting(Planner.plan(t, policy: policy, pinned: pinned, pinnedFolders: pinnedFolders, evicted: evicted, streaming: streaming, abandoned: abandoned,
                                               only: trees.openItems, byPath: (trees.remoteByPath, trees.localByPath, trees.syncedByPath)))
         if !transfers.held.isEmpty { ops.removeAll { $0.isTransfer && transfers.held.contains($0.item) } }
         if !coordination.isEmpty {
