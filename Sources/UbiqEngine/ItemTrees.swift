@@ -249,7 +249,19 @@ final class ItemTrees {
 
     /// A synced folder at `path` (one the user may just have moved or deleted here).
     func hasSyncedFolder(at path: RelativePath) -> Bool {
-        synced.values.contains { $0.node.kind == .folder && $0.node.path == path }
+        func everyItem() -> Bool { synced.values.contains { $0.node.kind == .folder && $0.node.path == path } }
+        _ = forPlanner()  // the index by path as of now (O(what changed); every item was read)
+        let found: Bool
+        if let id = planTrees.syncedAt[path] {
+            // Two items at one path for a moment, the index naming the other: rare.
+            found = synced[id].map { $0.node.path == path && $0.node.kind == .folder } == true || everyItem()
+        } else {
+            found = false  // nothing synced is at `path`
+        }
+        #if DEBUG
+        precondition(found == everyItem(), "the index by path answers \(found) for a synced folder at \(path)")
+        #endif
+        return found
     }
 
     /// What each tree says about the items at (or once at) `path`, one line each; `more` adds
