@@ -11,10 +11,14 @@ public final class EmbeddedServer: Sendable {
 
     init(port: Int, group: ServiceGroup, task: Task<Void, Error>) { self.port = port; self.group = group; self.task = task }
 
-    /// Starts serving and returns once the port is bound.
-    public static func start(services: ServerServices, host: String = "127.0.0.1", port: Int = 0, logger: Logger) async throws -> EmbeddedServer {
+    /// Starts serving and returns once the port is bound; `maxConnections` and
+    /// `maxConnectionsPerAddress` as `ubiq server` takes them (a benchmark's thousands of push
+    /// channels from one address).
+    public static func start(services: ServerServices, host: String = "127.0.0.1", port: Int = 0, logger: Logger,
+                             maxConnections: Int = 1000, maxConnectionsPerAddress: Int? = nil) async throws -> EmbeddedServer {
         let (ports, cont) = AsyncStream<Int>.makeStream()
-        let app = try UbiqServerApp.make(services: services, host: host, port: port, logger: logger) { cont.yield($0); cont.finish() }
+        let app = try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, maxConnections: maxConnections,
+                                         maxConnectionsPerAddress: maxConnectionsPerAddress) { cont.yield($0); cont.finish() }
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         let task = Task { try await group.run() }
         var bound = 0

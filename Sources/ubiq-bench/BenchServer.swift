@@ -22,7 +22,8 @@ struct BenchServer {
     /// on this database (a second server beside another bench server; it drops nothing).
     /// `unsealed`: for a side-by-side figure only — the server keeps chunks unsealed (a product
     /// server always seals them; see `SealedChunkStore`).
-    static func start(label: String, blobs: String? = nil, database: String? = nil, shared: PostgreSQLLocation? = nil, unsealed: Bool = false) async throws -> BenchServer {
+    static func start(label: String, blobs: String? = nil, database: String? = nil, shared: PostgreSQLLocation? = nil, unsealed: Bool = false,
+                      maxConnections: Int = 1000, configure: (inout ServerServices) -> Void = { _ in }) async throws -> BenchServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiq-\(label)-\(UUID().uuidString.prefix(8))")
         let env = ProcessInfo.processInfo.environment
         var made: PostgreSQLLocation?, base: PostgreSQLLocation?
@@ -40,10 +41,13 @@ struct BenchServer {
         if unsealed, let sealed = services.chunks as? SealedChunkStore {
             services = services.replacingChunks(sealed.inner)
         }
+        configure(&services)
         if shared == nil { try await services.addUser(name: "bench", password: "bench-pw", quota: 1 << 40) }
         var logger = Logger(label: "bench")
         logger.logLevel = .error
-        return BenchServer(dir: dir, server: try await EmbeddedServer.start(services: services, logger: logger), services: services, logger: logger,
+        let server = try await EmbeddedServer.start(services: services, logger: logger, maxConnections: maxConnections,
+                                                    maxConnectionsPerAddress: maxConnections)
+        return BenchServer(dir: dir, server: server, services: services, logger: logger,
                            made: made, base: base)
     }
 
