@@ -51,29 +51,34 @@ struct PlannerPropertyTests {
     /// An on-demand device's plan with pinned folders given as paths (looked up per item the plan
     /// meets) is the plan with every item of the Remote tree in them pinned one by one (what the
     /// engine gathered from every item before each plan) — over every item and over the open ones.
-    @Test func pinnedFoldersByPathPlanAsEveryItemInThemPinned() {
-        var seeder = SeededRandom.forTest("planner.pinned-folders")
-        var compared = 0
-        for n in 0..<2_000 {
-            let caseSeed = seeder.next()
-            var model = SyncModel(rng: SeededRandom(seed: caseSeed))
-            makeInitialTree(&model)
-            perturb(&model)
-            let folders = model.t.remote.sortedByID.filter { $0.value.kind == .folder && Int.random(in: 0..<2, using: &model.rng) == 0 }
-            let pinnedItems = Set(model.t.remote.keys.filter { _ in Int.random(in: 0..<6, using: &model.rng) == 0 })
-            let paths = folders.map(\.value.path)
-            let expanded = pinnedItems.union(model.t.remote.filter { r in paths.contains { r.value.path.isSelfOrDescendant(of: $0) } }.map(\.key))
-            let open = Set(model.t.remote.keys).union(model.t.local.keys).union(model.t.synced.keys).filter { Planner.isOpen($0, in: model.t) }
-            for only in [nil, open] {
-                let before = Planner.plan(model.t, policy: .onDemand, pinned: expanded, evicted: model.evicted, streaming: model.streaming, only: only)
-                let now = Planner.plan(model.t, policy: .onDemand, pinned: pinnedItems, pinnedFolders: paths, evicted: model.evicted,
-                                       streaming: model.streaming, only: only)
-                if !paths.isEmpty { compared += 1 }
-                #expect(before == now, "case \(n) (seed \(caseSeed)): pinned folders \(paths)")
-                if before != now { return }
+    @Test func pinnedFoldersByPathPlanAsEveryItemInThemPinned() async throws {
+        // On a thread of its own: two CPU-bound tests on the two threads of the cooperative pool
+        // starved every server and engine of the suite for ~40 s under CI's load (three red runs).
+        let (mismatch, compared) = try await offThePool { () -> (String?, Int) in
+            var seeder = SeededRandom.forTest("planner.pinned-folders")
+            var compared = 0
+            for n in 0..<600 {
+                let caseSeed = seeder.next()
+                var model = SyncModel(rng: SeededRandom(seed: caseSeed))
+                self.makeInitialTree(&model)
+                self.perturb(&model)
+                let folders = model.t.remote.sortedByID.filter { $0.value.kind == .folder && Int.random(in: 0..<2, using: &model.rng) == 0 }
+                let pinnedItems = Set(model.t.remote.keys.filter { _ in Int.random(in: 0..<6, using: &model.rng) == 0 })
+                let paths = folders.map(\.value.path)
+                let expanded = pinnedItems.union(model.t.remote.filter { r in paths.contains { r.value.path.isSelfOrDescendant(of: $0) } }.map(\.key))
+                let open = Set(model.t.remote.keys).union(model.t.local.keys).union(model.t.synced.keys).filter { Planner.isOpen($0, in: model.t) }
+                for only in [nil, open] {
+                    let before = Planner.plan(model.t, policy: .onDemand, pinned: expanded, evicted: model.evicted, streaming: model.streaming, only: only)
+                    let now = Planner.plan(model.t, policy: .onDemand, pinned: pinnedItems, pinnedFolders: paths, evicted: model.evicted,
+                                           streaming: model.streaming, only: only)
+                    if !paths.isEmpty { compared += 1 }
+                    if before != now { return ("case \(n) (seed \(caseSeed)): pinned folders \(paths): \(before) vs \(now)", compared) }
+                }
             }
+            return (nil, compared)
         }
-        #expect(compared > 500, "cases with a pinned folder: \(compared)")
+        #expect(mismatch == nil, "\(mismatch ?? "")")
+        #expect(compared > 150, "cases with a pinned folder: \(compared)")
     }
 
     /// A cycle three folders long: locally folder C moved into D and A into C (B still in A);
