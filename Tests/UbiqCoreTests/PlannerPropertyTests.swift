@@ -11,41 +11,37 @@ import UbiqTesting
 struct PlannerPropertyTests {
     static let cases = Int(ProcessInfo.processInfo.environment["UBIQ_PLANNER_CASES"] ?? "") ?? 10_000
 
-    @Test func randomTreesConverge() {
-        var seeder = SeededRandom.forTest("planner")
-        var rounds: [Int] = []
-        for n in 0..<Self.cases {
-            let caseSeed = seeder.next()
-            var model = SyncModel(rng: SeededRandom(seed: caseSeed))
-            makeInitialTree(&model)
-            perturb(&model)
-            var round = 0
-            while true {
-                if round == 2 { model.finishUploads() }
-                var ops = Planner.plan(model.t, evicted: model.evicted, streaming: model.streaming)
-                if ops.isEmpty && model.finishUploads() { ops = Planner.plan(model.t, evicted: model.evicted, streaming: model.streaming) }
-                // The plan over the open items only (as the engine keeps them) is the same plan.
-                let open = Set(model.t.remote.keys).union(model.t.local.keys).union(model.t.synced.keys).filter { Planner.isOpen($0, in: model.t) }
-                let some = Planner.plan(model.t, evicted: model.evicted, streaming: model.streaming, only: open)
-                if some != ops {
-                    Issue.record("case \(n) (seed \(caseSeed)): over the open items \(some), over all \(ops)")
-                    return
+    @Test func randomTreesConverge() async throws {
+        // On a thread of its own (see `pinnedFoldersByPathPlanAsEveryItemInThemPinned`).
+        let (failure, rounds) = try await offThePool { () -> (String?, [Int]) in
+            var seeder = SeededRandom.forTest("planner")
+            var rounds: [Int] = []
+            for n in 0..<Self.cases {
+                let caseSeed = seeder.next()
+                var model = SyncModel(rng: SeededRandom(seed: caseSeed))
+                self.makeInitialTree(&model)
+                self.perturb(&model)
+                var round = 0
+                while true {
+                    if round == 2 { model.finishUploads() }
+                    var ops = Planner.plan(model.t, evicted: model.evicted, streaming: model.streaming)
+                    if ops.isEmpty && model.finishUploads() { ops = Planner.plan(model.t, evicted: model.evicted, streaming: model.streaming) }
+                    // The plan over the open items only (as the engine keeps them) is the same plan.
+                    let open = Set(model.t.remote.keys).union(model.t.local.keys).union(model.t.synced.keys).filter { Planner.isOpen($0, in: model.t) }
+                    let some = Planner.plan(model.t, evicted: model.evicted, streaming: model.streaming, only: open)
+                    if some != ops { return ("case \(n) (seed \(caseSeed)): over the open items \(some), over all \(ops)", rounds) }
+                    if ops.isEmpty { break }
+                    round += 1
+                    if round > 40 { return ("case \(n) (seed \(caseSeed)) did not settle; pending \(ops)", rounds) }
+                    self.applyShuffled(ops, &model)
                 }
-                if ops.isEmpty { break }
-                round += 1
-                if round > 40 {
-                    Issue.record("case \(n) (seed \(caseSeed)) did not settle; pending \(ops)")
-                    return
-                }
-                applyShuffled(ops, &model)
+                rounds.append(round)
+                if let problem = self.check(model) { return ("case \(n) (seed \(caseSeed); run seed \(seeder.seed)): \(problem)", rounds) }
             }
-            rounds.append(round)
-            if let problem = check(model) {
-                Issue.record("case \(n) (seed \(caseSeed); run seed \(seeder.seed)): \(problem)")
-                return
-            }
+            return (nil, rounds)
         }
-        print("planner: \(Self.cases) cases converged, max \(rounds.max() ?? 0) rounds, mean \(Double(rounds.reduce(0, +)) / Double(max(rounds.count, 1)))")
+        #expect(failure == nil, "\(failure ?? "")")
+        print("planner: \(rounds.count) cases converged, max \(rounds.max() ?? 0) rounds, mean \(Double(rounds.reduce(0, +)) / Double(max(rounds.count, 1)))")
     }
 
     /// An on-demand device's plan with pinned folders given as paths (looked up per item the plan
