@@ -256,13 +256,17 @@ public struct SealedSyncServer: SyncServer {
 
     public func uploadChunks(named chunks: [(hash: ContentHash, size: Int)], fill: (Int, UnsafeMutableRawBufferPointer) throws -> Void) async throws {
         let ring = self.ring
-        var plain = [UInt8]()
+        // One buffer for every chunk of the batch, as big as the biggest (zeroed once, by the
+        // runtime's memset — an element-wise append is slow in an unoptimised build).
+        var plain = [UInt8](repeating: 0, count: chunks.map(\.size).max() ?? 0)
         try await inner.uploadChunks(named: chunks.map { ($0.hash, $0.size + ChunkCipher.overhead) }) { i, out in
-            plain.removeAll(keepingCapacity: true)
-            plain.append(contentsOf: repeatElement(0, count: chunks[i].size))
-            try plain.withUnsafeMutableBytes { try fill(i, $0) }
-            // Sealed (or kept from the naming) straight into the request: no copy between.
-            plain.withUnsafeBytes { Self.sealed($0, named: chunks[i].hash, ring) }.withUnsafeBytes { out.copyMemory(from: $0) }
+            let size = chunks[i].size
+            try plain.withUnsafeMutableBytes { all in
+                let mine = UnsafeMutableRawBufferPointer(rebasing: all[..<size])
+                try fill(i, mine)
+                // Sealed (or kept from the naming) straight into the request: no copy between.
+                Self.sealed(UnsafeRawBufferPointer(mine), named: chunks[i].hash, ring).withUnsafeBytes { out.copyMemory(from: $0) }
+            }
         }
     }
 

@@ -53,10 +53,13 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     /// `count` random bytes.
     public mutating func bytes(_ count: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
-        var i = 0
-        while i < count {
-            var v = next()
-            for _ in 0..<8 where i < count { out[i] = UInt8(truncatingIfNeeded: v); v >>= 8; i += 1 }
+        // Eight bytes a store, lowest first (the same bytes as one at a time, so seeds replay):
+        // tests ask for hundreds of MiB in unoptimised builds, on the cooperative pool.
+        out.withUnsafeMutableBytes { raw in
+            var i = 0
+            while i + 8 <= count { raw.storeBytes(of: next().littleEndian, toByteOffset: i, as: UInt64.self); i += 8 }
+            var v = i < count ? next() : 0
+            while i < count { raw[i] = UInt8(truncatingIfNeeded: v); v >>= 8; i += 1 }
         }
         return out
     }

@@ -26,7 +26,8 @@ struct EncryptedTamperTests {
             let seen = await b.engine.status()
             #expect(caught, "\(seen.errors)")
             #expect(liar.told > 0)
-            #expect(!b.exists("Documents/one.bin") && !b.exists("Documents/two.bin"))
+            #expect(!b.exists("Documents/one.bin") && !b.exists("Documents/two.bin"),
+                    "B holds \(b.readBytes("Documents/one.bin").map { $0 == one ? "one.bin whole" : "one.bin, \($0.count) other bytes" } ?? "no one.bin"), \(b.readBytes("Documents/two.bin").map { $0 == two ? "two.bin whole" : "two.bin, \($0.count) other bytes" } ?? "no two.bin"); told \(liar.told); \(seen.errors)")
             liar.set(.none)
             _ = await b.engine.retry([try RelativePath(validating: "Documents/one.bin"), try RelativePath(validating: "Documents/two.bin")])
             let healed = await eventually(timeout: .seconds(60)) { b.readBytes("Documents/one.bin") == one && b.readBytes("Documents/two.bin") == two }
