@@ -23,6 +23,12 @@ struct Authenticator: Sendable {
 
     static func tokenHash(_ token: String) -> String { ContentHash.of(Array(token.utf8)).hex }
 
+    /// The hash of a request's bearer token; nil without one.
+    static func tokenHash(of request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
+        return tokenHash(String(header.dropFirst(7)))
+    }
+
     static func newToken() -> String {
         var rng = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }

@@ -12,10 +12,9 @@ struct PushRoutes: Sendable {
     /// Most push channels one account may hold open.
     let perAccount: Int
 
-    /// How often a quiet push channel checks that its token still holds.
+    /// How often the server looks for push channels whose token was revoked elsewhere
+    /// (`PushTokenWatch`).
     static let pushRecheck: Duration = .seconds(5)
-
-    func stillSignedIn(_ request: Request) async -> Bool { (try? await auth.authenticate(request)) != nil }
 
     /// `GET /v1/push`: a WebSocket that sends a `hello`, then one JSON text message per change of the account.
     func add(to router: Router<BasicWebSocketRequestContext>) {
@@ -23,8 +22,8 @@ struct PushRoutes: Sendable {
             _ = try await self.auth.authenticate(request)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            guard let ctx = try? await self.auth.authenticate(context.request) else { return }
-            guard let (id, stream) = await self.push.subscribe(account: ctx.accountID, device: ctx.deviceID, limit: self.perAccount) else {
+            guard let ctx = try? await self.auth.authenticate(context.request), let token = Authenticator.tokenHash(of: context.request) else { return }
+            guard let (id, stream) = await self.push.subscribe(account: ctx.accountID, device: ctx.deviceID, token: token, limit: self.perAccount) else {
                 // Over the account's cap: closed (the device falls back to polling the feed).
                 try? await outbound.close(.policyViolation, reason: "too many push channels for this account")
                 return
@@ -41,17 +40,10 @@ struct PushRoutes: Sendable {
                     group.addTask {
                         let hello = PushMessage(kind: .hello, cursor: 0)
                         try await outbound.write(.text(String(decoding: try encoder.encode(hello), as: UTF8.self)))
+                        // Ends when the hub ends the channel: its token was revoked (at once
+                        // through this server, within `pushRecheck` elsewhere).
                         for await message in stream {
-                            // Nothing reaches a device whose access was revoked (by another
-                            // process too: `ubiq server device revoke`).
-                            guard await self.stillSignedIn(context.request) else { return }
                             try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
-                        }
-                    }
-                    group.addTask {
-                        // A quiet channel is checked too, so a revoked device's socket closes soon.
-                        while await self.stillSignedIn(context.request) {
-                            try await Task.sleep(for: Self.pushRecheck)
                         }
                     }
                     try await group.next()

@@ -60,7 +60,8 @@ public enum UbiqServerApp {
             server: try tls.map { try .tls(plain, tlsConfiguration: $0) } ?? plain,
             configuration: .init(address: .hostname(host, port: port), serverName: "ubiq"),
             // (A service that returns stops the server: the relay runs only where there is one.)
-            services: [TrashPurger(services: services, logger: logger), GarbageCollectorService(services: services, logger: logger)]
+            services: [TrashPurger(services: services, logger: logger), GarbageCollectorService(services: services, logger: logger),
+                       PushTokenWatch(push: services.push, metadata: services.metadata, logger: logger)]
                 + (services.relay == nil ? [] : [PushRelayService(services: services)]),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger

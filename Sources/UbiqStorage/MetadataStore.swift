@@ -100,6 +100,10 @@ public protocol AccountStore: Sendable {
     func createSession(accountID: Int64, deviceID: DeviceID, deviceName: String, tokenHash: String, now: Date) async throws -> AuthContext
     /// The context of a live token, or nil.
     func authenticate(tokenHash: String, now: Date) async throws -> AuthContext?
+    /// Which of `hashes` are still a signed-in device's tokens (as `authenticate` would find
+    /// them): the push channels' one look for revocations made anywhere (another server, the
+    /// `ubiq server` commands), a few statements for any number of channels.
+    func liveTokens(among hashes: [String]) async throws -> Set<String>
     /// Revokes one token by its hash.
     func revoke(tokenHash: String) async throws
     /// Revokes every token of one of the account's devices; false if the device is not the account's.

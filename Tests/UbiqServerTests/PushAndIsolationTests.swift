@@ -73,6 +73,31 @@ struct PushAndIsolationTests {
         }
     }
 
+    /// A device revoked where this server does not hear of it (another server of the database,
+    /// `ubiq server device revoke` in another process: here, straight in the store) loses its
+    /// push channel at the server's next look (`PushTokenWatch`, every 5 s) — no channel reads
+    /// its own token any more — and the account's other channels stay open.
+    @Test(arguments: DatabaseKind.available) func aDeviceRevokedElsewhereLosesItsPushChannelAtTheNextLook(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (phone, pid) = try await server.device("alice", name: "phone")
+            let phoneInbox = PushInbox(), laptopInbox = PushInbox(), phoneClosed = ManagedFlag(), laptopClosed = ManagedFlag()
+            let listening = [Task { _ = try? await phone.listen { await phoneInbox.add($0) }; phoneClosed.set() },
+                             Task { _ = try? await laptop.listen { await laptopInbox.add($0) }; laptopClosed.set() }]
+            defer { listening.forEach { $0.cancel() } }
+            #expect(await phoneInbox.wait { $0.kind == .hello } != nil)
+            #expect(await laptopInbox.wait { $0.kind == .hello } != nil)
+            let account = try #require(try await server.services.metadata.account(named: "alice")).id
+            #expect(try await server.services.metadata.revokeDevice(accountID: account, deviceID: pid))
+            #expect(await eventually(timeout: .seconds(15)) { phoneClosed.isSet }, "the channel of a device revoked elsewhere is still open")
+            _ = try await commitFile(laptop, "Documents/after.txt", "still here")
+            #expect(await laptopInbox.wait(timeout: .seconds(10)) { $0.kind == .changes } != nil, "the laptop's channel still carries changes")
+            #expect(!laptopClosed.isSet)
+            let open = await server.services.push.connectionCount(account: account)
+            #expect(open == 1)
+        }
+    }
+
     @Test(arguments: DatabaseKind.available) func accountsNeverSeeEachOthersData(_ db: DatabaseKind) async throws {
         try await withServer(db) { server in
             let (alice, _) = try await server.device("alice")
