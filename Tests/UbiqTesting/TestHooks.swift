@@ -24,7 +24,11 @@ public enum TestRunWidth {
     /// The width for a machine of `cores` cores.
     public static func width(cores: Int) -> Int { max(4, 4 * cores) }
 
+    /// The width the environment gave before the hook ran (kept), if any.
+    nonisolated(unsafe) public private(set) static var given: String?
+
     static func install() {
+        given = getenv(variable).map { String(cString: $0) }
         setenv(variable, String(width(cores: ProcessInfo.processInfo.activeProcessorCount)), 0)
     }
 }
