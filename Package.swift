@@ -63,6 +63,7 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),  // the request parts a slow body is timed by
+                .product(name: "NIOWebSocket", package: "swift-nio"),  // a push message's frame, built once for every channel
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

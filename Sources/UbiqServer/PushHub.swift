@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 import UbiqCore
 import UbiqProtocol
@@ -15,7 +16,7 @@ public actor PushHub {
         let device: DeviceID
         /// The hash of the token the channel was opened with: the channel lasts as long as it does.
         let token: String
-        let continuation: AsyncStream<PushMessage>.Continuation
+        let continuation: AsyncStream<ByteBuffer>.Continuation
     }
 
     private var subscribers: [Int64: [UUID: Subscriber]] = [:]
@@ -26,12 +27,13 @@ public actor PushHub {
     /// each re-reading its token every 5 s, were the whole server's).
     public static let perAccount = 128
 
-    /// Registers a connection; the stream yields every message for the account until
-    /// `unsubscribe`. Nil when the account already holds `limit` channels.
-    func subscribe(account: Int64, device: DeviceID, token: String, limit: Int = PushHub.perAccount) -> (UUID, AsyncStream<PushMessage>)? {
+    /// Registers a connection; the stream yields every message for the account, as the JSON
+    /// text sent on the channel (one buffer shared by every channel), until `unsubscribe`. Nil when the account already holds
+    /// `limit` channels.
+    func subscribe(account: Int64, device: DeviceID, token: String, limit: Int = PushHub.perAccount) -> (UUID, AsyncStream<ByteBuffer>)? {
         guard (subscribers[account]?.count ?? 0) < limit else { return nil }
         let id = UUID()
-        let (stream, continuation) = AsyncStream<PushMessage>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingNewest(256))
         subscribers[account, default: [:]][id] = Subscriber(device: device, token: token, continuation: continuation)
         return (id, stream)
     }
@@ -69,10 +71,21 @@ public actor PushHub {
         }
     }
 
-    /// Sends `message` to every connection of the account.
+    /// Sends `message` to every connection of the account: encoded once, whatever the number
+    /// of channels (a JSON encoder per channel and message was most of a fan-out's time).
     public func publish(account: Int64, _ message: PushMessage) {
-        for s in subscribers[account]?.values ?? [:].values { s.continuation.yield(message) }
+        guard let subs = subscribers[account], !subs.isEmpty else { return }
+        let text = Self.text(message)
+        for s in subs.values { s.continuation.yield(text) }
     }
+
+    /// `message` as the JSON text a channel sends.
+    static func text(_ message: PushMessage) -> ByteBuffer {
+        ByteBuffer(bytes: (try? WireCoding.encoder().encode(message)) ?? Data())
+    }
+
+    /// The first message of every channel.
+    static let hello = text(PushMessage(kind: .hello, cursor: 0))
 
     /// Number of open connections (for tests and status).
     public func connectionCount(account: Int64) -> Int { subscribers[account]?.count ?? 0 }

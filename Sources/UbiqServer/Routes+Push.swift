@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import NIOWebSocket
 import ServiceLifecycle
 import UbiqCore
 import UbiqProtocol
@@ -28,27 +29,23 @@ struct PushRoutes: Sendable {
                 try? await outbound.close(.policyViolation, reason: "too many push channels for this account")
                 return
             }
-            let encoder = WireCoding.encoder()
             do {
                 // A server shutting down ends its push channels at once (devices reconnect to the next one).
                 try await cancelWhenGracefulShutdown {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        // Reads (and drops) whatever the client sends; ends when it closes.
-                        for try await _ in inbound.messages(maxSize: 1 << 16) {}
-                    }
-                    group.addTask {
-                        let hello = PushMessage(kind: .hello, cursor: 0)
-                        try await outbound.write(.text(String(decoding: try encoder.encode(hello), as: UTF8.self)))
-                        // Ends when the hub ends the channel: its token was revoked (at once
-                        // through this server, within `pushRecheck` elsewhere).
-                        for await message in stream {
-                            try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            // Reads (and drops) whatever the client sends; once it closes, the
+                            // channel's stream ends, and with it the writing below.
+                            do { for try await _ in inbound.messages(maxSize: 1 << 16) {} } catch {}
+                            await self.push.unsubscribe(account: ctx.accountID, id: id)
                         }
+                        // Writes here (no task of its own: one task less a channel). Ends when
+                        // the hub ends the channel: its token was revoked (at once through this
+                        // server, within `pushRecheck` elsewhere), or the client closed.
+                        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: PushHub.hello)))
+                        for await text in stream { try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: text))) }
+                        group.cancelAll()
                     }
-                    try await group.next()
-                    group.cancelAll()
-                }
                 }
             } catch {}
             await self.push.unsubscribe(account: ctx.accountID, id: id)
