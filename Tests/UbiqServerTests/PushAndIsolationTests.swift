@@ -73,6 +73,29 @@ struct PushAndIsolationTests {
         }
     }
 
+    /// A server that stops (graceful shutdown) with push channels open ends every one at once —
+    /// the devices reconnect to the next server — and its stop is not held up by them.
+    @Test func aStoppingServerEndsItsPushChannelsAtOnce() async throws {
+        guard let database = try await DatabaseKind.sqlite.fresh() else { return }
+        let server = try await TestServer.start(database: database)
+        try await server.user("alice")
+        let clients = [try await server.device("alice", name: "laptop").0, try await server.device("alice", name: "phone").0]
+        let inboxes = clients.map { _ in PushInbox() }, ended = clients.map { _ in ManagedFlag() }
+        let listening = clients.indices.map { i in
+            Task {
+                _ = try? await clients[i].listen { await inboxes[i].add($0) }
+                ended[i].set()
+            }
+        }
+        defer { listening.forEach { $0.cancel() } }
+        for inbox in inboxes { #expect(await inbox.wait { $0.kind == .hello } != nil) }
+        let stopping = ContinuousClock.now
+        await server.stop()
+        let took = ContinuousClock.now - stopping
+        #expect(await eventually(timeout: .seconds(10)) { ended.allSatisfy(\.isSet) }, "a push channel outlived its server")
+        #expect(took < .seconds(10), "the stop took \(took) with push channels open")
+    }
+
     /// A device revoked where this server does not hear of it (another server of the database,
     /// `ubiq server device revoke` in another process: here, straight in the store) loses its
     /// push channel at the server's next look (`PushTokenWatch`, every 5 s) — no channel reads
