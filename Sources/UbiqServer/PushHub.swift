@@ -28,8 +28,8 @@ public actor PushHub {
     public static let perAccount = 128
 
     /// Registers a connection; the stream yields every message for the account, as the JSON
-    /// text sent on the channel (one buffer shared by every channel), until `unsubscribe`. Nil when the account already holds
-    /// `limit` channels.
+    /// text sent on the channel (one buffer shared by every channel), until `unsubscribe`.
+    /// Nil when the account already holds `limit` channels.
     func subscribe(account: Int64, device: DeviceID, token: String, limit: Int = PushHub.perAccount) -> (UUID, AsyncStream<ByteBuffer>)? {
         guard (subscribers[account]?.count ?? 0) < limit else { return nil }
         let id = UUID()
