@@ -93,8 +93,11 @@ struct ServerRun: AsyncParsableCommand {
     @Option(name: .long, help: "The private key of --tls-cert (PEM).")
     var tlsKey: String?
 
-    @Option(name: .long, help: "Most connections open at once; past it a new connection is closed at once.")
-    var maxConnections: Int = 1000
+    @Option(name: .long, help: "Most connections open at once; past it a new connection is closed at once (default: the open-file limit less \(ConnectionCap.reserved) for the server's own files, at most \(ConnectionCap.ceiling): \(ConnectionCap.here) on this machine).")
+    var maxConnections: Int?
+
+    /// `--max-connections`, or the default sized from the open-file limit.
+    var connectionCap: Int { maxConnections ?? ConnectionCap.here }
 
     @Option(name: .long, help: "Most connections open at once from one address (default: a quarter of --max-connections). Behind a proxy on this machine every client has its address: raise it to --max-connections and limit clients in the proxy.")
     var maxConnectionsPerAddress: Int?
@@ -103,8 +106,8 @@ struct ServerRun: AsyncParsableCommand {
         do { _ = try ServerConfiguration.parseListen(listen) } catch let e as CoreError { throw ValidationError(e.message) }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
-        guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections takes 1 to 1000000") }
-        if let m = maxConnectionsPerAddress, !(1...maxConnections).contains(m) { throw ValidationError("--max-connections-per-address takes 1 to --max-connections") }
+        guard (1...1_000_000).contains(connectionCap) else { throw ValidationError("--max-connections takes 1 to 1000000") }
+        if let m = maxConnectionsPerAddress, !(1...connectionCap).contains(m) { throw ValidationError("--max-connections-per-address takes 1 to --max-connections") }
     }
 
     func run() async throws {
@@ -135,10 +138,10 @@ struct ServerRun: AsyncParsableCommand {
         let resealing = services.resealInBackground(logger)
         defer { resealing.cancel() }
         let announced = logger
-        Self.raiseOpenFileLimit(to: maxConnections + 256, logger)
+        Self.raiseOpenFileLimit(to: connectionCap + ConnectionCap.reserved, logger)
         let scheme = tls == nil ? "http" : "https"
         let app = try CLIError.map({ "cannot use the TLS certificate and key: \($0)" }) {
-            try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, maxConnections: maxConnections,
+            try UbiqServerApp.make(services: services, host: host, port: port, logger: logger, maxConnections: connectionCap,
                                    maxConnectionsPerAddress: maxConnectionsPerAddress, tls: tls) { bound in
                 let shownHost = host.contains(":") ? "[\(host)]" : host
                 print("ubiq server listening on \(scheme)://\(shownHost):\(bound) (data: \(dir.path))")
@@ -225,4 +228,27 @@ struct UserAdd: AsyncParsableCommand {
         if generated { print("password: \(password)") }
     }
 
+}
+
+/// The default cap on a server's open connections, sized from the open-file limit: its hard
+/// value (what the server may raise its own limit to) less `reserved` descriptors for the
+/// server's own files — database, chunk packs, logs — at least `floor`, at most `ceiling`
+/// (an unlimited system does not make a million connections a default).
+enum ConnectionCap {
+    static let reserved = 256
+    static let floor = 64
+    static let ceiling = 65_536
+
+    /// The cap for a hard open-file limit of `hardLimit` descriptors.
+    static func from(hardLimit: UInt64) -> Int {
+        let usable = hardLimit > UInt64(ceiling + reserved) ? ceiling : Int(hardLimit) - reserved
+        return max(floor, usable)
+    }
+
+    /// The cap on this machine (the process's hard limit; 1,000 when it cannot be read).
+    static var here: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1000 }
+        return from(hardLimit: UInt64(limit.rlim_max))
+    }
 }

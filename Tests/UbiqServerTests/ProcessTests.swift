@@ -76,6 +76,19 @@ struct ProcessTests {
         #expect(try await c2.kvAll(notes).entries.map(\.value) == [.string("v")])
     }
 
+    /// #42: the default cap on connections comes from the open-file limit (its hard value less
+    /// 256 for the server's own files, at least 64, at most 65,536), and `--help` says what it
+    /// is on the machine — here under limits set with `prlimit` (lowered only: raising a hard
+    /// limit takes privileges a test run may not have).
+    @Test(arguments: [(512, 256), (200, 64), (4_096, 3_840)])
+    func theConnectionCapIsSizedFromTheOpenFileLimit(_ limit: Int, _ cap: Int) throws {
+        let p = try ChildProcess("/usr/bin/prlimit", ["--nofile=\(limit):\(limit)", ChildProcess.ubiqBinary(), "server", "run", "--help"])
+        let status = p.wait(timeout: 60)
+        let help = p.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(status == 0, "\(p.stderr)")
+        #expect(help.contains("\(cap) on this machine"), "\(help)")
+    }
+
     /// SIGTERM stops a server cleanly; while one runs, a second server on the same data folder
     /// is refused with one clear line (accounts can still be added), and once it has stopped
     /// the folder is free again. (After a SIGKILL it is free too: see the restart above.)
