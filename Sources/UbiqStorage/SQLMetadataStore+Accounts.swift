@@ -41,14 +41,12 @@ extension SQLMetadataStore: AccountStore {
         guard !hashes.isEmpty else { return [] }
         return try await readEach { db in
             var live = Set<String>()
-            for start in stride(from: 0, to: hashes.count, by: 500) {
-                let part = Array(hashes[start..<min(hashes.count, start + 500)])
-                let marks = Array(repeating: "?", count: part.count).joined(separator: ", ")
+            try SQLBatch.each(hashes.count) { range in
                 for r in try db.rows("""
                     SELECT t.hash FROM tokens t JOIN accounts a ON a.id = t.account_id
                     JOIN devices d ON d.account_id = t.account_id AND d.id = t.device_id
-                    WHERE t.hash IN (\(marks))
-                    """, part) { live.insert(try r["hash"]) }
+                    WHERE t.hash IN (\(SQLBatch.marks(range.count)))
+                    """, Array(hashes[range])) { live.insert(try r["hash"]) }
             }
             return live
         }
