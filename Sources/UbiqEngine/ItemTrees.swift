@@ -208,12 +208,31 @@ final class ItemTrees {
         return id
     }
 
-    /// Items at or under a path (a folder names everything inside it).
+    /// Items at or under a path (a folder names everything inside it). A file — what most
+    /// commands name — is answered from the indexes by path (O(1)); a folder reads every item.
     func items(under path: RelativePath) -> [ItemID] {
-        var ids = Set<ItemID>()
-        for (id, l) in local where l.path.isSelfOrDescendant(of: path) { ids.insert(id) }
-        for (id, r) in remote where r.node.path.isSelfOrDescendant(of: path) { ids.insert(id) }
-        return ids.sorted()
+        func everyItem() -> [ItemID] {
+            var ids = Set<ItemID>()
+            for (id, l) in local where l.path.isSelfOrDescendant(of: path) { ids.insert(id) }
+            for (id, r) in remote where r.node.path.isSelfOrDescendant(of: path) { ids.insert(id) }
+            return ids.sorted()
+        }
+        guard let file = file(at: path) else { return everyItem() }
+        #if DEBUG
+        precondition(file == everyItem(), "the indexes by path answer \(file) for the items at \(path), the trees \(everyItem())")
+        #endif
+        return file
+    }
+
+    /// The items at `path` when every tree that has something there has a file (nothing can be
+    /// under it); nil when either names a folder, nothing, or an item no longer at that path.
+    private func file(at path: RelativePath) -> [ItemID]? {
+        _ = forPlanner()  // the indexes by path as of now (O(what changed))
+        let l = planTrees.localAt[path], r = planTrees.remoteAt[path]
+        guard l != nil || r != nil else { return nil }
+        if let l { guard let e = local[l], e.path == path, e.entry.kind == .file else { return nil } }
+        if let r { guard let e = remote[r], e.node.path == path, e.node.kind == .file else { return nil } }
+        return Set([l, r].compactMap { $0 }).sorted()
     }
 
     /// True when any tree knows the item.
