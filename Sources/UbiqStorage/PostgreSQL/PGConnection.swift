@@ -60,7 +60,12 @@ final class PGConnection: SQLConnection {
         // for ever), so the answer is also given up when the connection closes.
         let flight = InFlight.of(connection)
         let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
-        guard flight.begin(answer) else { throw ChannelError.ioOnClosedChannel }
+        guard flight.begin(answer) else {
+            // Closed already: the promise is failed before it goes (an unfulfilled promise is a
+            // leak, and a debug build stops the process on one).
+            answer.fail(ChannelError.ioOnClosedChannel)
+            throw ChannelError.ioOnClosedChannel
+        }
         defer { flight.end() }
         // A server that stops answering without closing (a partition, a frozen host) would hold
         // the thread as long: past the deadline the connection is closed, which ends the wait.
