@@ -8,7 +8,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ubiq-bench",
         abstract: "Ubiquity benchmarks (build with -c release).",
-        subcommands: [ChunkerBench.self, DedupTimingBench.self, HostileDeltaBench.self, CommitBench.self, SyncBench.self, BulkBench.self, EngineMemoryBench.self, LiveBench.self, TUIBench.self, WireBench.self, PlannerBench.self, ScaleBench.self, SoakBench.self, GCBench.self, FleetPushBench.self, ChannelsBench.self, LibraryBench.self],
+        subcommands: [ChunkerBench.self, DedupTimingBench.self, HostileDeltaBench.self, CommitBench.self, SyncBench.self, BulkBench.self, EngineMemoryBench.self, LiveBench.self, TUIBench.self, WireBench.self, PlannerBench.self, ScaleBench.self, SoakBench.self, GCBench.self, FleetPushBench.self, ChannelsBench.self, LibraryBench.self, StatementsBench.self],
         defaultSubcommand: nil
     )
 

@@ -14,8 +14,16 @@ final class PGConnection: SQLConnection {
     var dialect: SQLDialect { .postgres }
 
     init(_ connection: PostgresConnection, _ logger: Logger, deadline: TimeAmount? = nil) {
-        self.connection = connection; self.logger = logger; self.deadline = deadline
+        // PostgresNIO sets metadata on the logger of every statement (and logs it at debug and
+        // trace): with a stream handler that re-renders all metadata each time, a tenth of a
+        // statement's CPU. Below debug nothing of it is shown, so it gets a logger that does nothing.
+        self.connection = connection; self.logger = logger.logLevel > .debug ? Self.quiet : logger; self.deadline = deadline
     }
+
+    /// The connection's watcher (looked up once a transaction, not once a statement).
+    private lazy var flight = InFlight.of(connection)
+
+    static let quiet = Logger(label: "ubiq.postgres.statement", factory: { _ in SwiftLogNoOpLogHandler() })
 
     @discardableResult
     func execute(_ sql: String, _ arguments: [any SQLArgument]) throws -> Int {
@@ -57,52 +65,49 @@ final class PGConnection: SQLConnection {
         guard arguments.count <= Int(UInt16.max) else { throw StorageError(.internalError, "a statement with \(arguments.count) arguments") }
         // PostgresNIO loses a statement written to a connection the server already closed (its
         // answer never comes: a pooled connection whose server restarted would hang its thread
-        // for ever), so the answer is also given up when the connection closes.
-        let flight = InFlight.of(connection)
+        // for ever), so the answer is also given up when the connection closes. A server that
+        // stops answering without closing (a partition, a frozen host) would hold the thread as
+        // long: the connection's watch closes it once the statement is past its deadline (one
+        // periodic check a connection, not a timer set and cancelled on the event loop for
+        // every statement — two wake-ups of the loop each, a fifth of a statement's time).
+        let flight = self.flight
         let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
-        guard flight.begin(answer) else {
+        guard flight.begin(answer, by: deadline.map { NIODeadline.now() + $0 }) else {
             // Closed already: the promise is failed before it goes (an unfulfilled promise is a
             // leak, and a debug build stops the process on one).
             answer.fail(ChannelError.ioOnClosedChannel)
             throw ChannelError.ioOnClosedChannel
         }
-        defer { flight.end() }
-        // A server that stops answering without closing (a partition, a frozen host) would hold
-        // the thread as long: past the deadline the connection is closed, which ends the wait.
-        let expired = ExpiryFlag()
-        let connection = self.connection
-        let timer = deadline.map { d in
-            connection.eventLoop.scheduleTask(in: d) {
-                expired.set()
-                let _: EventLoopFuture<Void> = connection.close()
-            }
-        }
-        defer { timer?.cancel() }
         connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).cascade(to: answer)
         do {
-            return try answer.futureResult.wait()
+            let result = try answer.futureResult.wait()
+            flight.end()
+            return result
         } catch {
-            if expired.isSet, let d = deadline { throw StatementTimeout(seconds: Int(d.nanoseconds / 1_000_000_000)) }
+            let expired = flight.end()
+            if expired, let d = deadline { throw StatementTimeout(seconds: Int(d.nanoseconds / 1_000_000_000)) }
             throw error
         }
     }
 
-    /// `sql` with each `?` outside quotes replaced by `$1`, `$2`, … in order.
+    /// `sql` with each `?` outside quotes replaced by `$1`, `$2`, … in order (read as UTF-8
+    /// bytes: `?` and `'` are ASCII and never part of another character's encoding).
     static func numbered(_ sql: String) -> String {
-        var out = ""
+        var out = [UInt8]()
         out.reserveCapacity(sql.utf8.count + 16)
         var n = 0
         var quoted = false
-        for ch in sql {
-            if ch == "'" { quoted.toggle() }
-            if ch == "?" && !quoted {
+        for byte in sql.utf8 {
+            if byte == UInt8(ascii: "'") { quoted.toggle() }
+            if byte == UInt8(ascii: "?") && !quoted {
                 n += 1
-                out += "$\(n)"
+                out.append(UInt8(ascii: "$"))
+                out.append(contentsOf: String(n).utf8)
             } else {
-                out.append(ch)
+                out.append(byte)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func value(_ cell: PostgresCell) throws -> SQLValue {
@@ -120,14 +125,6 @@ final class PGConnection: SQLConnection {
         default: return .text(try cell.decode(String.self))
         }
     }
-}
-
-/// Set once a statement's deadline passed (by the event loop; read by the waiting thread).
-final class ExpiryFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }
 
 /// A statement got no answer within its deadline; its connection was closed.
@@ -186,24 +183,50 @@ enum PGFailure {
     }
 }
 
-/// The statement a connection is waiting on, failed when the connection closes: one watcher per
-/// connection (registered on its close future once, forgotten when it closes), not one per
-/// statement.
+/// The statement a connection is waiting on, failed when the connection closes, and the
+/// connection closed when that statement is past its deadline: one watcher per connection
+/// (registered on its close future once, with a periodic check on its event loop, both
+/// forgotten when it closes), not one per statement.
 final class InFlight: @unchecked Sendable {
     private let lock = NSLock()
     private var current: EventLoopPromise<PostgresQueryResult>?
+    private var expiresAt: NIODeadline?
+    private var expired = false
     private var closed = false
+    /// How often a connection's statement is checked against its deadline (a statement is
+    /// given up at most this long after it).
+    static let checkEvery = TimeAmount.milliseconds(250)
 
-    /// Records the statement's answer; false when the connection has closed already.
-    func begin(_ answer: EventLoopPromise<PostgresQueryResult>) -> Bool {
+    /// Records the statement's answer and deadline; false when the connection has closed already.
+    func begin(_ answer: EventLoopPromise<PostgresQueryResult>, by deadline: NIODeadline?) -> Bool {
         lock.withLock {
             guard !closed else { return false }
             current = answer
+            expiresAt = deadline
+            expired = false
             return true
         }
     }
 
-    func end() { lock.withLock { current = nil } }
+    /// The statement is over; true when its deadline had passed (its connection was closed).
+    @discardableResult
+    func end() -> Bool {
+        lock.withLock {
+            current = nil
+            expiresAt = nil
+            return expired
+        }
+    }
+
+    /// True (once) when the statement waited on is past its deadline: the caller closes the
+    /// connection, which fails the wait.
+    func overdue(now: NIODeadline) -> Bool {
+        lock.withLock {
+            guard current != nil, !expired, let at = expiresAt, at <= now else { return false }
+            expired = true
+            return true
+        }
+    }
 
     func connectionClosed() {
         let waiting = lock.withLock { () -> EventLoopPromise<PostgresQueryResult>? in
@@ -217,7 +240,7 @@ final class InFlight: @unchecked Sendable {
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var registry: [ObjectIdentifier: InFlight] = [:]
 
-    /// The watcher of `connection` (made, and its close watched, on first use).
+    /// The watcher of `connection` (made, and its close and deadlines watched, on first use).
     static func of(_ connection: PostgresConnection) -> InFlight {
         let id = ObjectIdentifier(connection)
         let (flight, made) = registryLock.withLock { () -> (InFlight, Bool) in
@@ -227,8 +250,12 @@ final class InFlight: @unchecked Sendable {
             return (f, true)
         }
         if made {
+            let check = connection.eventLoop.scheduleRepeatedTask(initialDelay: checkEvery, delay: checkEvery) { _ in
+                if flight.overdue(now: .now()) { let _: EventLoopFuture<Void> = connection.close() }
+            }
             // Outside the lock: on a closed connection the callback runs at once.
             connection.closeFuture.whenComplete { _ in
+                check.cancel()
                 flight.connectionClosed()
                 registryLock.withLock { if registry[id] === flight { registry[id] = nil } }
             }
