@@ -32,8 +32,8 @@ struct PGConnectionTests {
         await PostgresTestDatabase.drop(location)
     }
 
-    /// A statement still unanswered past its deadline is given up: the connection's watch (one
-    /// periodic check a connection, no timer a statement) closes the connection, and the waiting
+    /// A statement still unanswered past its deadline is given up: the process's watch (one
+    /// periodic check of every connection, no timer a statement) closes the connection, and the waiting
     /// thread is told the deadline passed — well before the statement would have answered. A
     /// statement answered within its deadline is not touched, nor is the connection after it.
     @Test func aStatementPastItsDeadlineIsGivenUpAndSaysSo() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresNIO
 
 /// One PostgreSQL connection inside a transaction, as a `SQLConnection`: `?` placeholders
@@ -67,9 +68,9 @@ final class PGConnection: SQLConnection {
         // answer never comes: a pooled connection whose server restarted would hang its thread
         // for ever), so the answer is also given up when the connection closes. A server that
         // stops answering without closing (a partition, a frozen host) would hold the thread as
-        // long: the connection's watch closes it once the statement is past its deadline (one
-        // periodic check a connection, not a timer set and cancelled on the event loop for
-        // every statement — two wake-ups of the loop each, a fifth of a statement's time).
+        // long: `InFlight`'s watch closes it once the statement is past its deadline (one
+        // periodic check of every connection in the process, not a timer set and cancelled on
+        // the event loop for every statement — two wake-ups of the loop each).
         let flight = self.flight
         let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
         guard flight.begin(answer, by: deadline.map { NIODeadline.now() + $0 }) else {
@@ -185,17 +186,22 @@ enum PGFailure {
 
 /// The statement a connection is waiting on, failed when the connection closes, and the
 /// connection closed when that statement is past its deadline: one watcher per connection
-/// (registered on its close future once, with a periodic check on its event loop, both
-/// forgotten when it closes), not one per statement.
+/// (registered on its close future once, forgotten when it closes), and one periodic check of
+/// every connection's statement in the process (`watch`) — not a timer a statement, nor one a
+/// connection (an idle pool would wake its event loops for nothing).
 final class InFlight: @unchecked Sendable {
     private let lock = NSLock()
     private var current: EventLoopPromise<PostgresQueryResult>?
     private var expiresAt: NIODeadline?
     private var expired = false
     private var closed = false
-    /// How often a connection's statement is checked against its deadline (a statement is
-    /// given up at most this long after it).
-    static let checkEvery = TimeAmount.milliseconds(250)
+    /// Closes the connection (the watch's way to end a wait past its deadline).
+    private let close: @Sendable () -> Void
+    /// How often the statements in flight are checked against their deadlines (a statement is
+    /// given up at most this long after its deadline).
+    static let checkEvery = TimeAmount.milliseconds(500)
+
+    init(close: @escaping @Sendable () -> Void) { self.close = close }
 
     /// Records the statement's answer and deadline; false when the connection has closed already.
     func begin(_ answer: EventLoopPromise<PostgresQueryResult>, by deadline: NIODeadline?) -> Bool {
@@ -239,23 +245,32 @@ final class InFlight: @unchecked Sendable {
 
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var registry: [ObjectIdentifier: InFlight] = [:]
+    nonisolated(unsafe) private static var watching: RepeatedTask?
 
-    /// The watcher of `connection` (made, and its close and deadlines watched, on first use).
+    /// Closes the connection of every statement past its deadline.
+    static func checkAll(now: NIODeadline) {
+        let all = registryLock.withLock { Array(registry.values) }
+        for flight in all where flight.overdue(now: now) { flight.close() }
+    }
+
+    /// The watcher of `connection` (made, and its close watched, on first use; the process's
+    /// periodic check started with the first).
     static func of(_ connection: PostgresConnection) -> InFlight {
         let id = ObjectIdentifier(connection)
         let (flight, made) = registryLock.withLock { () -> (InFlight, Bool) in
             if let f = registry[id] { return (f, false) }
-            let f = InFlight()
+            let f = InFlight(close: { let _: EventLoopFuture<Void> = connection.close() })
             registry[id] = f
+            if watching == nil {
+                watching = MultiThreadedEventLoopGroup.singleton.next().scheduleRepeatedTask(initialDelay: checkEvery, delay: checkEvery) { _ in
+                    checkAll(now: .now())
+                }
+            }
             return (f, true)
         }
         if made {
-            let check = connection.eventLoop.scheduleRepeatedTask(initialDelay: checkEvery, delay: checkEvery) { _ in
-                if flight.overdue(now: .now()) { let _: EventLoopFuture<Void> = connection.close() }
-            }
             // Outside the lock: on a closed connection the callback runs at once.
             connection.closeFuture.whenComplete { _ in
-                check.cancel()
                 flight.connectionClosed()
                 registryLock.withLock { if registry[id] === flight { registry[id] = nil } }
             }
