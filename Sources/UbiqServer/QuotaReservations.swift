@@ -44,8 +44,17 @@ struct QuotaGuard: Sendable {
     /// `storage_full` without writing anything when they do not fit with what others are writing.
     func withReservedQuota(account: Int64, bytes: Int64, _ write: () async throws -> Void) async throws {
         // The usage is read after the mark: what is given back meanwhile still counts.
-        let mark = await reservations.mark(account: account)
+        let mark = await self.mark(account: account)
         let usage = try await metadata.usage(accountID: account)
+        try await withReservedQuota(account: account, bytes: bytes, mark: mark, usage: usage, write)
+    }
+
+    /// The mark to take before reading an account's usage for `withReservedQuota(…mark:usage:…)`.
+    func mark(account: Int64) async -> Int64 { await reservations.mark(account: account) }
+
+    /// `withReservedQuota(account:bytes:_:)` with the usage read by the caller after `mark`
+    /// (a chunk's upload reads it with the chunk's ownership, in one statement).
+    func withReservedQuota(account: Int64, bytes: Int64, mark: Int64, usage: (quota: Int64, used: Int64), _ write: () async throws -> Void) async throws {
         guard await reservations.reserve(account: account, bytes: bytes, used: usage.used, quota: usage.quota, since: mark) else {
             throw APIFailure(.storageFull, "storage full: \(ByteSize.format(usage.used)) of \(ByteSize.format(usage.quota)) used")
         }

@@ -39,8 +39,11 @@ struct ChunkRoutes: Sendable {
             let bytes = Array(buffer.readableBytesView)
             guard !bytes.isEmpty else { throw APIFailure(.invalidRequest, "a chunk is never empty") }
             guard ContentHash.of(bytes) == hash else { throw APIFailure(.hashMismatch, "the uploaded bytes do not hash to \(hash)") }
-            if try await self.metadata.ownsChunk(accountID: ctx.accountID, hash: hash) { return Response(status: .ok) }
-            try await self.quota.withReservedQuota(account: ctx.accountID, bytes: Int64(bytes.count)) {
+            // Held already, or the usage to reserve against: one read (the mark taken before it).
+            let mark = await self.quota.mark(account: ctx.accountID)
+            let standing = try await self.metadata.chunkStanding(accountID: ctx.accountID, hash: hash)
+            if standing.owned { return Response(status: .ok) }
+            try await self.quota.withReservedQuota(account: ctx.accountID, bytes: Int64(bytes.count), mark: mark, usage: (standing.quota, standing.used)) {
                 try await self.collector.storing([hash]) {
                     try await self.chunks.put(hash, bytes)
                     try await self.metadata.recordChunk(accountID: ctx.accountID, hash: hash, size: bytes.count, now: self.clock())

@@ -84,11 +84,11 @@ extension SQLMetadataStore: ChunkOwnershipStore {
 
     public func recordChunk(accountID: Int64, hash: ContentHash, size: Int, now: Date) async throws {
         try await write(account: accountID) { db in
-            if try db.ownsChunk(accountID: accountID, hash: hash) { return }
-            guard let a = try db.row("SELECT quota, used FROM accounts WHERE id = ?", [accountID]) else {
+            guard let a = try db.standing(accountID: accountID, hash: hash) else {
                 throw StorageError(.unauthorized, "account no longer exists")
             }
-            let quota: Int64 = try a["quota"], used: Int64 = try a["used"]
+            if a.owned { return }
+            let quota = a.quota, used = a.used
             if used + Int64(size) > quota {
                 throw StorageError(.storageFull, "storage full: \(ByteSize.format(used)) of \(ByteSize.format(quota)) used")
             }
@@ -124,6 +124,15 @@ extension SQLMetadataStore: ChunkOwnershipStore {
 
     public func ownsChunk(accountID: Int64, hash: ContentHash) async throws -> Bool {
         try await readEach { db in try db.ownsChunk(accountID: accountID, hash: hash) }
+    }
+
+    public func chunkStanding(accountID: Int64, hash: ContentHash) async throws -> (owned: Bool, quota: Int64, used: Int64) {
+        try await readEach { db in
+            guard let a = try db.standing(accountID: accountID, hash: hash) else {
+                throw StorageError(.unauthorized, "account no longer exists")
+            }
+            return a
+        }
     }
 
     public func usage(accountID: Int64) async throws -> (quota: Int64, used: Int64) {

@@ -99,6 +99,14 @@ extension SQLConnection {
         try row("SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?", [accountID, hash.hex]) != nil
     }
 
+    /// Whether the account holds the chunk, and its quota and usage, in one statement (nil: no
+    /// such account).
+    func standing(accountID: Int64, hash: ContentHash) throws -> (owned: Bool, quota: Int64, used: Int64)? {
+        guard let a = try row("SELECT quota, used, EXISTS (SELECT 1 FROM account_chunks WHERE account_id = ? AND hash = ?) AS owned FROM accounts WHERE id = ?",
+                              [accountID, hash.hex, accountID]) else { return nil }
+        return (try a["owned"], try a["quota"], try a["used"])
+    }
+
     /// The hashes the account does not hold, deduplicated, in the given order. Asked in lists
     /// of up to `SQLBatch.rows` (`IN (…)`): a 32,000-chunk manifest is 125 queries, not 32,000.
     func missingHashes(accountID: Int64, _ hashes: [ContentHash]) throws -> [ContentHash] {
@@ -152,25 +160,30 @@ extension SQLConnection {
     /// - Returns: true if it revived any folder.
     @discardableResult
     func reviveAncestors(container: Int64, of path: RelativePath, known: LiveFolders? = nil) throws -> Bool {
-        // Usually every ancestor is live: one query says so.
-        var ancestors: [String] = []
+        // Usually every ancestor is live: one query says so (and, when not, which are not).
+        var ancestors: [String] = []  // the nearest first
         var a = path.parent
         while let x = a { ancestors.append(x.string); a = x.parent }
         if ancestors.isEmpty { return false }
         if let known, known.paths.contains(ancestors[0]) { return false }
-        let live: Int = try value("SELECT COUNT(*) FROM items WHERE container_id = ? AND deleted_at IS NULL AND path IN (\(SQLBatch.marks(ancestors.count)))",
-                                  [container as any SQLArgument] + ancestors.map { $0 as any SQLArgument }) ?? 0
-        if live == ancestors.count { known?.paths.insert(ancestors[0]); return false }
+        let live = Set(try values("SELECT path FROM items WHERE container_id = ? AND deleted_at IS NULL AND path IN (\(SQLBatch.marks(ancestors.count)))",
+                                  [container as any SQLArgument] + ancestors.map { $0 as any SQLArgument }) as [String])
+        if live.count == ancestors.count { known?.paths.insert(ancestors[0]); return false }
+        // The newest deleted folder at each of the others, all in one query (one round trip on
+        // PostgreSQL, not two an ancestor), revived the nearest first.
+        let gone = ancestors.filter { !live.contains($0) }
+        var newest: [String: Int64] = [:]
+        for r in try rows("SELECT id, path FROM items WHERE container_id = ? AND kind = 'folder' AND deleted_at IS NOT NULL AND path IN (\(SQLBatch.marks(gone.count))) ORDER BY deleted_at DESC, id DESC",
+                          [container as any SQLArgument] + gone.map { $0 as any SQLArgument }) {
+            let p: String = try r["path"]
+            if newest[p] == nil { newest[p] = try r["id"] }
+        }
         var revived = false
-        var p = path.parent
-        while let ancestor = p {
-            if try liveItemRow(container: container, path: ancestor) == nil,
-               let id: Int64 = try value(SQLQueries.deletedFolderAtPath, [container, ancestor.string]) {
-                try execute("UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?", [id])
-                _ = try journal(container: container, item: id)
-                revived = true
-            }
-            p = ancestor.parent
+        for ancestor in gone {
+            guard let id = newest[ancestor] else { continue }
+            try execute("UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?", [id])
+            _ = try journal(container: container, item: id)
+            revived = true
         }
         return revived
     }

@@ -107,6 +107,32 @@ struct ItemTests {
         }
     }
 
+    /// A file edited under folders deleted two levels deep brings both back, and a live folder
+    /// above them is left as it is (the ancestors' look-ups are one statement for all of them).
+    @Test(arguments: DatabaseKind.available) func anEditUnderFoldersDeletedTwoDeepRevivesBoth(_ db: DatabaseKind) async throws {
+        try await withServer(db) { server in
+            let (laptop, _) = try await server.device("alice", name: "laptop")
+            let (phone, _) = try await server.device("alice", name: "phone")
+            func folder(_ p: String) async throws -> CommitResponse {
+                try await laptop.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(p),
+                                                             kind: .folder, base: nil, modified: Date(), manifest: nil))
+            }
+            let docs = try await folder("Documents")
+            let p = try await folder("Documents/p")
+            _ = try await folder("Documents/p/q")
+            let a = try await commitFile(laptop, "Documents/p/q/a.txt", "one")
+            _ = try await laptop.delete(notes, item: p.item.id)
+            let page = try await phone.changes(notes, after: 0)
+            #expect(page.items.filter(\.isDeleted).count == 3)
+            let edit = try await commitFile(phone, "Documents/p/q/a.txt", "edited offline", item: a.item.id, base: a.version!.id)
+            #expect(edit.outcome == .revived && !edit.item.isDeleted)
+            let now = try await laptop.changes(notes, after: page.cursor)
+            #expect(Set(now.items.map(\.path.string)) == ["Documents/p", "Documents/p/q", "Documents/p/q/a.txt"])
+            #expect(now.items.allSatisfy { !$0.isDeleted })
+            #expect(!now.items.contains { $0.id == docs.item.id }, "the live folder above was not touched")
+        }
+    }
+
     @Test(arguments: DatabaseKind.available) func renamesAndMovesKeepTheItemID(_ db: DatabaseKind) async throws {
         try await withServer(db) { server in
             let (c, _) = try await server.device("alice")
