@@ -54,6 +54,28 @@ extension FleetRun {
         return false
     }
 
+    /// What a device's disk holds of `path` when the devices disagree on it: whether the engine
+    /// is idle, what the folder around it lists, and every file anywhere in the device's folder
+    /// and state (hidden and staging files included) that holds the same content token — so a
+    /// file the engine placed elsewhere, or never placed, says so in the failure's log.
+    func onDisk(_ d: Int, _ path: String, content: [UInt8]?) async -> String {
+        let idle = await devices[d].engine.isIdle()
+        let full = root(d) + "/" + path
+        let parent = (full as NSString).deletingLastPathComponent
+        let listing = (try? FileManager.default.contentsOfDirectory(atPath: parent))?.sorted().joined(separator: ", ") ?? "no folder"
+        var holders: [String] = []
+        if let token = content.flatMap(FleetFiles.token(of:)) {
+            let base = devices[d].dir.url.path
+            for sub in FileManager.default.subpaths(atPath: base) ?? [] {
+                let p = base + "/" + sub
+                var isDir: ObjCBool = false
+                if FileManager.default.fileExists(atPath: p, isDirectory: &isDir), !isDir.boolValue,
+                   FleetFiles.read(p).flatMap(FleetFiles.token(of:)) == token { holders.append(sub) }
+            }
+        }
+        return "\(path): \(idle ? "idle" : "busy") | \(parent.hasPrefix(root(d)) ? String(parent.dropFirst(root(d).count)) : parent)/ holds [\(listing)] | its content at [\(holders.joined(separator: ", "))]"
+    }
+
     /// The invariants, on the real folders and the real server.
     func check() async {
         let snaps = (0..<devices.count).map(snapshot)
@@ -67,6 +89,7 @@ extension FleetRun {
             let keys = Set(snaps[d].keys).union(snaps[0].keys).filter { snaps[d][$0] != snaps[0][$0] }.sorted()
             for k in keys.prefix(4) where diagnosed.insert(k).inserted {
                 for (i, dev) in devices.enumerated() { report.log.append("diagnose dev\(i) " + (await dev.engine.diagnose(k))) }
+                for i in devices.indices { report.log.append("disk dev\(i) " + (await onDisk(i, k, content: snaps[0][k] ?? snaps[d][k] ?? nil))) }
             }
             report.failures.append("dev\(d)'s folder differs from dev0's at " + keys.prefix(8).map { k in
                 "\(k) [" + snaps.indices.map { "dev\($0): \(show(snaps[$0][k]))" }.joined(separator: ", ") + "]"
