@@ -156,8 +156,8 @@ public protocol ChunkOwnershipStore: Sendable {
     func recordChunks(accountID: Int64, _ chunks: [(hash: ContentHash, size: Int)], now: Date) async throws
     /// True if the account has uploaded this chunk.
     func ownsChunk(accountID: Int64, hash: ContentHash) async throws -> Bool
-    /// Whether the account holds the chunk, with its quota and usage read after (one
-    /// statement where the store can: a chunk's upload asks both).
+    /// Whether the account holds the chunk, with its quota and usage, read together (one
+    /// statement where the store can: a chunk's upload asks all three).
     func chunkStanding(accountID: Int64, hash: ContentHash) async throws -> (owned: Bool, quota: Int64, used: Int64)
     /// Quota and usage.
     func usage(accountID: Int64) async throws -> (quota: Int64, used: Int64)

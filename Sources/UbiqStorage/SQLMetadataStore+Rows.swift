@@ -169,18 +169,19 @@ extension SQLConnection {
         let live = Set(try values("SELECT path FROM items WHERE container_id = ? AND deleted_at IS NULL AND path IN (\(SQLBatch.marks(ancestors.count)))",
                                   [container as any SQLArgument] + ancestors.map { $0 as any SQLArgument }) as [String])
         if live.count == ancestors.count { known?.paths.insert(ancestors[0]); return false }
-        // The newest deleted folder at each of the others, all in one query (one round trip on
-        // PostgreSQL, not two an ancestor), revived the nearest first.
+        // The newest deleted folder at each of the others, all in one query through the index of
+        // deleted paths (`items_deleted_path`; one round trip on PostgreSQL, not two an
+        // ancestor), revived the nearest first.
         let gone = ancestors.filter { !live.contains($0) }
-        var newest: [String: Int64] = [:]
-        for r in try rows("SELECT id, path FROM items WHERE container_id = ? AND kind = 'folder' AND deleted_at IS NOT NULL AND path IN (\(SQLBatch.marks(gone.count))) ORDER BY deleted_at DESC, id DESC",
-                          [container as any SQLArgument] + gone.map { $0 as any SQLArgument }) {
-            let p: String = try r["path"]
-            if newest[p] == nil { newest[p] = try r["id"] }
+        var newest: [String: (at: Double, id: Int64)] = [:]
+        for r in try rows(SQLQueries.deletedFolders(gone.count), [container as any SQLArgument] + gone.map { $0 as any SQLArgument }) {
+            let p: String = try r["path"], found: (at: Double, id: Int64) = (try r["deleted_at"], try r["id"])
+            if let n = newest[p], (n.at, n.id) > (found.at, found.id) { continue }
+            newest[p] = found
         }
         var revived = false
         for ancestor in gone {
-            guard let id = newest[ancestor] else { continue }
+            guard let id = newest[ancestor]?.id else { continue }
             try execute("UPDATE items SET deleted_at = NULL, trash_group = NULL WHERE id = ?", [id])
             _ = try journal(container: container, item: id)
             revived = true
@@ -228,10 +229,12 @@ enum SQLQueries {
         [container, folder.string + "/", folder.string + "0"]
     }
 
-    /// The last deleted folder at a path (container, path): asked through `items_deleted_path`.
-    static let deletedFolderAtPath = """
-        SELECT id FROM items WHERE container_id = ? AND path = ? AND kind = 'folder' AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1
-        """
+    /// The deleted folders at `count` paths (container, then the paths), asked through the index
+    /// of deleted paths (`items_deleted_path`); the newest at each is picked by the caller.
+    static func deletedFolders(_ count: Int) -> String {
+        "SELECT id, path, deleted_at FROM items WHERE container_id = ? AND path IN (\(SQLBatch.marks(count))) AND kind = 'folder' AND deleted_at IS NOT NULL"
+    }
+
 }
 
 /// Folders known to be live (with all their ancestors) during one commit batch: the batch only

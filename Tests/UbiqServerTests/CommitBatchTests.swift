@@ -300,13 +300,14 @@ struct CommitBatchTests {
         #expect(try await store.ownsChunk(accountID: ctx.accountID, hash: refs[0].hash) == false)
     }
 
-    /// Files under a folder that is not live look for a deleted one to revive, once per file:
-    /// that look-up goes through an index, not over every item of the container.
+    /// Files under folders that are not live look for deleted ones to revive, once per file (all
+    /// its ancestors in one statement): that look-up goes through an index, not over every item
+    /// of the container.
     @Test func lookingForADeletedFolderUsesAnIndex() async throws {
         let (dir, store, _) = try await Self.store()
         defer { dir.remove() }
         let plan = try await store.read { db in
-            try db.rows("EXPLAIN QUERY PLAN " + SQLQueries.deletedFolderAtPath, [1, "a"]).map { try $0["detail"] as String }
+            try db.rows("EXPLAIN QUERY PLAN " + SQLQueries.deletedFolders(2), [1, "a", "a/b"]).map { try $0["detail"] as String }
         }
         #expect(plan.count == 1 && plan[0].contains("USING INDEX items_deleted_path") && !plan[0].contains("SCAN"), "\(plan)")
     }

@@ -8,7 +8,7 @@ import Testing
 import UbiqTesting
 
 /// The PostgreSQL connection a statement runs on, at the edges of its life.
-@Suite("PostgreSQL connection")
+@Suite("PostgreSQL connection", .enabled(if: PostgresTestDatabase.runs))
 struct PGConnectionTests {
     /// A statement on a connection already seen to close is refused with an error — the
     /// answer's promise failed, not dropped: an unfulfilled promise stopped a debug build's
