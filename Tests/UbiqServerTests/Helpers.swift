@@ -29,6 +29,13 @@ func commitFile(_ client: UbiqAPIClient, _ p: String, _ text: String, item: Item
     try await commitFile(client, p, bytes: Array(text.utf8), item: item, base: base, container: container)
 }
 
+/// Commits a new folder at `p`.
+@discardableResult
+func commitFolder(_ client: UbiqAPIClient, _ p: String, container: ContainerID = notes) async throws -> CommitResponse {
+    try await client.commit(container, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(p),
+                                                     kind: .folder, base: nil, modified: Date(), manifest: nil))
+}
+
 /// Commits raw bytes (uploading them first) and completes the version.
 @discardableResult
 func commitFile(_ client: UbiqAPIClient, _ p: String, bytes: [UInt8], item: ItemID = ItemID(uuid: UUID()), base: VersionID? = nil,

@@ -113,13 +113,9 @@ struct ItemTests {
         try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
-            func folder(_ p: String) async throws -> CommitResponse {
-                try await laptop.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(p),
-                                                             kind: .folder, base: nil, modified: Date(), manifest: nil))
-            }
-            let docs = try await folder("Documents")
-            let p = try await folder("Documents/p")
-            _ = try await folder("Documents/p/q")
+            let docs = try await commitFolder(laptop, "Documents")
+            let p = try await commitFolder(laptop, "Documents/p")
+            try await commitFolder(laptop, "Documents/p/q")
             let a = try await commitFile(laptop, "Documents/p/q/a.txt", "one")
             _ = try await laptop.delete(notes, item: p.item.id)
             let page = try await phone.changes(notes, after: 0)
@@ -256,10 +252,7 @@ struct ConditionalItemTests {
         try await withServer(db) { server in
             let (laptop, _) = try await server.device("alice", name: "laptop")
             let (phone, _) = try await server.device("alice", name: "phone")
-            func folder(_ p: String) async throws -> ItemRecord {
-                try await laptop.commit(notes, CommitRequest(itemID: ItemID(uuid: UUID()), versionID: VersionID(uuid: UUID()), path: path(p),
-                                                             kind: .folder, base: nil, modified: Date(), manifest: nil)).item
-            }
+            func folder(_ p: String) async throws -> ItemRecord { try await commitFolder(laptop, p).item }
             let box = try await folder("Documents/box"), other = try await folder("Documents/other")
             let moved = try await folder("Documents/other/inner")
             let cursor = try await laptop.changes(notes, after: 0).cursor
