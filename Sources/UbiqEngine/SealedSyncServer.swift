@@ -22,6 +22,9 @@ public struct SealedSyncServer: SyncServer {
     /// The container's keys; another device's roll updates them while this one runs.
     public let keyring: SharedKeyring
     let hint = EpochHint()
+    /// Records this device sealed or opened lately: a version's record comes back in the commit's
+    /// answer, the change feed and item look-ups, and each open costs an AES-GCM open and parsing.
+    let records = OpenedRecords()
 
     /// `inner` sealed with `keyring`'s keys, whichever they are at each request.
     public init(inner: any SyncServer, keyring: SharedKeyring) {
@@ -64,7 +67,11 @@ public struct SealedSyncServer: SyncServer {
     /// another item, included).
     func opened(_ v: VersionRecord, of item: ItemID) throws -> VersionRecord {
         guard let s = v.sealed else { throw CoreError(.tampered, "the server sent version \(v.id) without its sealed record") }
-        let f = try RecordCipher(ring: ring).open(s, version: v.id, item: item)
+        let f = try records.fields(s, version: v.id, item: item) ?? {
+            let f = try RecordCipher(ring: ring).open(s, version: v.id, item: item)
+            records.note(s, version: v.id, item: item, f)
+            return f
+        }()
         guard f.hash == v.hash, f.size == v.size else {
             throw CoreError(.tampered, "the server sent version \(v.id) with another content than the one committed")
         }
@@ -81,7 +88,9 @@ public struct SealedSyncServer: SyncServer {
         if c.kind == .file, let (hash, size) = c.manifest.map({ ($0.hash, $0.size) }) ?? c.manifestDelta.map({ ($0.hash, $0.size) }) {
             let generation = c.base == nil ? 1 : (c.baseGeneration ?? 0) &+ 1
             let f = RecordCipher.Fields(modified: c.modified, permissions: c.permissions, hash: hash, size: size, generation: max(1, generation))
-            c.sealed = RecordCipher(ring: ring).seal(f, version: c.versionID, item: c.itemID)
+            let sealed = RecordCipher(ring: ring).seal(f, version: c.versionID, item: c.itemID)
+            records.note(sealed, version: c.versionID, item: c.itemID, f)
+            c.sealed = sealed
             // In the clear: when it was committed (the server knows that anyway), no permissions.
             c.modified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
             c.permissions = nil
@@ -316,6 +325,29 @@ public struct SealedSyncServer: SyncServer {
         let got = try await inner.fetchChunks(hashes, waitSeconds: waitSeconds)
         guard got.count == hashes.count else { throw CoreError(.tampered, "the server sent \(got.count) chunks for \(hashes.count)") }
         return FetchedChunks(pieces: try (0..<got.count).map { i in try got.withBytes(i) { try opened($0, hashes[i]) } })
+    }
+}
+
+/// Sealed records and what they hold, for records this device sealed or opened lately (emptied
+/// when full). A record is found only for the version and item it was sealed for: what the
+/// server files elsewhere is opened, and refused, as before.
+final class OpenedRecords: @unchecked Sendable {
+    private let lock = NSLock()
+    private var known: [String: (version: VersionID, item: ItemID, fields: RecordCipher.Fields)] = [:]
+    static let limit = 8_192
+
+    func fields(_ sealed: String, version: VersionID, item: ItemID) -> RecordCipher.Fields? {
+        lock.withLock {
+            guard let k = known[sealed], k.version == version, k.item == item else { return nil }
+            return k.fields
+        }
+    }
+
+    func note(_ sealed: String, version: VersionID, item: ItemID, _ fields: RecordCipher.Fields) {
+        lock.withLock {
+            if known.count >= Self.limit { known.removeAll(keepingCapacity: true) }
+            known[sealed] = (version, item, fields)
+        }
     }
 }
 

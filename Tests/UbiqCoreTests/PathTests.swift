@@ -58,13 +58,14 @@ struct PathTests {
     @Test func byteValidationAgreesWithTheRules() {
         var rng = SeededRandom.forTest("path-rules")
         let alphabet: [String] = ["a", "b", "/", "/", ".", ".", "..", ".nosync", "é", "日", "\u{1}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}",
-                                  "e\u{301}", " ", String(repeating: "n", count: 250)]
+                                  "e\u{301}", "\u{301}", " ", String(repeating: "n", count: 250)]
         func reference(_ raw: String) -> String? {
             let s = raw.precomposedStringWithCanonicalMapping
-            guard !raw.isEmpty, s.utf8.count <= RelativePath.maxPathBytes, !s.hasPrefix("/") else { return nil }
+            // Over bytes, as paths are cut: `/` followed by a combining mark is one `Character`.
+            guard !raw.isEmpty, s.utf8.count <= RelativePath.maxPathBytes, s.utf8.first != 0x2F else { return nil }
             guard !s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) else { return nil }
-            for seg in s.split(separator: "/", omittingEmptySubsequences: false) {
-                if seg.isEmpty || seg == "." || seg == ".." || seg.utf8.count > RelativePath.maxStoredNameBytes { return nil }
+            for seg in s.utf8.split(separator: 0x2F, omittingEmptySubsequences: false) {
+                if seg.isEmpty || seg.elementsEqual(".".utf8) || seg.elementsEqual("..".utf8) || seg.count > RelativePath.maxStoredNameBytes { return nil }
             }
             return s
         }
@@ -76,6 +77,17 @@ struct PathTests {
             if let got {
                 accepted += 1
                 #expect(got.isExcluded == got.components.contains { $0.hasSuffix(".nosync") }, "\(raw.debugDescription), seed \(rng.seed)")
+                // Segments are cut at `/` bytes, as the validator cuts them — also where a
+                // combining mark follows a `/` (one `Character` with it).
+                let segments = got.string.utf8.split(separator: 0x2F).map { String(decoding: $0, as: UTF8.self) }
+                #expect(got.components == segments, "\(raw.debugDescription), seed \(rng.seed)")
+                #expect(got.name == segments.last, "\(raw.debugDescription), seed \(rng.seed)")
+                #expect(got.parent?.string == (segments.count > 1 ? segments.dropLast().joined(separator: "/") : nil), "\(raw.debugDescription), seed \(rng.seed)")
+                if let parent = got.parent {
+                    #expect(got.isSelfOrDescendant(of: parent) && !parent.isSelfOrDescendant(of: got), "\(raw.debugDescription), seed \(rng.seed)")
+                    let moved = try! RelativePath(validating: "Moved")
+                    #expect(got.rebased(from: parent, to: moved).string == "Moved/" + got.name, "\(raw.debugDescription), seed \(rng.seed)")
+                }
             }
         }
         #expect(accepted > 1000, "the generator should make good paths too (seed \(rng.seed))")

@@ -71,9 +71,13 @@ public struct RecordCipher: Sendable {
 
     /// The epoch a sealed record names and its sealed part; nil when the prefix is malformed.
     static func split(_ sealed: String) -> (epoch: Int, body: Substring)? {
-        guard let dot = sealed.firstIndex(of: ":") else { return (1, sealed[...]) }  // base64 has no ':'
-        guard sealed.hasPrefix("e"), let epoch = Int(sealed[sealed.index(after: sealed.startIndex)..<dot]), epoch >= 2 else { return nil }
-        return (epoch, sealed[sealed.index(after: dot)...])
+        // Over the bytes: a walk over `Character`s of every record a device opened was 2 % of
+        // the CPU of syncing 10,000 small files. Base64 has no ':'; an index of the UTF-8 view
+        // at an ASCII byte is one of the string.
+        let u = sealed.utf8
+        guard let dot = u.firstIndex(of: 0x3A) else { return (1, sealed[...]) }
+        guard u.first == 0x65, let epoch = Int(sealed[u.index(after: u.startIndex)..<dot]), epoch >= 2 else { return nil }
+        return (epoch, sealed[u.index(after: dot)...])
     }
 
     /// The fields `sealed` holds for `version` of `item`; `tampered` when it does not open there
