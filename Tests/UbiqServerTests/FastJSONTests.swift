@@ -143,6 +143,26 @@ struct FastJSONTests {
         #expect(try WireCoding.decode(CommitResponse.self, from: Data(missingArray.utf8)).missing == [h])
     }
 
+    /// A name that comes twice in one object is left to Foundation wherever it comes — among
+    /// the first names (checked in a list) or past them (checked in a set) — and an object of
+    /// more names than any message has is too; other unknown names are skipped.
+    @Test func aNameThatComesTwiceIsLeftToFoundationWhereverItComes() throws {
+        func body(extra: Int, repeatAt: Int?) -> Data {
+            var members = [#""cursor":1"#, #""hasMore":false"#, #""items":[]"#]
+            for k in 0..<extra { members.append("\"k\(k)\":\(k)") }
+            if let at = repeatAt { members.insert(#""cursor":2"#, at: at) }
+            return Data(("{" + members.joined(separator: ",") + "}").utf8)
+        }
+        for extra in [0, 10, 13, 14, 40, 200] {
+            let read = try #require(ChangesResponse.fastDecode(body(extra: extra, repeatAt: nil)), "\(extra) extra names")
+            #expect(read.cursor == 1 && read.items.isEmpty)
+            for at in Set([1, 3, min(15, extra + 3), min(16, extra + 3), extra + 3]) {
+                #expect(ChangesResponse.fastDecode(body(extra: extra, repeatAt: at)) == nil, "\(extra) extra names, repeated at \(at)")
+            }
+        }
+        #expect(ChangesResponse.fastDecode(body(extra: 300, repeatAt: nil)) == nil)
+    }
+
     /// Brackets nested deeper than any message (in a field the reader skips) are refused with
     /// an error, never a crash: the hand reader gives up at a fixed depth and Foundation refuses.
     @Test func deeplyNestedInputIsRefusedNotACrash() throws {
