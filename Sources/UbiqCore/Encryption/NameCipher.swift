@@ -144,10 +144,10 @@ enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The bytes of `s`, or nil for anything but unpadded base64url (at most 1,024 characters).
-    static func decode<S: StringProtocol>(_ s: S) -> [UInt8]? {
+    /// The bytes of `s`, or nil for anything but unpadded base64url (at most `limit` characters).
+    static func decode<S: StringProtocol>(_ s: S, limit: Int = 1024) -> [UInt8]? {
         let u = Array(s.utf8)
-        guard u.count <= 1024, u.count % 4 != 1 else { return nil }
+        guard u.count <= limit, u.count % 4 != 1 else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(u.count * 3 / 4)
         var acc: UInt32 = 0, bits = 0
