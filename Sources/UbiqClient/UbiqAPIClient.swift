@@ -166,6 +166,12 @@ public struct UbiqAPIClient: Sendable {
     /// The account's devices (revoked ones too, signed out).
     public func devices() async throws -> [DeviceInfo] { try await get("/v1/devices", as: DevicesResponse.self).devices }
 
+    /// A peer ticket for `request`'s containers, with the account's devices that serve chunks
+    /// on their LANs (#40; `POST /v1/peers/ticket`).
+    public func peerTicket(_ request: PeerTicketRequest) async throws -> PeerTicketResponse {
+        try await call(.POST, "/v1/peers/ticket", request, as: PeerTicketResponse.self)
+    }
+
     // MARK: chunks
 
     public func missingChunks(_ hashes: [ContentHash]) async throws -> [ContentHash] {

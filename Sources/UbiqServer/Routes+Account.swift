@@ -12,6 +12,7 @@ struct AccountRoutes: Sendable {
     let admin: any AccountAdminStore
     let logins: Logins
     let push: PushHub
+    let peers: PeerRegistry
     let publisher: Publisher
     let clock: @Sendable () -> Date
 
@@ -65,9 +66,11 @@ struct AccountRoutes: Sendable {
                     throw APIFailure(.notFound, "no device \(device) on this account")
                 }
                 await self.push.disconnect(account: ctx.accountID, device: device)
+                await self.peers.remove(account: ctx.accountID, device: device)
             } else if let header = request.headers[.authorization] {
                 try await self.metadata.revoke(tokenHash: Authenticator.tokenHash(String(header.dropFirst(7))))
                 await self.push.disconnect(account: ctx.accountID, device: ctx.deviceID)
+                await self.peers.remove(account: ctx.accountID, device: ctx.deviceID)
             }
             return Response(status: .noContent)
         }

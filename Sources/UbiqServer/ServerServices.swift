@@ -19,6 +19,8 @@ public struct ServerServices: Sendable {
     /// Garbage collection's questions to the metadata.
     public let liveness: any ChunkLivenessStore
     public let push: PushHub
+    /// Where the account's devices serve chunks on their LANs (#40).
+    let peers = PeerRegistry()
     public let clock: @Sendable () -> Date
     let throttle = LoginThrottle()
     let passwordChecks = PasswordChecks()

@@ -6,6 +6,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import UbiqCore
+import UbiqStorage
 
 /// Builds and runs the HTTP + WebSocket server.
 public enum UbiqServerApp {
@@ -33,13 +34,16 @@ public enum UbiqServerApp {
         router.get("/v1/health") { _, _ in "ok" }
         // Each route group gets only what it uses, composed here once.
         let auth = services.auth, publisher = services.publisher, collector = services.collector, clock = services.clock
-        AccountRoutes(auth: auth, metadata: services.metadata, admin: services.admin, logins: services.logins, push: services.push, publisher: publisher, clock: clock)
+        AccountRoutes(auth: auth, metadata: services.metadata, admin: services.admin, logins: services.logins, push: services.push, peers: services.peers,
+                      publisher: publisher, clock: clock)
             .add(to: router)
         ChunkRoutes(auth: auth, metadata: services.metadata, chunks: services.chunks, quota: services.quota, collector: collector,
                     arrivals: services.arrivals, clock: clock).add(to: router)
         ItemRoutes(auth: auth, metadata: services.metadata, publisher: publisher, collector: collector, clock: clock).add(to: router)
         KeyValueRoutes(auth: auth, keyValues: services.keyValues, accountKeys: services.metadata, publisher: publisher, clock: clock).add(to: router)
         AdminRoutes(adminToken: services.adminToken, collector: collector).add(to: router)
+        PeerRoutes(auth: auth, admin: services.admin, peers: services.peers, ring: (services.chunks as? SealedChunkStore)?.ring, clock: clock)
+            .add(to: router)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         wsRouter.middlewares.add(ErrorMiddleware())
         PushRoutes(auth: auth, push: services.push, perAccount: services.pushChannelsPerAccount).add(to: wsRouter)

@@ -10,7 +10,8 @@ struct LANAnnouncementTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func announcement(_ rng: inout SeededRandom) -> LANAnnouncement {
-        LANAnnouncement(instance: (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }, port: 40123, now: now, random: &rng)
+        LANAnnouncement(instance: (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }, port: 40123, minute: LANAnnouncement.minute(of: now),
+                        nonce: (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
 
     @Test func theAccountsDevicesReadItAndNoOneElseDoes() {

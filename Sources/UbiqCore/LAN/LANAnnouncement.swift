@@ -36,12 +36,6 @@ public struct LANAnnouncement: Equatable, Sendable {
         self.instance = instance; self.port = port; self.minute = minute; self.nonce = nonce
     }
 
-    /// A new announcement: a fresh nonce from `random`.
-    public init<R: RandomNumberGenerator>(instance: [UInt8], port: UInt16, now: Date, random: inout R) {
-        self.init(instance: instance, port: port, minute: Self.minute(of: now),
-                  nonce: (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) })
-    }
-
     /// Minutes since 1970 at `date` (0 before it; clamped at the far end).
     public static func minute(of date: Date) -> UInt32 {
         UInt32(clamping: max(0, Int64(date.timeIntervalSince1970 / 60)))

@@ -104,3 +104,14 @@ public struct PeerTicketCheck: Sendable {
         return ticket
     }
 }
+
+/// Keys and secrets of the LAN design in text (base64url, unpadded), as the wire carries them.
+public enum PeerKeyText {
+    /// `bytes` as text.
+    public static func text(_ bytes: [UInt8]) -> String { Base64URL.encode(bytes) }
+    /// The bytes of `text`; nil when it is not base64url or does not hold `count` bytes.
+    public static func bytes(_ text: String, count: Int) -> [UInt8]? {
+        guard let b = Base64URL.decode(text, limit: 256), b.count == count else { return nil }
+        return b
+    }
+}
