@@ -80,6 +80,13 @@ extension DaemonSuites {
 
         @Test func aProgramStartsTheDaemonWhenAutostartIsOn() async throws {
             let d = try await Daemons.start(["A"])
+            do { try await startsTheDaemon(d) } catch {
+                await d.stop()  // its server would outlive the test
+                throw error
+            }
+        }
+
+        func startsTheDaemon(_ d: Daemons) async throws {
             d.stopDaemon("A")
             let off = Ubiquity(home: d.home("A"), autostart: false)
             let e = await #expect(throws: UbiquityError.self) { _ = try await KeyValueStore(ubiquity: off).value(forKey: "k") }
